@@ -1,0 +1,66 @@
+"""The ``mnemo`` command: the root group, global options and error handling.
+
+Each command group lives in its own module and is attached here. Every ``MnemoError`` a
+command raises becomes one line on stderr (exit 1; 2 for usage and config mistakes);
+``--debug`` shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import traceback
+from typing import Any
+
+import click
+
+from mnemo.cli.common import CliState
+from mnemo.errors import MnemoError, UsageError
+from mnemo.home import Home
+
+__all__ = ["cli", "main"]
+
+
+class _Root(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except MnemoError as exc:
+            state = ctx.find_object(CliState)
+            if state is not None and state.debug:
+                traceback.print_exc()
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(2 if isinstance(exc, UsageError) else 1)
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            ctx.exit(130)
+
+
+@click.group(cls=_Root, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--home", type=click.Path(file_okay=False), envvar="MNEMO_HOME",
+              help="mnemo's home folder (default: $MNEMO_HOME or ~/.mnemo).")
+@click.option("--debug", is_flag=True, help="Show tracebacks and debug logging.")
+@click.version_option(package_name="mnemo")
+@click.pass_context
+def cli(ctx: click.Context, home: str | None, debug: bool) -> None:
+    """mnemo: memory that lasts across sessions and a context window that never overflows.
+
+    Files live in the home folder (config.yaml, memories/, state.db, skills/, logs/).
+    """
+    if debug:
+        logging.basicConfig(level=logging.DEBUG, stream=sys.stderr)
+    ctx.obj = CliState(home=Home(home), debug=debug)
+
+
+def _register() -> None:
+    from mnemo.cli import memory
+
+    cli.add_command(memory.memory)
+
+
+_register()
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli(prog_name="mnemo")

@@ -1,0 +1,137 @@
+"""``mnemo memory``: look at and change MEMORY.md and USER.md from the terminal.
+
+The commands call the same store operations the model's tool does, so the same rules
+(limits, duplicate handling, the security scan, locking) apply to a human.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import click
+
+from mnemo.cli.common import CliState, echo_json, fail, pass_state
+from mnemo.memory import TARGETS, MemoryStore, Target
+from mnemo.memory.store import Result
+
+__all__ = ["memory"]
+
+_target_option = click.option(
+    "--target", "-t", type=click.Choice(TARGETS), default="memory", show_default=True,
+    help="memory = the agent's notes (MEMORY.md); user = the user profile (USER.md).",
+)
+
+
+def open_store(state: CliState) -> MemoryStore:
+    cfg = state.config.memory
+    return MemoryStore(
+        state.home.memories_dir,
+        memory_char_limit=cfg.memory_char_limit,
+        user_char_limit=cfg.user_char_limit,
+        overflow=cfg.overflow,
+    )
+
+
+def _report(result: Result, as_json: bool) -> None:
+    if as_json:
+        echo_json(result)
+        if not result.get("success"):
+            sys.exit(1)
+        return
+    if not result.get("success"):
+        fail(str(result.get("error")))
+    click.echo(f"{result.get('message', 'ok')} [{result.get('usage', '')}]")
+
+
+@click.group()
+def memory() -> None:
+    """Show and edit the curated memory (MEMORY.md, USER.md)."""
+
+
+@memory.command()
+@click.option("--target", "-t", type=click.Choice(TARGETS), default=None,
+              help="Show only this store (default: both).")
+@click.option("--json", "as_json", is_flag=True, help="Print the read result as JSON.")
+@pass_state
+def show(state: CliState, target: Target | None, as_json: bool) -> None:
+    """Print the entries of the memory stores as they are on disk now."""
+    store = open_store(state)
+    targets: tuple[Target, ...] = (target,) if target else TARGETS
+    results = {t: store.read(t) for t in targets}
+    if as_json:
+        echo_json(results[target] if target else results)
+        return
+    for t, result in results.items():
+        path = store.path_for(t)
+        click.echo(f"{t} — {path} [{result['usage']}]")
+        if not result["entries"]:
+            click.echo("  (empty)")
+        for number, entry in enumerate(result["entries"], start=1):
+            first, *rest = entry.split("\n")
+            click.echo(f"  {number}. {first}")
+            for line in rest:
+                click.echo(f"     {line}")
+        if t != targets[-1]:
+            click.echo()
+
+
+@memory.command()
+@_target_option
+@click.argument("text")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@pass_state
+def add(state: CliState, target: Target, text: str, as_json: bool) -> None:
+    """Add TEXT as a new entry."""
+    _report(open_store(state).add(target, text), as_json)
+
+
+@memory.command()
+@_target_option
+@click.argument("old")
+@click.argument("new")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@pass_state
+def replace(state: CliState, target: Target, old: str, new: str, as_json: bool) -> None:
+    """Replace the one entry containing OLD with NEW."""
+    _report(open_store(state).replace(target, old, new), as_json)
+
+
+@memory.command()
+@_target_option
+@click.argument("old")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@pass_state
+def remove(state: CliState, target: Target, old: str, as_json: bool) -> None:
+    """Remove the one entry containing OLD."""
+    _report(open_store(state).remove(target, old), as_json)
+
+
+@memory.command()
+@_target_option
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@pass_state
+def edit(state: CliState, target: Target, as_json: bool) -> None:
+    """Edit a store in $EDITOR; the result is checked, then written atomically.
+
+    Entries are separated by a line holding only §. If the edited text breaks a rule
+    (a threat pattern, the size limit, a malformed delimiter) nothing is written and your
+    edit is kept in a file whose path is printed.
+    """
+    store = open_store(state)
+    path = store.path_for(target)
+    original = path.read_text(encoding="utf-8") if path.exists() else ""
+    with tempfile.NamedTemporaryFile("w", suffix=f".{path.name}", delete=False,
+                                     encoding="utf-8") as handle:
+        handle.write(original)
+        scratch = Path(handle.name)
+    click.edit(filename=str(scratch))
+    edited = scratch.read_text(encoding="utf-8")
+    result: dict[str, Any] = store.rewrite(target, edited, expected=original)
+    if result.get("success"):
+        scratch.unlink()
+    else:
+        result["error"] = f"{result['error']} Your edit is kept in {scratch}."
+    _report(result, as_json)

@@ -1,0 +1,43 @@
+"""Fixtures every test gets: its own MNEMO_HOME, and no network beyond 127.0.0.1.
+
+The network guard refuses connections to anything but loopback from the test process,
+so a test that would silently need the internet (or an API key) fails loudly instead.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mnemo.home import Home
+
+_real_connect = socket.socket.connect
+_LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
+def _guarded_connect(self: socket.socket, address: Any) -> Any:
+    host = address[0] if isinstance(address, tuple) else address
+    if self.family in (socket.AF_INET, socket.AF_INET6) and host not in _LOOPBACK:
+        raise ConnectionRefusedError(f"tests may not reach the network (tried {address!r})")
+    return _real_connect(self, address)
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+
+
+@pytest.fixture(autouse=True)
+def mnemo_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Home]:
+    """A fresh, empty home folder for each test, exported as $MNEMO_HOME."""
+    root = tmp_path / "mnemo-home"
+    root.mkdir()
+    monkeypatch.setenv("MNEMO_HOME", str(root))
+    for var in ("MNEMO_API_KEY", "MNEMO_BASE_URL", "OPENAI_API_KEY", "OPENROUTER_API_KEY",
+                "ANTHROPIC_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    yield Home(root)
