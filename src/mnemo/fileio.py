@@ -71,10 +71,10 @@ def atomic_write_text(path: Path, text: str) -> None:
             os.fsync(handle.fileno())
         if path.exists():
             # Keep the permissions a user gave the file (mkstemp creates 0600).
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
+            tmp.chmod(path.stat().st_mode & 0o7777)
         else:
-            os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
+            tmp.chmod(0o644)
+        tmp.replace(path)
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()

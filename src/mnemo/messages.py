@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict, cast
 
 __all__ = [
     "ContentPart",
@@ -73,8 +73,8 @@ def content_text(message: Message | dict[str, Any]) -> str:
 
 def tool_calls_of(message: Message | dict[str, Any]) -> list[ToolCall]:
     """The tool calls of an assistant message (an empty list for any other message)."""
-    calls = message.get("tool_calls") or []
-    return [c for c in calls if isinstance(c, dict)]
+    calls: list[Any] = message.get("tool_calls") or []
+    return [cast(ToolCall, c) for c in calls if isinstance(c, dict)]
 
 
 def tool_call_ids(message: Message | dict[str, Any]) -> list[str]:

@@ -7,4 +7,11 @@ then ``config.yaml``, then the defaults in ``schema.py``.
 from mnemo.config.loader import config_to_yaml, load_config, save_config
 from mnemo.config.schema import CONFIG_VERSION, KNOWN_PLATFORMS, MnemoConfig
 
-__all__ = ["CONFIG_VERSION", "KNOWN_PLATFORMS", "MnemoConfig", "config_to_yaml", "load_config", "save_config"]
+__all__ = [
+    "CONFIG_VERSION",
+    "KNOWN_PLATFORMS",
+    "MnemoConfig",
+    "config_to_yaml",
+    "load_config",
+    "save_config",
+]

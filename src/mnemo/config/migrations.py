@@ -30,6 +30,7 @@ LEGACY_PROVIDER_BLOCKS = ("honcho", "mem0", "supermemory", "zep", "recall")
 
 def _v1_to_v2(raw: RawConfig) -> tuple[RawConfig, list[str]]:
     notes: list[str] = []
+    raw["version"] = 2
     memory = raw.setdefault("memory", {})
     if not isinstance(memory, dict):
         return raw, notes  # the validator reports the bad type with its key path
@@ -50,7 +51,6 @@ def _v1_to_v2(raw: RawConfig) -> tuple[RawConfig, list[str]]:
         del memory["providers"]
     if not memory:
         del raw["memory"]
-    raw["version"] = 2
     return raw, notes
 
 

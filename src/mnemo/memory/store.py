@@ -202,7 +202,8 @@ class MemoryStore:
         """
 
         def apply(entries: list[str]) -> tuple[list[str], str]:
-            if not isinstance(operations, Sequence) or isinstance(operations, str | bytes):
+            ops: object = operations  # models send anything; check before trusting the type
+            if not isinstance(ops, list | tuple):
                 raise _Refused("operations must be a list of {action, content, old_text} objects")
             if not operations:
                 raise _Refused("operations is empty; give at least one add/replace/remove")

@@ -1,0 +1,1 @@
+"""The `mnemo` command line: one module per command group, attached in `main.py`."""
