@@ -135,3 +135,28 @@ def edit(state: CliState, target: Target, as_json: bool) -> None:
     else:
         result["error"] = f"{result['error']} Your edit is kept in {scratch}."
     _report(result, as_json)
+
+
+@memory.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+@pass_state
+def providers(state: CliState, as_json: bool) -> None:
+    """List installed memory providers, whether each can run here, and which is selected.
+
+    Select one with `memory: {provider: NAME}` in config.yaml; add your own as a package
+    with a `mnemo.memory_providers` entry point or a folder in $MNEMO_HOME/plugins/memory/.
+    """
+    from mnemo.memory.plugins import list_providers
+
+    rows = list_providers(state.config, state.home)
+    if as_json:
+        echo_json([row.__dict__ for row in rows])
+        return
+    click.echo("built-in  memory + user stores (always on unless disabled in config)")
+    for row in rows:
+        mark = "*" if row.selected else " "
+        status = "available" if row.available else "unavailable"
+        line = f"{mark} {row.name:<12} {status:<12} {row.source}"
+        click.echo(line + (f" — {row.problem}" if row.problem else ""))
+    if not any(row.selected for row in rows):
+        click.echo("(no external provider selected; set memory.provider in config.yaml)")
