@@ -54,8 +54,12 @@ def cli(ctx: click.Context, home: str | None, debug: bool) -> None:
 
 def _register() -> None:
     from mnemo.cli import memory
+    from mnemo.cli import prompt as prompt_cmd
+    from mnemo.cli import skills as skills_cmd
 
     cli.add_command(memory.memory)
+    cli.add_command(prompt_cmd.prompt)
+    cli.add_command(skills_cmd.skills)
 
 
 _register()

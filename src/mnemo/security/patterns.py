@@ -142,13 +142,12 @@ PATTERNS: tuple[ThreatPattern, ...] = (
     ThreatPattern(
         "deception_hide",
         "tells the model to keep something from the user",
-        _regex(rf"\b(?:do{_W}not|don'?t|never){_W}(?:tell|inform|show){_W}the{_W}user\b"),
+        _regex(rf"\b(?:do{_W}not|don'?t){_W}(?:tell|inform){_W}the{_W}user\b"),
     ),
     ThreatPattern(
         "sys_prompt_override",
         "claims to override the system prompt",
-        _regex(rf"\bsystem{_W}prompt{_W}override\b|\boverride{_W}(?:the{_W}|your{_W})?"
-               rf"system{_W}prompt\b"),
+        _regex(rf"\bsystem{_W}prompt{_W}override\b"),
     ),
     ThreatPattern(
         "disregard_rules",
@@ -187,22 +186,26 @@ PATTERNS: tuple[ThreatPattern, ...] = (
     ThreatPattern(
         "read_secrets",
         "reads a credentials file",
-        _ordered(r"\bcat\s", r"(?:\.env\b|credentials|\.netrc|\.pgpass|id_rsa|\.aws/)"),
+        # .env.example and friends are documentation, not secrets.
+        _ordered(r"\bcat\s", r"(?:\.env(?!\.(?:example|sample|template|dist)\b)\b"
+                              r"|credentials|\.netrc|\.pgpass|id_rsa|\.aws/)"),
     ),
     # Beyond the seed.
     ThreatPattern(
         "role_hijack",
         "tries to give the model a new identity or fake a chat turn",
-        _regex(rf"\byou{_W}are{_W}now{_W}(?:a|an|the|my|in|no{_W}longer|dan)\b"
-               rf"|\bfrom{_W}now{_W}on,?{_W}you{_W}(?:are|will|must|shall)\b"
-               rf"|\bnew{_W}(?:system{_W})?instructions{{0,1}}{_W}?:"
+        _regex(rf"\byou{_W}are{_W}now{_W}(?:a|an|the|my|in|no{_W}longer|dan|jailbroken)\b"
+               rf"|\bfrom{_W}now{_W}on,?{_W}you{_W}(?:are|will{_W}be){_W}"
+               rf"(?:a|an|my|no{_W}longer|dan|jailbroken|unrestricted)\b"
+               r"|\bnew\s{1,10}(?:system\s{1,10})?instructions?\s{0,10}:"
                r"|<\|im_start\|>|<\|(?:system|assistant)\|>|\[/?INST\]"),
     ),
     ThreatPattern(
         "sys_prompt_leak",
         "asks the model to reveal its system prompt or instructions",
+        # "your": documentation says "print the system prompt"; an attack addresses the model.
         _regex(rf"\b(?:reveal|print|output|show|repeat|display|leak|dump|disclose)"
-               rf"{_W}(?:me{_W})?(?:your|the){_W}(?:\w{{1,15}}{_W})?"
+               rf"{_W}(?:me{_W})?your{_W}(?:\w{{1,15}}{_W})?"
                rf"(?:system{_W}prompt|(?:initial|hidden|original){_W}instructions)\b"
                rf"|\brepeat{_W}the{_W}words{_W}above\b"),
     ),
@@ -219,8 +222,11 @@ PATTERNS: tuple[ThreatPattern, ...] = (
         "sends conversation data, files or secrets to a URL",
         _ordered(
             r"\b(?:send|post|upload|forward|exfiltrate|transmit|beacon|leak)\b",
-            r"\b(?:conversation|chat|history|memor(?:y|ies)|secrets?|keys?|tokens?"
-            r"|credentials?|passwords?|files?|contents?|environment|env)\b",
+            # What an agent holds that is worth stealing; "files" and "data" are left out
+            # because API documentation posts them to URLs all the time.
+            r"\b(?:conversation|chat|history|memor(?:y|ies)|secrets?|api[\s_-]?keys?"
+            r"|tokens?|credentials?|passwords?|environment\s{1,10}variables|env\s{1,10}vars"
+            r"|system\s{1,10}prompt)\b",
             r"https?://",
         ),
     ),
