@@ -20,7 +20,9 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 _MARK = "_mnemo_file_handler"
 
 
-def configure_file_logging(home: Home, config: LoggingConfig | None = None) -> logging.Handler | None:
+def configure_file_logging(
+    home: Home, config: LoggingConfig | None = None
+) -> logging.Handler | None:
     """Send mnemo's log records to the home's rotating ``agent.log``.
 
     Idempotent: a second call for the same file does nothing. Returns the handler, or

@@ -1,0 +1,434 @@
+"""Ranking archived messages for a query: the search behind ``session_search``.
+
+Words go through the FTS5 index (porter-stemmed, so "painted" finds "painting"; a word of
+four or more letters also matches as a prefix) as an OR of the query's content words,
+ranked by BM25. Then the best candidates are rescored (``SearchTuning``):
+
+* coverage: a message holding more of the distinct query words beats one that repeats a
+  single frequent word (plain OR-BM25's weak spot);
+* neighbours: a match next to another match of the same conversation gains a share of
+  its score, and the turn right after a strong match joins the results even without the
+  words (``SearchHit.matched`` is False for it): in conversation the answer usually
+  follows the question that names the topic.
+
+Cost is bounded on a large archive: words found in more than ``rank_budget`` messages
+are left out of the ranking when rarer ones exist (they still count for coverage), and
+BM25 ranks at most the latest ``rank_budget`` matches.
+
+CJK runs go through the trigram index (3+ characters) or a substring scan of the rows
+flagged as holding CJK text (1–2 characters, too short for trigrams); their candidates
+are scored by which query terms they contain. A query with no words at all (emoji,
+punctuation) is matched as a literal substring. ``bench/locomo_recall.py`` measures what
+each step is worth; ``bench/search_bench.py`` what it costs.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from mnemo.sessions.query import ParsedQuery, Term, escape_like, fts_quote, parse_query
+from mnemo.sessions.records import SearchHit
+
+__all__ = ["SearchFilters", "SearchTuning", "run_search", "snippet_around"]
+
+_SNIPPET_START, _SNIPPET_END, _ELLIPSIS = ">>", "<<", "…"
+_SNIPPET_TOKENS = 24
+_SNIPPET_CHARS = 160
+_BODY = "coalesce(m.search_text, m.content, '')"
+_WORDS = re.compile(r"[^\W_]+")
+
+
+@dataclass(frozen=True)
+class SearchTuning:
+    """Knobs of the ranking; the defaults are the ones the LoCoMo benchmark chose."""
+
+    stop_words: bool = True  # drop function words unless nothing else is left
+    prefix: bool = True  # "research" also finds "researcher", "researching"
+    rescore: bool = True  # coverage and neighbours (off: plain OR-BM25)
+    coverage: float = 1.0  # score x (1 + coverage x share of distinct terms matched)
+    neighbour: float = 0.5  # plus this share of the best adjacent match's score
+    reply: float = 0.7  # the unmatched turn after a match gets this share (before: half)
+    pool: int = 50  # how many BM25 candidates are rescored
+    rank_budget: int = 10_000  # most rows BM25 ranks per query (the latest matches)
+    literal_scan: int = 200_000  # latest messages a symbols-only query reads
+    context_pool: int = 50  # how many of the best look at their neighbours
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    session_id: str | None = None
+    exclude_session_id: str | None = None
+    exclude_active_of: str | None = None  # hide what is still live in this session
+    roles: tuple[str, ...] = ()
+    include_archived: bool = True
+    id_span: tuple[int, int] | None = None  # lowest and highest id of ``session_id``
+
+    def span_sql(self, column: str) -> tuple[str, list[Any]]:
+        """A rowid range on an FTS table: its index skips everything outside it."""
+        if self.id_span is None:
+            return "", []
+        return f"AND {column} BETWEEN ? AND ?", list(self.id_span)
+
+    def sql(self) -> tuple[str, list[Any]]:
+        """A WHERE fragment over ``messages m`` and its parameters."""
+        clauses: list[str] = []
+        params: list[Any] = []
+        if self.session_id is not None:
+            clauses.append("m.session_id = ?")
+            params.append(self.session_id)
+        if self.exclude_session_id is not None:
+            clauses.append("m.session_id != ?")
+            params.append(self.exclude_session_id)
+        if self.exclude_active_of is not None:
+            clauses.append("NOT (m.session_id = ? AND m.active = 1)")
+            params.append(self.exclude_active_of)
+        if self.roles:
+            clauses.append(f"m.role IN ({', '.join('?' for _ in self.roles)})")
+            params.extend(self.roles)
+        if not self.include_archived:
+            clauses.append("m.active = 1")
+        return (" AND ".join(clauses) or "1"), params
+
+
+def run_search(
+    conn: sqlite3.Connection,
+    query: str,
+    *,
+    limit: int,
+    filters: SearchFilters,
+    tuning: SearchTuning,
+) -> list[SearchHit]:
+    """The best ``limit`` messages for ``query``, best first."""
+    parsed = parse_query(query, stop_words=tuning.stop_words)
+    if limit <= 0 or parsed.is_empty:
+        return []
+    if limit > tuning.pool:  # a long result list needs at least that many candidates
+        tuning = replace(tuning, pool=limit, context_pool=max(tuning.context_pool, limit))
+    if filters.session_id is not None:
+        low, high = conn.execute(
+            "SELECT min(id), max(id) FROM messages WHERE session_id = ?", (filters.session_id,)
+        ).fetchone()
+        if low is None:
+            return []
+        filters = replace(filters, id_span=(int(low), int(high)))
+    added: set[int] = set()  # turns next to a match that hold none of the words
+    if parsed.cjk:
+        scores = _cjk_scores(conn, parsed, filters, tuning)
+    elif parsed.terms:
+        scores = _word_scores(conn, parsed, filters, tuning, added)
+    else:
+        scores = _literal_scores(conn, parsed.literal, filters, limit, tuning.literal_scan)
+    best = sorted(scores.items(), key=lambda kv: (-kv[1], -kv[0]))[:limit]
+    return _hits(conn, parsed, best, added, prefix=tuning.prefix)
+
+
+# -- words -----------------------------------------------------------------------------
+
+
+def _word_scores(
+    conn: sqlite3.Connection,
+    parsed: ParsedQuery,
+    filters: SearchFilters,
+    tuning: SearchTuning,
+    added: set[int],
+) -> dict[int, float]:
+    # Within one session every word counts (global frequencies say little there, and
+    # the session's id span keeps the index walk short).
+    terms = list(parsed.terms) if filters.id_span else _ranking_terms(conn, parsed.terms, tuning)
+    if not terms:
+        return {}
+    where, params = filters.sql()
+    span, span_params = filters.span_sql("f.rowid")
+    expression = " OR ".join(t.fts(prefix=tuning.prefix) for t in terms)
+    # BM25 costs a few microseconds per matching row, so at most ``rank_budget`` rows are
+    # ranked: the most recent matches (FTS5 walks its rowids backwards and stops).
+    rows = conn.execute(
+        f"SELECT id, rank FROM ("
+        f"  SELECT f.rowid AS id, bm25(messages_fts) AS rank "
+        f"  FROM messages_fts f JOIN messages m ON m.id = f.rowid "
+        f"  WHERE messages_fts MATCH ? {span} AND {where} ORDER BY f.rowid DESC LIMIT ?"
+        f") ORDER BY rank LIMIT ?",
+        [expression, *span_params, *params, tuning.rank_budget, tuning.pool],
+    ).fetchall()
+    scores = {int(r["id"]): -float(r["rank"]) for r in rows}
+    if not tuning.rescore or not scores:
+        return scores
+    return _rescore(conn, parsed, scores, filters, tuning, added)
+
+
+def _ranking_terms(
+    conn: sqlite3.Connection, terms: Sequence[Term], tuning: SearchTuning
+) -> list[Term]:
+    """The terms worth ranking by: rarest first, common ones dropped when rare ones exist.
+
+    A word in tens of thousands of messages adds little to the ranking but most of its
+    cost; it still counts in the coverage bonus. Counts stop at the budget, so this step
+    is cheap however common a word is.
+    """
+    counted: list[tuple[int, int, Term]] = []
+    for index, term in enumerate(terms):
+        count = conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?)",
+            [term.fts(prefix=tuning.prefix), tuning.rank_budget + 1],
+        ).fetchone()[0]
+        if count:
+            counted.append((int(count), index, term))
+    kept: list[Term] = []
+    total = 0
+    for count, _, term in sorted(counted):
+        if kept and total + count > tuning.rank_budget:
+            break
+        kept.append(term)
+        total += count
+    return kept
+
+
+def _rescore(
+    conn: sqlite3.Connection,
+    parsed: ParsedQuery,
+    scores: dict[int, float],
+    filters: SearchFilters,
+    tuning: SearchTuning,
+    added: set[int],
+) -> dict[int, float]:
+    boosted = _with_coverage(conn, parsed, scores, tuning)
+    if tuning.neighbour <= 0 and tuning.reply <= 0:
+        return boosted
+    top = sorted(boosted, key=lambda i: -boosted[i])[: tuning.context_pool]
+    links = _adjacent(conn, top)
+    out = dict(boosted)
+    for i in top:
+        before, after = links.get(i, (None, None))
+        around = [boosted[n] for n in (before, after) if n is not None and n in boosted]
+        out[i] = boosted[i] + tuning.neighbour * max(around, default=0.0)
+    # A turn right after (or before) a strong match is likely its answer (or question),
+    # even when it repeats none of the words: it joins the results with a share of the
+    # match's score.
+    borrowed: dict[int, float] = {}
+    for i in top:
+        before, after = links.get(i, (None, None))
+        for n, share in ((after, tuning.reply), (before, tuning.reply / 2)):
+            if n is not None and n not in boosted and share > 0:
+                borrowed[n] = max(borrowed.get(n, 0.0), share * boosted[i])
+    if borrowed:
+        allowed = _passing(conn, list(borrowed), filters)
+        out.update({n: v for n, v in borrowed.items() if n in allowed})
+        added.update(n for n in borrowed if n in allowed)
+    return out
+
+
+def _with_coverage(
+    conn: sqlite3.Connection, parsed: ParsedQuery, scores: dict[int, float], tuning: SearchTuning
+) -> dict[int, float]:
+    """Boost messages by the share of the distinct query terms they contain."""
+    if len(parsed.terms) < 2 or tuning.coverage <= 0:
+        return scores
+    # Checked in Python on the candidates' text: asking FTS5 once per term and candidate
+    # costs more than the whole ranking on a large index. ``_stem_prefix`` stands in for
+    # the index's stemmer closely enough for a bonus.
+    stems = [tuple(_stem_prefix(t) for t in term.tokens) for term in parsed.terms]
+    n_terms = len(stems)
+    out: dict[int, float] = {}
+    for i, body in _bodies(conn, list(scores)).items():
+        words = set(_WORDS.findall(body.casefold()))
+        matched = sum(1 for term in stems if all(
+            any(w.startswith(s) for w in words) for s in term))
+        out[i] = scores[i] * (1.0 + tuning.coverage * matched / n_terms)
+    return out
+
+
+def _stem_prefix(word: str) -> str:
+    """A prefix shared by the inflected forms of ``word`` ("painting" -> "paint")."""
+    for suffix in ("ing", "ies", "ied", "ed", "es", "s", "ly"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    if len(word) > 3 and word[-1] in "ey":
+        word = word[:-1]
+    return word
+
+
+def _adjacent(
+    conn: sqlite3.Connection, ids: Sequence[int]
+) -> dict[int, tuple[int | None, int | None]]:
+    """The messages just before and after each message in its session."""
+    links: dict[int, tuple[int | None, int | None]] = {}
+    for i in ids:
+        row = conn.execute(
+            "SELECT "
+            "(SELECT p.id FROM messages p WHERE p.session_id = m.session_id "
+            " AND p.position < m.position ORDER BY p.position DESC LIMIT 1), "
+            "(SELECT n.id FROM messages n WHERE n.session_id = m.session_id "
+            " AND n.position > m.position ORDER BY n.position LIMIT 1) "
+            "FROM messages m WHERE m.id = ?",
+            (i,),
+        ).fetchone()
+        if row is not None:
+            links[i] = (row[0], row[1])
+    return links
+
+
+def _passing(conn: sqlite3.Connection, ids: Sequence[int], filters: SearchFilters) -> set[int]:
+    """Those of ``ids`` that the filters allow."""
+    where, params = filters.sql()
+    marks = ", ".join("?" for _ in ids)
+    return {
+        int(r[0]) for r in conn.execute(
+            f"SELECT m.id FROM messages m WHERE m.id IN ({marks}) AND {where}", [*ids, *params]
+        )
+    }
+
+
+# -- CJK and literal text --------------------------------------------------------------
+
+
+def _cjk_scores(
+    conn: sqlite3.Connection, parsed: ParsedQuery, filters: SearchFilters, tuning: SearchTuning
+) -> dict[int, float]:
+    where, params = filters.sql()
+    candidates: set[int] = set()
+    long_runs = [r for r in parsed.cjk if len(r) >= 3]
+    short_runs = [r for r in parsed.cjk if len(r) < 3]
+    if long_runs:
+        expression = " OR ".join(fts_quote(r) for r in long_runs)
+        span, span_params = filters.span_sql("t.rowid")
+        candidates.update(
+            int(r[0]) for r in conn.execute(
+                f"SELECT t.rowid FROM messages_trigram t JOIN messages m ON m.id = t.rowid "
+                f"WHERE messages_trigram MATCH ? {span} AND {where} ORDER BY rank LIMIT ?",
+                [expression, *span_params, *params, tuning.pool],
+            )
+        )
+    if short_runs:
+        likes = " OR ".join(f"{_BODY} LIKE ? ESCAPE '\\'" for _ in short_runs)
+        candidates.update(
+            int(r[0]) for r in conn.execute(
+                f"SELECT m.id FROM messages m WHERE m.cjk = 1 AND ({likes}) AND {where} "
+                f"ORDER BY m.id DESC LIMIT ?",
+                [*(f"%{escape_like(r)}%" for r in short_runs), *params, tuning.pool],
+            )
+        )
+    if parsed.terms:
+        candidates.update(_word_scores(conn, parsed, filters, tuning, set()))
+    if not candidates:
+        return {}
+    needles = [*parsed.cjk, *(t.text for t in parsed.terms)]
+    scores: dict[int, float] = {}
+    for i, body in _bodies(conn, candidates).items():
+        folded = body.casefold()
+        found = [n for n in needles if n in folded]
+        if found:
+            # Longer matched runs are more specific; each distinct term counts once.
+            scores[i] = sum(1.0 + len(n) / 4 for n in found)
+    return scores
+
+
+def _literal_scores(
+    conn: sqlite3.Connection, literal: str, filters: SearchFilters, limit: int, scan: int
+) -> dict[int, float]:
+    """Messages containing ``literal`` as is, newest first (no index can hold emoji).
+
+    Across all sessions only the latest ``scan`` messages are read, so a query of
+    symbols stays fast on a large archive; within one session everything is read.
+    """
+    where, params = filters.sql()
+    window = ""
+    if filters.session_id is None:
+        window = "AND m.id > (SELECT coalesce(max(id), 0) FROM messages) - ?"
+        params = [*params, scan]
+    rows = conn.execute(
+        f"SELECT m.id FROM messages m WHERE {_BODY} LIKE ? ESCAPE '\\' AND {where} {window} "
+        f"ORDER BY m.id DESC LIMIT ?",
+        [f"%{escape_like(literal)}%", *params, limit],
+    ).fetchall()
+    return {int(r[0]): 1.0 for r in rows}
+
+
+def _bodies(conn: sqlite3.Connection, ids: Sequence[int] | set[int]) -> dict[int, str]:
+    id_list = list(ids)
+    marks = ", ".join("?" for _ in id_list)
+    return {
+        int(r[0]): str(r[1])
+        for r in conn.execute(f"SELECT id, body FROM message_docs WHERE id IN ({marks})", id_list)
+    }
+
+
+# -- results ---------------------------------------------------------------------------
+
+
+def snippet_around(body: str, needles: Sequence[str], width: int = _SNIPPET_CHARS) -> str:
+    """A window of ``body`` around the first needle found, the needle marked."""
+    folded = body.casefold()
+    found = [(folded.find(n.casefold()), n) for n in needles if n and n.casefold() in folded]
+    if not found:
+        flat = " ".join(body.split())
+        return flat if len(flat) <= width else flat[:width].rstrip() + _ELLIPSIS
+    start, needle = min(found)
+    end = start + len(needle)
+    left = max(0, start - (width - len(needle)) // 2)
+    right = min(len(body), max(end, left + width))
+    text = (
+        body[left:start] + _SNIPPET_START + body[start:end] + _SNIPPET_END + body[end:right]
+    )
+    text = " ".join(text.split())
+    return (_ELLIPSIS if left > 0 else "") + text + (_ELLIPSIS if right < len(body) else "")
+
+
+def _hits(
+    conn: sqlite3.Connection,
+    parsed: ParsedQuery,
+    best: list[tuple[int, float]],
+    added: set[int],
+    *,
+    prefix: bool,
+) -> list[SearchHit]:
+    if not best:
+        return []
+    ids = [i for i, _ in best]
+    marks = ", ".join("?" for _ in ids)
+    rows = {
+        int(r["id"]): r
+        for r in conn.execute(
+            f"SELECT m.id, m.session_id, m.role, m.timestamp, m.active, m.compacted, "
+            f"m.position, m.external_id, {_BODY} AS body FROM messages m WHERE m.id IN ({marks})",
+            ids,
+        )
+    }
+    snippets: dict[int, str] = {}
+    if parsed.terms and not parsed.cjk:
+        # Exact terms for the same reason as in the coverage step.
+        expression = parsed.fts_expression(prefix=False)
+        snippets = {
+            int(r[0]): str(r[1])
+            for r in conn.execute(
+                f"SELECT rowid, snippet(messages_fts, 0, ?, ?, ?, ?) FROM messages_fts "
+                f"WHERE messages_fts MATCH ? AND rowid IN ({marks})",
+                [_SNIPPET_START, _SNIPPET_END, _ELLIPSIS, _SNIPPET_TOKENS, expression, *ids],
+            )
+        }
+    needles = [*parsed.cjk, *(t.text for t in parsed.terms)] or [parsed.literal]
+    hits: list[SearchHit] = []
+    for i, score in best:
+        row = rows.get(i)
+        if row is None:
+            continue
+        body = str(row["body"])
+        hits.append(SearchHit(
+            session_id=row["session_id"],
+            message_id=i,
+            role=row["role"],
+            content=body,
+            snippet=snippets.get(i) or snippet_around(body, needles),
+            score=score,
+            timestamp=row["timestamp"],
+            compacted=bool(row["compacted"]),
+            active=bool(row["active"]),
+            position=row["position"],
+            external_id=row["external_id"],
+            matched=i not in added,
+        ))
+    return hits

@@ -1,0 +1,56 @@
+"""``mnemo mcp``: a real MCP client talks to the server over stdio in a subprocess."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from mnemo.home import Home
+from mnemo.memory.entries import parse_entries
+
+mcp = pytest.importorskip("mcp", reason='needs the MCP SDK: pip install "mnemo[mcp]"')
+
+
+def _text(result: object) -> str:
+    content = getattr(result, "content", [])
+    return "".join(getattr(part, "text", "") for part in content)
+
+
+async def _session(home: Home) -> dict[str, object]:
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    exe = Path(sys.executable).with_name("mnemo")
+    params = StdioServerParameters(
+        command=str(exe) if exe.exists() else sys.executable,
+        args=["mcp"] if exe.exists() else ["-m", "mnemo", "mcp"],
+        env={**os.environ, "MNEMO_HOME": str(home.root)},
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        tools = await session.list_tools()
+        added = await session.call_tool("memory", {"action": "add", "target": "user",
+                                                   "content": "Prefers metric units"})
+        bad = await session.call_tool("memory", {"action": "remove", "target": "user",
+                                                 "old_text": "imperial"})
+        recent = await session.call_tool("session_search", {"mode": "recent"})
+        return {"tools": {t.name: t for t in tools.tools}, "added": _text(added),
+                "bad": _text(bad), "recent": _text(recent)}
+
+
+def test_mcp_server_exposes_memory_and_session_search(mnemo_home: Home) -> None:
+    out = asyncio.run(asyncio.wait_for(_session(mnemo_home), timeout=60))
+    tools = out["tools"]
+    assert isinstance(tools, dict) and set(tools) == {"memory", "session_search"}
+    schema = tools["memory"].input_schema
+    assert schema["properties"]["action"]["enum"] == ["add", "replace", "remove", "read", "batch"]
+    assert json.loads(str(out["added"]))["success"] is True
+    assert json.loads(str(out["bad"]))["success"] is False
+    assert json.loads(str(out["recent"]))["success"] is True
+    user = (mnemo_home.memories_dir / "USER.md").read_text(encoding="utf-8")
+    assert parse_entries(user) == ["Prefers metric units"]
