@@ -53,12 +53,14 @@ def cli(ctx: click.Context, home: str | None, debug: bool) -> None:
 
 
 def _register() -> None:
+    from mnemo.cli import compress as compress_cmd
     from mnemo.cli import mcp as mcp_cmd
     from mnemo.cli import memory
     from mnemo.cli import prompt as prompt_cmd
     from mnemo.cli import sessions as sessions_cmd
     from mnemo.cli import skills as skills_cmd
 
+    cli.add_command(compress_cmd.compress)
     cli.add_command(mcp_cmd.mcp)
     cli.add_command(memory.memory)
     cli.add_command(prompt_cmd.prompt)

@@ -1,0 +1,181 @@
+"""Reading tool output for what went wrong, and tool calls for what they do.
+
+Agent transcripts are mostly tool output: megabytes of file listings, logs and test runs
+in which a few lines say what failed. ``error_lines`` finds those lines (every branch of
+its pattern contains one of a few cheap substrings, so clean output is skipped by
+``str.find`` at memory speed), ``best_error_lines`` ranks them — the line an error is
+raised with beats a "FAILED" summary that only points at it, a pass/fail tally tells
+least — and ``failure_lines`` applies the rule for reads: a file's text is content, so
+``raise ValueError`` in a listing is not a failure, while a log file's
+``KeyError: 'x'`` is worth keeping.
+
+Used by the fact extraction of the local summariser and by the compressor, which keeps
+the failure lines under a tool output it clears.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from mnemo.messages import Message, tool_calls_of
+
+__all__ = [
+    "COMMAND_KEYS",
+    "best_error_lines",
+    "call_kinds",
+    "error_lines",
+    "error_shape",
+    "failure_lines",
+    "is_logged_error",
+    "tool_kind",
+]
+
+# What an error line looks like. Every branch contains one of ``_ERROR_HINTS``.
+_ERROR = re.compile(
+    r"Traceback \(most recent call last\)|(?:Error|Exception)\b(?=[:(\s]|$)"
+    r"|error(?:\[\w+\])?:|ERROR\b|fatal:|FATAL\b|FAILED\b|panic:|[Pp]ermission denied"
+    r"|[Nn]o such file or directory|command not found|[1-9]\d* (?:failed|errors?)\b"
+    r"|exit (?:code|status) [1-9]",
+)
+_EXCEPTION_NAME = re.compile(r"\w(?:Error|Exception)\b")
+_ERROR_VERDICT = re.compile(r"FAILED|[Ee]rror(?:\[\w+\])?:|fatal:|FATAL:|panic:")
+# The line an error is raised with — "pkg.KeyError: 'x'", "app.QuotaExceeded: …",
+# "error[E0382]: …" — holds the details a "FAILED test_x" summary line only points at.
+# (Only lines already found to report an error are scored, so "Note: …" is no risk.)
+_RAISED = re.compile(r"(?:E\s+)?(?:[\w.]*[A-Z][a-z]\w*(?:\[\w+\])?: \S"
+                     r"|(?:error|fatal|panic)(?:\[\w+\])?: \S)")
+# An error as a log or a runner prints it: "KeyError: 'x'", "E   AssertionError: …",
+# "FAILED tests/…", "error[E0382]: …", "fatal: …" — not "raise ValueError(…)" in code.
+_LOGGED_ERROR = re.compile(
+    r"(?:E\s+|\[?\w*\]?\s*)?(?:[\w.]{0,80}(?:Error|Exception|Warning)(?:\[\w+\])?: \S"
+    r"|FAILED |ERROR\b|FATAL\b|error(?:\[\w+\])?: |fatal: |panic: )")
+_TALLY = re.compile(r"\b\d+ (?:passed|failed)\b")
+_DIGITS = re.compile(r"\d+")
+# Cheap substring checks that every match of ``_ERROR`` contains one of.
+_ERROR_HINTS = ("rror", "RROR", "xception", "Traceback", "fatal", "FATAL", "FAILED", "failed",
+                "panic", "denied", "such file", "not found", "exit code", "exit status")
+COMMAND_KEYS = ("command", "cmd", "script")
+_WRITE_TOOL = re.compile(r"write|edit|patch|create|replace|apply|save|append|insert|delete"
+                         r"|remove|rename|move|mkdir", re.IGNORECASE)
+_READ_TOOL = re.compile(r"read|view|cat|open|grep|search|find|list|glob|fetch|browse|get",
+                        re.IGNORECASE)
+
+
+def error_lines(text: str) -> list[str]:
+    """The lines of ``text`` that report an error, in order (a traceback's exception line
+    included even when its type is not a known error word).
+
+    Only lines holding one of the cheap ``_ERROR_HINTS`` substrings are tested with the
+    full pattern: ``str.find`` skips through megabytes of clean output far faster than
+    any regex can.
+    """
+    found: dict[int, str] = {}
+    tested: set[int] = set()
+    for hint in _ERROR_HINTS:
+        position = text.find(hint)
+        while position >= 0:
+            start = text.rfind("\n", 0, position) + 1
+            end = text.find("\n", position)
+            if end < 0:
+                end = len(text)
+            if start not in tested:
+                tested.add(start)
+                line = text[start:end]
+                if _ERROR.search(line):
+                    if line.startswith("Traceback (most recent"):
+                        start, line = _exception_line(text, end)
+                    line = line.strip(" \t=-*#")
+                    if start >= 0 and line:
+                        found[start] = line
+            position = text.find(hint, end)
+    # The same line repeated (a loop that failed twenty times) counts once, where it
+    # last appeared.
+    last = {line: start for start, line in sorted(found.items())}
+    return sorted(last, key=last.__getitem__)
+
+
+def best_error_lines(lines: Sequence[str], limit: int) -> list[str]:
+    """The ``limit`` most telling of ``lines``, kept in their order."""
+    ranked = sorted(range(len(lines)), key=lambda i: (_error_score(lines[i]), i))
+    return [lines[i] for i in sorted(ranked[-limit:])]
+
+
+def tool_kind(name: str, args: Any) -> str:
+    """``write``, ``read``, ``run`` or ``other``: what a tool call does, by its name."""
+    if _WRITE_TOOL.search(name):
+        return "write"
+    if _READ_TOOL.search(name):
+        return "read"
+    if isinstance(args, dict) and any(k in args for k in COMMAND_KEYS):
+        return "run"
+    return "other"
+
+
+def failure_lines(text: str, kind: str, limit: int = 2) -> list[str]:
+    """The lines that best say what went wrong in a tool's output (none if nothing did).
+
+    For a read, that is its first line when the tool reports a failure there, else the
+    errors the file itself logs ("KeyError: 'x'" in a log file, not ``raise`` in code).
+    """
+    if kind == "read":
+        head = error_lines(text.lstrip()[:300].split("\n", 1)[0])
+        lines = head or [ln for ln in error_lines(text) if _LOGGED_ERROR.match(ln)]
+    else:
+        lines = error_lines(text)
+    return best_error_lines(lines, limit)
+
+
+def call_kinds(messages: Sequence[Message], wanted: set[str]) -> dict[str, str]:
+    """``tool_kind`` of the calls whose ids are in ``wanted``."""
+    kinds: dict[str, str] = {}
+    for message in messages:
+        for call in tool_calls_of(message) if message.get("role") == "assistant" else []:
+            raw: dict[str, Any] = dict(call)
+            call_id = str(raw.get("id", ""))
+            if call_id in wanted:
+                function = raw.get("function") or {}
+                arguments = function.get("arguments")
+                try:
+                    args = json.loads(arguments) if isinstance(arguments, str) else arguments
+                except ValueError:
+                    args = None
+                kinds[call_id] = tool_kind(str(function.get("name", "")), args)
+    return kinds
+
+
+def _exception_line(text: str, after: int) -> tuple[int, str]:
+    """The first unindented line after a traceback header (Python puts the error there)."""
+    position = after
+    for _ in range(200):  # tracebacks longer than this are not worth following
+        if position < 0 or position >= len(text):
+            return -1, ""
+        start = position + 1
+        end = text.find("\n", start)
+        line = text[start:end if end >= 0 else len(text)]
+        if line.strip() and not line[0].isspace():
+            return start, line
+        position = end
+    return -1, ""
+
+
+def _error_score(line: str) -> int:
+    """How much an error line tells: an exception name, a verdict, a location; a bare
+    pass/fail tally tells little."""
+    score = 3 if _RAISED.match(line) else 0
+    score += 1 if _EXCEPTION_NAME.search(line) else 0
+    score += 1 if _ERROR_VERDICT.search(line) else 0
+    score += 1 if "/" in line or ".py" in line else 0
+    return score - (2 if _TALLY.search(line) else 0)
+
+
+def error_shape(line: str) -> str:
+    """An error line with its numbers blanked: repeats of one failure share a shape."""
+    return _DIGITS.sub("N", line.lower())
+
+
+def is_logged_error(line: str) -> bool:
+    """True for an error line as a log or a runner prints it (not code that raises)."""
+    return bool(_LOGGED_ERROR.match(line))

@@ -1,0 +1,377 @@
+"""The local summariser (C15): the C9 template filled without a model, deterministically.
+
+It is the default summariser when no model is configured and the fallback when the model
+fails (C13). ``extract.py`` reads the facts out of the turns; this module merges them with
+the previous summary (C10: earlier items are kept, open asks that a new reply answered
+move to "Resolved Questions", tool counts add up), ranks every candidate line, and keeps
+the best ones within the summary budget.
+
+Ranking: each kind of fact has a base weight (the user's goal and preferences first, then
+open asks, decisions, errors and config values, files that were changed, …); within one
+kind, newer lines rank higher with a logarithmic decay, so a session with five hundred
+errors still leaves room for its file list. Lines carried over from the previous summary
+keep the weight of their kind but count as older than every new line. Lines that mention
+the focus topic (C14) get a large boost. The two best lines of every section are kept
+first, then the rest by weight until the budget is spent; the kept lines are printed in
+conversation order under their headings. Obvious secrets are replaced by ``[REDACTED]``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from mnemo.context.extract import Facts, FileNote, Item, extract_facts, keywords, one_line
+from mnemo.context.prompt import PROGRESS_SUBSECTIONS, TEMPLATE_SECTIONS
+from mnemo.messages import Message
+
+__all__ = ["parse_summary_sections", "redact_secrets", "render_sections", "summarize_locally"]
+
+_NONE = "(none)"
+# Lines that describe one compaction only: the next summary writes its own.
+_LATEST = "Latest request in these turns: "
+_FOCUS = "Focus of this compaction: "
+_LAST_STEP = "Last step in these turns: "
+_FOCUS_BOOST = 30.0
+_DECAY = 4.0  # weight lost each time the number of newer lines of the same kind doubles
+_RESERVED_PER_SECTION = 2
+
+_SECRET = re.compile(
+    r"-----BEGIN[A-Z ]{0,30}PRIVATE KEY-----[\s\S]{0,5000}?"
+    r"(?:-----END[A-Z ]{0,30}PRIVATE KEY-----|$)"
+    r"|\bsk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,200}|\bAKIA[0-9A-Z]{16}\b"
+    r"|\bgh[pousr]_[A-Za-z0-9]{36,100}|\bxox[baprs]-[A-Za-z0-9-]{10,100}"
+    r"|\bAIza[0-9A-Za-z_\-]{35}\b|\beyJ[A-Za-z0-9_-]{10,500}\.[A-Za-z0-9_-]{10,1000}\.[\w-]{5,500}"
+)
+_SECRET_ASSIGNMENT = re.compile(
+    r"\b((?:api[_-]?key|secret(?:[_-]key)?|password|passwd|pwd|token|access[_-]token"
+    r"|auth[_-]token|client[_-]secret)\b[\"']?\s?[=:]\s?[\"']?)[^\s\"',;]{4,300}",
+    re.IGNORECASE,
+)
+# Every secret pattern above contains one of these; most lines contain none.
+_SECRET_HINT = re.compile(r"sk-|AKIA|gh[pousr]_|xox|AIza|eyJ|BEGIN|Bearer|key|secret|passw"
+                          r"|pwd|token", re.IGNORECASE)
+_BEARER = re.compile(r"\b(Bearer\s+)[A-Za-z0-9._~+/=-]{12,500}")
+_TOOL_COUNT = re.compile(r"^(\S+) ×(\d+)(?: \((\d+) failed\))?$")
+_READ_COUNT = re.compile(r"^(\S+): (\d+) calls? \(see Relevant Files\)$")
+_EARLIER = -1_000_000  # the order of lines carried over: before every new turn
+
+
+@dataclass
+class _Line:
+    section: str  # "Goal", …, or "Progress/Done"
+    text: str
+    order: int
+    weight: float
+
+
+def redact_secrets(text: str) -> str:
+    """Replace what looks like a key, token or password with ``[REDACTED]``."""
+    if not _SECRET_HINT.search(text):
+        return text
+    text = _SECRET.sub("[REDACTED]", text)
+    text = _SECRET_ASSIGNMENT.sub(lambda m: m.group(1) + "[REDACTED]", text)
+    return _BEARER.sub(lambda m: m.group(1) + "[REDACTED]", text)
+
+
+def parse_summary_sections(text: str) -> dict[str, list[str]]:
+    """The items of a template-shaped summary, by section (``Progress/Done`` …).
+
+    Lines outside any known heading land under ``"Other"``; ``(none)`` lines are dropped.
+    """
+    sections: dict[str, list[str]] = {}
+    current = "Other"
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("## "):
+            current = _canonical(line[3:], TEMPLATE_SECTIONS) or "Other"
+            continue
+        if line.startswith("### ") and current.startswith("Progress"):
+            sub = _canonical(line[4:], PROGRESS_SUBSECTIONS)
+            current = f"Progress/{sub}" if sub else "Progress"
+            continue
+        if line.startswith(("- ", "* ")):
+            line = line[2:].strip()
+        if line.startswith(("[ ] ", "[x] ")):
+            line = line[4:]
+        if line and line != _NONE:
+            sections.setdefault(current, []).append(line)
+    return sections
+
+
+def render_sections(lines: dict[str, list[str]]) -> str:
+    """The ten-section template with ``lines`` under their headings, in template order."""
+    out: list[str] = []
+    for section in TEMPLATE_SECTIONS:
+        out.append(f"## {section}")
+        if section == "Progress":
+            for sub in PROGRESS_SUBSECTIONS:
+                out.append(f"### {sub}")
+                out += _bullets(lines.get(f"Progress/{sub}", []), section)
+        else:
+            out += _bullets(lines.get(section, []), section)
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def summarize_locally(
+    turns: Sequence[Message],
+    *,
+    budget_tokens: int,
+    previous_summary: str | None = None,
+    focus_topic: str | None = None,
+    extra_context: str = "",
+) -> str:
+    """The summary of ``turns`` (merged into ``previous_summary``) within ``budget_tokens``."""
+    previous = parse_summary_sections(previous_summary or "")
+    facts = extract_facts(turns, prior_pending=previous.get("Pending User Asks", []))
+    candidates = _candidates(facts, previous, focus_topic, extra_context)
+    focus_words = keywords(focus_topic or "")
+    for line in candidates:
+        line.text = redact_secrets(line.text)
+        if focus_words and focus_words & keywords(line.text):
+            line.weight += _FOCUS_BOOST
+    kept = _fit(candidates, budget_tokens * 4 - len(render_sections({})) - 8)
+    by_section: dict[str, list[str]] = {}
+    for line in sorted(kept, key=lambda c: c.order):
+        by_section.setdefault(line.section, []).append(line.text)
+    return render_sections(by_section)
+
+
+def _bullets(items: list[str], section: str) -> list[str]:
+    if not items:
+        return [f"- {_NONE}"]
+    mark = "- [ ] " if section == "Remaining Work" else "- "
+    return [mark + item for item in items]
+
+
+def _canonical(heading: str, names: Sequence[str]) -> str | None:
+    lowered = heading.strip().lower()
+    for name in names:
+        if lowered.startswith(name.lower()):
+            return name
+    return None
+
+
+def _fit(candidates: list[_Line], max_chars: int) -> list[_Line]:
+    """The best lines whose rendering fits in ``max_chars``.
+
+    The two best lines of every section go first, so a crowded kind of fact cannot push a
+    whole section out; then the rest by weight.
+    """
+    ordered = sorted(candidates, key=lambda c: (-c.weight, c.order))
+    per_section: Counter[str] = Counter()
+    first: list[_Line] = []
+    rest: list[_Line] = []
+    for line in ordered:
+        per_section[line.section] += 1
+        (first if per_section[line.section] <= _RESERVED_PER_SECTION else rest).append(line)
+    kept: list[_Line] = []
+    used = 0
+    for line in first + rest:
+        cost = len(line.text) + 7  # "- [ ] " and the newline at most
+        if used + cost <= max_chars:
+            kept.append(line)
+            used += cost
+    return kept
+
+
+@dataclass
+class _Candidate:
+    """A line before ranking: ``kind`` groups the lines that compete by recency."""
+
+    kind: str
+    text: str
+    order: int
+    base: float
+
+
+def _ranked(section: str, candidates: Sequence[_Candidate]) -> list[_Line]:
+    """Lines of one section: within each kind, newer lines weigh more (logarithmic decay
+    with the number of newer lines of that kind); a repeated text counts once."""
+    seen: set[str] = set()
+    ranks: Counter[str] = Counter()
+    lines: list[_Line] = []
+    for c in sorted(candidates, key=lambda c: -c.order):
+        if c.text in seen:
+            continue
+        seen.add(c.text)
+        lines.append(_Line(section, c.text, c.order,
+                           c.base - _DECAY * math.log2(1 + ranks[c.kind])))
+        ranks[c.kind] += 1
+    return lines
+
+
+def _new(kind: str, items: Sequence[Item], base: float, fmt: str = "{}") -> list[_Candidate]:
+    return [_Candidate(kind, fmt.format(it.text), it.order, base) for it in items]
+
+
+def _earlier(items: Sequence[str], classify: Callable[[str], tuple[str, float]]
+             ) -> list[_Candidate]:
+    """Lines of the previous summary: older than every new line, and weighted as the new
+    line of their kind would be, so what mattered then still competes fairly."""
+    out: list[_Candidate] = []
+    for i, text in enumerate(items):
+        kind, base = classify(text)
+        out.append(_Candidate(kind, text, _EARLIER + i, base))
+    return out
+
+
+def _fixed(kind: str, base: float) -> Callable[[str], tuple[str, float]]:
+    return lambda _text: (kind, base)
+
+
+def _candidates(facts: Facts, previous: dict[str, list[str]], focus_topic: str | None,
+                extra_context: str) -> list[_Line]:
+    def section(name: str, items: Sequence[Item], base: float) -> list[_Line]:
+        return _ranked(name, _earlier(previous.get(name, []), _fixed("line", base))
+                       + _new("line", items, base))
+
+    lines = _goal_lines(facts, previous, focus_topic)
+    lines += section("Constraints & Preferences", facts.preferences, 90)
+    lines += _progress_lines(facts, previous)
+    lines += section("Key Decisions", facts.decisions, 80)
+    lines += section("Resolved Questions", facts.resolved, 60)
+    lines += _ranked("Pending User Asks", _new("ask", facts.pending, 85))
+    lines += _file_lines(facts, previous.get("Relevant Files", []))
+    lines += section("Remaining Work", facts.remaining, 58)
+    critical = _earlier(previous.get("Critical Context", []), _critical_kind)
+    critical += _earlier(previous.get("Other", []), _fixed("other", 55))
+    critical += _new("error", facts.errors, _CRITICAL["error"][1])
+    for kind, items in (("config", facts.config_values), ("url", facts.urls),
+                        ("command", facts.commands)):
+        prefix, base = _CRITICAL[kind]
+        critical += _new(kind, items, base, prefix + "{}")
+    if extra_context.strip():
+        prefix, base = _CRITICAL["provider"]
+        critical.append(_Candidate("provider", prefix + one_line(extra_context, 600),
+                                   facts.turns, base))
+    lines += _ranked("Critical Context", critical)
+    lines += _tool_lines(facts, previous.get("Tools & Patterns", []))
+    return lines
+
+
+_CRITICAL = {"error": ("", 76.0), "config": ("Config: ", 70.0), "url": ("URL: ", 64.0),
+             "command": ("Command: ", 60.0), "provider": ("From memory providers: ", 66.0)}
+
+
+def _critical_kind(text: str) -> tuple[str, float]:
+    for kind, (prefix, base) in _CRITICAL.items():
+        if prefix and text.startswith(prefix):
+            return kind, base
+    return "error", _CRITICAL["error"][1]
+
+
+def _goal_lines(facts: Facts, previous: dict[str, list[str]],
+                focus_topic: str | None) -> list[_Line]:
+    earlier = _fresh_only(previous.get("Goal", []), _LATEST, _FOCUS)
+    lines = [_Line("Goal", text, _EARLIER + i, 100) for i, text in enumerate(earlier)]
+    if facts.asks and not lines:
+        lines.append(_Line("Goal", facts.asks[0].text, facts.asks[0].order, 100))
+    if facts.asks and (previous or facts.asks[-1].text != facts.asks[0].text):
+        latest = facts.asks[-1]
+        lines.append(_Line("Goal", f"{_LATEST}{latest.text}", latest.order, 95))
+    if focus_topic:
+        lines.append(_Line("Goal", f"{_FOCUS}{focus_topic}", 2 * _EARLIER, 100))
+    return lines
+
+
+def _fresh_only(items: list[str], *prefixes: str) -> list[str]:
+    """Earlier lines without the ones a new compaction replaces."""
+    return [item for item in items if not item.startswith(prefixes)]
+
+
+def _progress_lines(facts: Facts, previous: dict[str, list[str]]) -> list[_Line]:
+    weights = {"write": 60.0, "run": 55.0, "other": 55.0, "read": 45.0}
+    done: list[_Candidate] = []
+    blocked: list[_Candidate] = []
+    reads: Counter[str] = Counter()
+    last_read: dict[str, int] = {}
+    earlier_done: list[str] = []
+    for line in previous.get("Progress/Done", []):
+        match = _READ_COUNT.match(line)
+        if match:  # carried forward by adding the counts up
+            reads[match.group(1)] += int(match.group(2))
+            last_read.setdefault(match.group(1), _EARLIER)
+        else:
+            earlier_done.append(line)
+    for key, note in facts.actions.items():
+        if note.last_failed:
+            blocked.append(_Candidate("blocked", f"{key} → {note.last_error}", note.last, 74))
+        elif note.kind == "read":  # one line per reading tool: the files are listed below
+            reads[note.name] += note.count
+            last_read[note.name] = max(note.last, last_read.get(note.name, note.last))
+        else:
+            count = f" (×{note.count})" if note.count > 1 else ""
+            done.append(_Candidate(note.kind, f"{key}{count}", note.last, weights[note.kind]))
+    done += [_Candidate("read", f"{name}: {n} call{'s' if n > 1 else ''} (see Relevant "
+                        "Files)", last_read[name], weights["read"]) for name, n in reads.items()]
+    done += _earlier(earlier_done, _fixed("other", weights["other"]))
+    in_progress = _earlier(_fresh_only(previous.get("Progress/In Progress", []), _LAST_STEP),
+                           _fixed("earlier", 40))
+    if facts.last_intent is not None:
+        in_progress.append(_Candidate("last", f"{_LAST_STEP}{facts.last_intent.text}",
+                                      facts.last_intent.order, 62))
+    blocked += _earlier(previous.get("Progress/Blocked", []), _fixed("earlier", 50))
+    return (_ranked("Progress/Done", done) + _ranked("Progress/In Progress", in_progress)
+            + _ranked("Progress/Blocked", blocked))
+
+
+def _file_lines(facts: Facts, earlier: list[str]) -> list[_Line]:
+    fresh = set(facts.files)
+    candidates: list[_Candidate] = []
+    for path, note in facts.files.items():
+        kind, base = _file_kind(note)
+        candidates.append(_Candidate(kind, _file_text(path, note), note.last, base))
+    candidates += _earlier([e for e in earlier if e.split(" (", 1)[0] not in fresh],
+                           _file_kind_of_text)
+    return _ranked("Relevant Files", candidates)
+
+
+def _file_kind(note: FileNote) -> tuple[str, float]:
+    if note.actions["written"]:
+        return "written", 70.0
+    if note.by_user:
+        return "user", 68.0
+    return ("read", 45.0) if note.actions["read"] else ("mentioned", 35.0)
+
+
+def _file_kind_of_text(text: str) -> tuple[str, float]:
+    notes = text.rsplit(" (", 1)[-1]
+    if notes.startswith("written"):
+        return "written", 70.0
+    if "named by the user" in notes:
+        return "user", 68.0
+    return ("read", 45.0) if notes.startswith("read") else ("mentioned", 35.0)
+
+
+def _file_text(path: str, note: FileNote) -> str:
+    parts = [f"{action} ×{n}" if n > 1 else action
+             for action in ("written", "read") if (n := note.actions[action])]
+    if not parts:
+        parts.append("mentioned")
+    if note.by_user:
+        parts.append("named by the user")
+    return f"{path} ({', '.join(parts)})"
+
+
+def _tool_lines(facts: Facts, earlier: list[str]) -> list[_Line]:
+    counts: Counter[str] = Counter(facts.tools)
+    failures: Counter[str] = Counter(facts.tool_failures)
+    other: list[str] = []
+    for line in earlier:
+        match = _TOOL_COUNT.match(line)
+        if match:
+            counts[match.group(1)] += int(match.group(2))
+            failures[match.group(1)] += int(match.group(3) or 0)
+        else:
+            other.append(line)
+    candidates = _earlier(other, _fixed("other", 45))
+    # Most used first: the order is the negative count, so the decay follows usage.
+    candidates += [_Candidate("tool", f"{name} ×{n}" + (f" ({failures[name]} failed)"
+                                                       if failures[name] else ""), -rank, 52)
+                   for rank, (name, n) in enumerate(counts.most_common())]
+    return _ranked("Tools & Patterns", candidates)

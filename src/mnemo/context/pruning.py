@@ -1,0 +1,133 @@
+"""Step 1 of compression (C6): clear old tool output, no model needed.
+
+Tool results are usually the largest and the most perishable part of an agent's context:
+a file read twenty turns ago has been acted on since. Walking back from the end, the
+newest results that fit in the tail budget are kept; every older ``tool`` message longer
+than 200 characters becomes a placeholder plus one line that says which call produced it,
+so the model still knows what it did. Of identical large outputs (the same file read three
+times) only the newest copy is kept, wherever the older ones are.
+
+The walk is one pass backwards plus one dictionary of output texts: linear in the size of
+the transcript.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from mnemo.context.markers import PRUNED_TOOL_PLACEHOLDER
+from mnemo.messages import Message, content_text, tool_calls_of, with_content
+
+__all__ = [
+    "PRUNE_MIN_CHARS",
+    "describe_call",
+    "key_arguments",
+    "protected_start",
+    "prune_tool_results",
+]
+
+PRUNE_MIN_CHARS = 200  # tool output at most this long is cheaper to keep than to describe
+
+# Arguments that best say what a call did, in the order they are shown.
+_KEY_ARGS = ("path", "file_path", "filepath", "file", "filename", "command", "cmd", "url",
+             "query", "pattern", "name", "target", "id")
+_MAX_ARGS_SHOWN = 3
+_MAX_ARG_CHARS = 60
+
+
+def protected_start(tokens: Sequence[int], budget: int, *, min_messages: int = 3) -> int:
+    """Index of the first message inside the newest ``budget`` tokens.
+
+    At least ``min_messages`` messages are protected even when they alone exceed the
+    budget, so the output the model is acting on right now is never cleared.
+    """
+    accumulated = 0
+    start = len(tokens)
+    for i in range(len(tokens) - 1, -1, -1):
+        kept = len(tokens) - start
+        if accumulated + tokens[i] > budget and kept >= min_messages:
+            break
+        accumulated += tokens[i]
+        start = i
+    return start
+
+
+def describe_call(name: str, arguments: Any, size: int, *, duplicate: bool = False) -> str:
+    """One line naming a call by its key arguments, e.g. ``read_file path=a.py (1,204 chars)``."""
+    shown = key_arguments(arguments)
+    label = " ".join(part for part in (name or "tool", shown) if part)
+    note = f"{size:,} chars; identical to a later result" if duplicate else f"{size:,} chars"
+    return f"{label} ({note})"
+
+
+def prune_tool_results(
+    messages: Sequence[Message],
+    tokens: Sequence[int],
+    budget: int,
+) -> tuple[list[Message], list[int]]:
+    """Clear old and duplicate tool output; return the new list and the indices cleared.
+
+    ``tokens`` holds the rough token count of each message (the caller has it already).
+    Messages that are not cleared are the caller's own objects; cleared ones are copies.
+    """
+    start = protected_start(tokens, budget)
+    texts: dict[int, str] = {}
+    newest: dict[str, int] = {}
+    for i, message in enumerate(messages):
+        if message.get("role") != "tool":
+            continue
+        text = content_text(message)
+        if len(text) > PRUNE_MIN_CHARS and not text.startswith(PRUNED_TOOL_PLACEHOLDER):
+            texts[i] = text
+            newest[text] = i
+    if not texts:
+        return list(messages), []
+    calls = _calls_by_id(messages)
+    result = list(messages)
+    pruned: list[int] = []
+    for i, text in texts.items():
+        duplicate = newest[text] != i
+        if i >= start and not duplicate:
+            continue
+        call_id = str(messages[i].get("tool_call_id", ""))
+        name, arguments = calls.get(call_id, ("", None))
+        line = describe_call(name, arguments, len(text), duplicate=duplicate)
+        result[i] = with_content(messages[i], f"{PRUNED_TOOL_PLACEHOLDER}\n{line}")
+        pruned.append(i)
+    return result, pruned
+
+
+def _calls_by_id(messages: Sequence[Message]) -> dict[str, tuple[str, Any]]:
+    calls: dict[str, tuple[str, Any]] = {}
+    for message in messages:
+        if message.get("role") != "assistant":
+            continue
+        for call in tool_calls_of(message):
+            raw: dict[str, Any] = dict(call)
+            function = raw.get("function") or {}
+            calls[str(raw.get("id", ""))] = (str(function.get("name", "")),
+                                             function.get("arguments"))
+    return calls
+
+
+def key_arguments(arguments: Any) -> str:
+    """The few arguments that say what a call did, as ``k=v`` pairs (JSON text or a dict)."""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            return _clip(arguments)
+    if not isinstance(arguments, dict):
+        return _clip(json.dumps(arguments, ensure_ascii=False)) if arguments else ""
+    scalars = {k: v for k, v in arguments.items()
+               if isinstance(v, str | int | float | bool) and v != ""}
+    ordered = [k for k in _KEY_ARGS if k in scalars]
+    ordered += [k for k in scalars if k not in ordered]
+    return " ".join(f"{k}={_clip(str(scalars[k]))}" for k in ordered[:_MAX_ARGS_SHOWN])
+
+
+def _clip(text: str) -> str:
+    flat = " ".join(text[: _MAX_ARG_CHARS * 4].split())
+    return flat if len(flat) <= _MAX_ARG_CHARS else flat[: _MAX_ARG_CHARS - 1] + "…"

@@ -1,0 +1,215 @@
+"""Conversation builders, a hypothesis strategy for valid conversations, and the C12 checks.
+
+Shared by the context tests (imported as ``convgen``: pytest puts this folder on
+``sys.path`` because it has no ``__init__.py``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from hypothesis import strategies as st
+
+from mnemo.context import SUMMARY_PREFIX, is_summary_message
+from mnemo.context.markers import PRUNED_TOOL_PLACEHOLDER, SUMMARY_END_MARKER, summary_content
+from mnemo.messages import content_text, tool_call_ids
+
+Msg = dict[str, Any]
+
+
+def system(text: str = "You are a helpful coding agent.") -> Msg:
+    return {"role": "system", "content": text}
+
+
+def user(text: str) -> Msg:
+    return {"role": "user", "content": text}
+
+
+def assistant(text: str | None = "", calls: Sequence[Msg] = ()) -> Msg:
+    message: Msg = {"role": "assistant", "content": text}
+    if calls:
+        message["tool_calls"] = list(calls)
+    return message
+
+
+def call(call_id: str, name: str = "read_file", **args: Any) -> Msg:
+    return {"id": call_id, "type": "function",
+            "function": {"name": name, "arguments": json.dumps(args)}}
+
+
+def tool(call_id: str, text: str) -> Msg:
+    return {"role": "tool", "tool_call_id": call_id, "content": text}
+
+
+def agent_turns(count: int, *, output_chars: int = 1200, start: int = 0) -> list[Msg]:
+    """``count`` turns of: user ask, assistant tool call, tool result, assistant answer."""
+    out: list[Msg] = []
+    for t in range(start, start + count):
+        cid = f"call_{t}"
+        out += [
+            user(f"Turn {t}: please look at src/module_{t}.py and fix the handler."),
+            assistant("Let me read it.", [call(cid, path=f"src/module_{t}.py")]),
+            tool(cid, f"# module {t}\n" + "def handler():\n    return 1\n" * (output_chars // 30)),
+            assistant(f"Fixed the handler in src/module_{t}.py."),
+        ]
+    return out
+
+
+# -- the C12 checks ---------------------------------------------------------------------
+
+
+def c12_violations(output: Sequence[Msg], source: Sequence[Msg]) -> list[str]:
+    """Every way ``output`` breaks C12 (a)–(e); empty when it is valid."""
+    problems: list[str] = []
+    open_ids: list[str] = []
+    answered: set[str] = set()
+    for i, message in enumerate(output):
+        role = message.get("role")
+        if role == "tool":
+            cid = message.get("tool_call_id")
+            if cid not in open_ids or cid in answered:
+                problems.append(f"(a) tool result {cid!r} at {i} does not answer the call "
+                                "right before it")
+            answered.add(str(cid))
+            continue
+        missing = [c for c in open_ids if c not in answered]
+        if missing:
+            problems.append(f"(b) calls {missing} before {i} have no result")
+        open_ids, answered = [], set()
+        if role == "assistant":
+            open_ids = tool_call_ids(message)
+        if i and role in ("user", "assistant") and output[i - 1].get("role") == role:
+            problems.append(f"(c) messages {i - 1} and {i} are both {role}")
+    missing = [c for c in open_ids if c not in answered]
+    if missing:
+        problems.append(f"(b) calls {missing} at the end have no result")
+    if any(m.get("role") == "user" for m in source) and not any(
+            m.get("role") == "user" for m in output):
+        problems.append("(d) no user message survived")
+    if source and source[0].get("role") == "system" and (
+            not output or output[0].get("role") != "system"):
+        problems.append("(e) the system message is not first")
+    if sum(1 for m in output if m.get("role") == "system") > sum(
+            1 for m in source if m.get("role") == "system"):
+        problems.append("(e) a system message was added")
+    return problems
+
+
+def corresponds(original: Msg, produced: Msg) -> bool:
+    """True when ``produced`` is ``original`` as the compressor may legitimately keep it."""
+    if produced == original:
+        return True
+    if produced.get("role") != original.get("role"):
+        return False
+    text, before = content_text(produced), content_text(original)
+    if original.get("role") == "tool":
+        return (produced.get("tool_call_id") == original.get("tool_call_id")
+                and text.startswith(PRUNED_TOOL_PLACEHOLDER))
+    if original.get("role") == "system":
+        return text.startswith(before)
+    # The summary merged into the first tail message (C12 c).
+    return (text.startswith(SUMMARY_PREFIX) and SUMMARY_END_MARKER in text
+            and text.endswith(before) and produced.get("tool_calls") == original.get(
+                "tool_calls"))
+
+
+def kept_in_order(output: Sequence[Msg], source: Sequence[Msg], removed: Sequence[int]) -> bool:
+    """Every input message not removed appears in the output, in order."""
+    gone = set(removed)
+    j = 0
+    for i, original in enumerate(source):
+        if i in gone:
+            continue
+        while j < len(output) and not corresponds(original, output[j]):
+            j += 1
+        if j == len(output):
+            return False
+        j += 1
+    return True
+
+
+# -- hypothesis: random valid conversations ------------------------------------------------
+
+_WORDS = ("fix the bug", "why does it fail?", "see src/app.py", "use tabs", "ok",
+          "Error: boom", "https://example.com/x", "", "never push to main", "done.")
+_SIZES = (0, 0, 0, 120, 600, 50, 300, 1500)
+_NAMES = ("read_file", "terminal", "search")
+
+
+class _Code:
+    """Reads small choices out of one drawn integer: one draw per message keeps
+    generation fast, and shrinking the integer towards 0 still simplifies the shape."""
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def pick(self, n: int) -> int:
+        self.value, choice = divmod(self.value, n)
+        return choice
+
+
+def _text(code: _Code, *, big: bool = False) -> str:
+    base = _WORDS[code.pick(len(_WORDS))]
+    size = _SIZES[code.pick(4) + (4 if big else 0)]
+    return base + "x" * size
+
+
+def _user_message(code: _Code, index: int) -> Msg:
+    text = f"ask {index}: " + _text(code)
+    if code.pick(6) == 5:  # multimodal list content
+        return {"role": "user", "content": [
+            {"type": "text", "text": text},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]}
+    return user(text)
+
+
+def _tool_group(code: _Code, prefix: str) -> list[Msg]:
+    count = 1 + code.pick(3)  # parallel calls
+    ids = [f"{prefix}_{k}" for k in range(count)]
+    calls = [call(cid, _NAMES[code.pick(3)], path=f"src/{cid}.py") for cid in ids]
+    text = ("", None, "Checking.")[code.pick(3)]
+    results = [tool(cid, _text(code, big=True)) for cid in ids]
+    if code.pick(2):
+        results.reverse()  # results may come back in any order
+    if code.pick(6) == 5:
+        results[0] = dict(results[0], content="same output\n" + "y" * 400)  # duplicates
+    return [assistant(text, calls), *results]
+
+
+_CODE = st.integers(0, 2**40)
+
+
+@st.composite
+def conversations(draw: st.DrawFn) -> list[Msg]:
+    """A valid conversation: optional system message, optional resumed summary, turns."""
+    out: list[Msg] = []
+    head = _Code(draw(_CODE))
+    if head.pick(2):
+        out.append({"role": "system", "content": [{"type": "text", "text": "sys"}]}
+                   if head.pick(5) == 4 else system())
+    if head.pick(5) == 4:  # a resumed session starts with the old summary
+        out.append({"role": ("assistant", "user")[head.pick(2)],
+                    "content": summary_content("## Goal\n- an earlier goal")})
+    for t in range(draw(st.integers(1, 12))):
+        code = _Code(draw(_CODE))
+        if out and out[-1]["role"] == "user":
+            out.append(assistant("ok"))
+        out.append(_user_message(code, t))
+        for g in range(code.pick(4)):
+            out += _tool_group(_Code(draw(_CODE)), f"c{t}_{g}")
+        if code.pick(5) != 4:
+            out.append(assistant(f"answer {t} " + _text(code)))
+    return out
+
+
+def latest_user(messages: Sequence[Msg]) -> Msg | None:
+    for message in reversed(messages):
+        if message.get("role") == "user" and not is_summary_message(message):
+            return message
+    return None
+
+
+def survives(message: Msg, output: Sequence[Msg]) -> bool:
+    return any(corresponds(message, m) for m in output)

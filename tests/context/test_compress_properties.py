@@ -1,0 +1,72 @@
+"""Property-based tests: every compressed output is valid for the API (C12) and honest.
+
+Hypothesis generates valid conversations (system message or none, a resumed summary or
+none, multimodal user turns, tool-call groups with parallel calls and results in any
+order, duplicate outputs) and compressor settings; each output is checked for C12 (a)–(e)
+and for what the report promises. ``bench/validity_bench.py`` runs 10,000 of them.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from convgen import c12_violations, conversations, kept_in_order, latest_user, survives
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mnemo.context import SUMMARY_PREFIX, ContextCompressor, is_summary_message
+from mnemo.context.prompt import MIN_SUMMARY_TOKENS
+from mnemo.messages import content_text
+
+_SETTINGS = settings(max_examples=300, deadline=None,
+                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def _check(engine: ContextCompressor, conversation: list[dict[str, Any]]) -> list[Any]:
+    before = copy.deepcopy(conversation)
+    output = engine.compress(conversation)  # type: ignore[arg-type]
+    report = engine.last_report
+    assert report is not None
+    assert conversation == before, "the input list was modified"
+    assert not c12_violations(output, conversation), c12_violations(output, conversation)
+    assert kept_in_order(output, conversation, report.removed)
+    expected = latest_user(conversation)
+    if expected is not None:
+        assert survives(expected, output), "the latest user message was lost"
+    summaries = [m for m in output if is_summary_message(m)]
+    assert len(summaries) <= 1
+    for message in output:
+        assert content_text(message).count(SUMMARY_PREFIX) <= 1, "a summary was nested"
+    if report.summary is not None:
+        assert report.removed, "a summary replaced nothing"
+        assert report.tokens_after < report.tokens_before
+        assert len(report.summary) // 4 <= max(MIN_SUMMARY_TOKENS, engine.max_summary_tokens)
+    assert report.messages_after == len(output)
+    for i in report.pruned:
+        assert conversation[i]["role"] == "tool" and i not in report.removed
+    return output
+
+
+@_SETTINGS
+@given(conversation=conversations(),
+       context_length=st.sampled_from([600, 1_500, 4_000, 20_000]),
+       protect_first_n=st.integers(0, 4))
+def test_every_output_is_valid_and_honest(conversation: list[dict[str, Any]],
+                                          context_length: int, protect_first_n: int) -> None:
+    engine = ContextCompressor(context_length=context_length, protect_first_n=protect_first_n)
+    _check(engine, conversation)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(conversation=conversations(), more=conversations())
+def test_a_second_compression_is_valid_and_never_nests(conversation: list[dict[str, Any]],
+                                                       more: list[dict[str, Any]]) -> None:
+    engine = ContextCompressor(context_length=1_500, protect_first_n=2)
+    first = _check(engine, conversation)
+    grown = first + [m for m in more if m["role"] != "system" and not is_summary_message(m)]
+    if first and grown[len(first) - 1]["role"] == grown[min(len(first), len(grown) - 1)]["role"]:
+        grown.insert(len(first), {"role": "assistant" if grown[len(first) - 1]["role"] == "user"
+                                  else "user", "content": "continue"})
+    if not c12_violations(grown, grown):
+        _check(engine, grown)

@@ -1,0 +1,75 @@
+"""Reading tool output for what went wrong (``failures.py``), and keeping it when the
+output itself is cleared."""
+
+from __future__ import annotations
+
+from convgen import agent_turns, assistant, call, system, tool, user
+
+from mnemo.context import PRUNED_TOOL_PLACEHOLDER, ContextCompressor
+from mnemo.context.failures import (
+    best_error_lines,
+    error_lines,
+    error_shape,
+    failure_lines,
+    tool_kind,
+)
+
+_TRACEBACK = """collected 3 items
+Traceback (most recent call last):
+  File "/srv/app/jobs.py", line 12, in run
+    raise QuotaExceeded("tenant acme used 120%")
+app.jobs.QuotaExceeded: tenant acme used 120%
+FAILED tests/test_jobs.py::test_run - app.jobs.QuotaExceeded
+==== 1 failed, 2 passed in 0.4s ===="""
+
+
+def test_error_lines_find_the_exception_line_of_a_traceback() -> None:
+    lines = error_lines(_TRACEBACK)
+    assert lines == ["app.jobs.QuotaExceeded: tenant acme used 120%",
+                     "FAILED tests/test_jobs.py::test_run - app.jobs.QuotaExceeded",
+                     "1 failed, 2 passed in 0.4s"]
+    assert error_lines("all 12 tests passed\n" * 1000) == []
+
+
+def test_the_raised_line_ranks_above_summaries_and_tallies() -> None:
+    lines = error_lines(_TRACEBACK)
+    assert best_error_lines(lines, 1) == ["app.jobs.QuotaExceeded: tenant acme used 120%"]
+    assert best_error_lines(lines, 2) == lines[:2]  # kept in their order
+    assert error_shape("E assert 3 == 27") == error_shape("E assert 14 == 2")
+
+
+def test_reads_report_only_first_line_failures_and_logged_errors() -> None:
+    code = "def f():\n    raise ValueError('bad input')\n" * 20
+    assert failure_lines(code, "read") == []
+    assert failure_lines(code, "run") == ["raise ValueError('bad input')"]
+    assert failure_lines("Error: no such file: a.py", "read") == ["Error: no such file: a.py"]
+    log = "INFO start\n" * 50 + "KeyError: 'tenant_7'\n" + "INFO stop\n" * 50
+    assert failure_lines(log, "read") == ["KeyError: 'tenant_7'"]
+
+
+def test_tool_kind_by_name() -> None:
+    assert tool_kind("write_file", {}) == "write"
+    assert tool_kind("read_file", {}) == "read"
+    assert tool_kind("terminal", {"command": "ls"}) == "run"
+    assert tool_kind("vision", {}) == "other"
+
+
+def test_a_cleared_output_in_the_context_keeps_its_failure_lines() -> None:
+    # The failing run sits in the tail but outside the newest tail budget: its output is
+    # cleared, the lines saying what failed stay, and reach the summary later.
+    messages = [system(), *agent_turns(20), user("run the jobs tests"),
+                assistant("", [call("t1", "terminal", command="pytest tests/test_jobs.py")]),
+                tool("t1", "x\n" * 400 + _TRACEBACK),
+                assistant("", [call("t2", "read_file", path="README.md")]),
+                tool("t2", "r" * 6000), assistant("Looking at it.")]
+    engine = ContextCompressor(context_length=12_000)
+    out = engine.compress(messages)
+    cleared = next(m for m in out if m.get("tool_call_id") == "t1")
+    text = str(cleared["content"])
+    assert text.startswith(PRUNED_TOOL_PLACEHOLDER)
+    assert "terminal command=pytest tests/test_jobs.py" in text
+    assert text.endswith("app.jobs.QuotaExceeded: tenant acme used 120%\n"
+                         "FAILED tests/test_jobs.py::test_run - app.jobs.QuotaExceeded")
+    later = engine.compress(out + agent_turns(20, start=50))
+    assert later and engine.last_report is not None and engine.last_report.summary
+    assert "app.jobs.QuotaExceeded: tenant acme used 120%" in engine.last_report.summary

@@ -1,0 +1,165 @@
+"""C15: the local summariser fills the template from the turns, offline and deterministically."""
+
+from __future__ import annotations
+
+import re
+
+from convgen import assistant, call, tool, user
+
+from mnemo.context import TEMPLATE_SECTIONS, summarize_locally
+from mnemo.context.local_summary import parse_summary_sections, redact_secrets
+from mnemo.tokens import estimate_tokens_rough
+
+
+def _turns() -> list[dict]:
+    return [
+        user("I want the billing service to retry failed webhooks. Please keep the public "
+             "API unchanged. I prefer small commits."),
+        assistant("Reading the webhook module.",
+                  [call("c1", "read_file", path="services/billing/webhooks.py")]),
+        tool("c1", "def deliver(event):\n    ...\n" * 20),
+        assistant("", [call("c2", "terminal", command="pytest -q tests/test_webhooks.py")]),
+        tool("c2", "collected 12 items\n...\nFAILED tests/test_webhooks.py::test_retry - "
+                   "TimeoutError: webhook endpoint did not answer\n1 failed, 11 passed"),
+        assistant("We decided to use exponential backoff instead of a fixed delay. "
+                  "Next step I will add a retry counter.",
+                  [call("c3", "write_file", path="services/billing/retry.py",
+                        content="MAX_RETRIES = 5\n")]),
+        tool("c3", "wrote 17 bytes"),
+        user("Which queue do we use for the retries? Also, can you check whether the "
+             "staging config sets WEBHOOK_TIMEOUT=30? Docs: https://docs.example.com/webhooks"),
+        assistant("The retries go through the Redis queue named billing-retries."),
+        user("Never deploy on Fridays. Run `git push origin feature/retries` when done."),
+        assistant("Understood."),
+    ]
+
+
+def _sections(summary: str) -> dict[str, list[str]]:
+    return parse_summary_sections(summary)
+
+
+def test_all_ten_sections_in_order() -> None:
+    summary = summarize_locally(_turns(), budget_tokens=2_000)
+    assert re.findall(r"^## (.+)$", summary, flags=re.MULTILINE) == list(TEMPLATE_SECTIONS)
+    assert summary.index("### Done") < summary.index("### In Progress") < summary.index(
+        "### Blocked")
+
+
+def test_facts_land_in_their_sections() -> None:
+    s = _sections(summarize_locally(_turns(), budget_tokens=2_000))
+    assert s["Goal"][0].startswith("I want the billing service to retry failed webhooks.")
+    assert any(x.startswith("Latest request in these turns: Never deploy") for x in s["Goal"])
+    rules = " ".join(s["Constraints & Preferences"])
+    assert "Please keep the public API unchanged." in rules
+    assert "I prefer small commits." in rules and "Never deploy on Fridays." in rules
+    assert any("exponential backoff instead of a fixed delay" in x for x in s["Key Decisions"])
+    assert any(x.startswith("Which queue do we use for the retries? →") and "Redis" in x
+               for x in s["Resolved Questions"])
+    assert any("staging config sets WEBHOOK_TIMEOUT=30" in x for x in s["Pending User Asks"])
+    files = " ".join(s["Relevant Files"])
+    assert "services/billing/retry.py (written)" in files
+    assert "services/billing/webhooks.py (read)" in files
+    critical = "\n".join(s["Critical Context"])
+    assert ("FAILED tests/test_webhooks.py::test_retry - TimeoutError: webhook endpoint did "
+            "not answer") in critical
+    assert "URL: https://docs.example.com/webhooks" in critical
+    assert "Config: WEBHOOK_TIMEOUT=30" in critical
+    assert "Command: git push origin feature/retries" in critical
+    assert "Command: pytest -q tests/test_webhooks.py" in critical
+    assert any("retry counter" in x for x in s["Remaining Work"])
+    done = " ".join(s["Progress/Done"])
+    assert "write_file path=services/billing/retry.py" in done
+    assert "read_file: 1 call" in done
+    blocked = " ".join(s["Progress/Blocked"])
+    assert "terminal command=pytest -q tests/test_webhooks.py → FAILED" in blocked
+    assert any(x.startswith("Last step in these turns: Understood") for x in
+               s["Progress/In Progress"])
+    tools = s["Tools & Patterns"]
+    assert "terminal ×1 (1 failed)" in tools and "read_file ×1" in tools
+
+
+def test_it_is_deterministic() -> None:
+    assert summarize_locally(_turns(), budget_tokens=2_000) == summarize_locally(
+        _turns(), budget_tokens=2_000)
+
+
+def test_output_stays_within_the_budget() -> None:
+    turns: list[dict] = []
+    for k in range(400):
+        turns += [user(f"Please never touch legacy/module_{k}.py and keep tests green {k}."),
+                  assistant("", [call(f"c{k}", "terminal", command=f"make test-{k}")]),
+                  tool(f"c{k}", f"ERROR: target test-{k} failed in build/out_{k}.log\n" * 3),
+                  assistant(f"We decided to skip module {k} for now.")]
+    for budget in (2_000, 3_000, 12_000):
+        summary = summarize_locally(turns, budget_tokens=budget)
+        assert estimate_tokens_rough(summary) <= budget
+        assert re.findall(r"^## (.+)$", summary, flags=re.MULTILINE) == list(TEMPLATE_SECTIONS)
+    # The newest of a crowded kind are preferred, and every kind keeps some room.
+    s = _sections(summarize_locally(turns, budget_tokens=2_000))
+    assert any("module_399" in x for x in s["Constraints & Preferences"])
+    assert s["Relevant Files"] and s["Critical Context"] and s["Key Decisions"]
+
+
+def test_previous_summary_is_merged_not_nested() -> None:
+    first = summarize_locally(_turns(), budget_tokens=2_000)
+    later = [assistant("Checked staging: it sets WEBHOOK_TIMEOUT to 30 seconds in the "
+                       "staging config, as you asked."),
+             user("Great, thanks."),
+             assistant("", [call("c9", "terminal", command="pytest -q")]),
+             tool("c9", "12 passed")]
+    second = summarize_locally(later, budget_tokens=2_000, previous_summary=first)
+    s = _sections(second)
+    assert second.count("## Goal") == 1
+    assert s["Goal"][0].startswith("I want the billing service")  # kept from before
+    assert sum(x.startswith("Latest request in these turns:") for x in s["Goal"]) == 1
+    assert "Never deploy on Fridays." in " ".join(s["Constraints & Preferences"])
+    # The open ask was answered by the new turns: it moved to the resolved list.
+    assert not any("WEBHOOK_TIMEOUT" in x for x in s.get("Pending User Asks", []))
+    assert any("staging config sets WEBHOOK_TIMEOUT=30" in x and "→" in x
+               for x in s["Resolved Questions"])
+    assert "terminal ×2 (1 failed)" in s["Tools & Patterns"]
+
+
+def test_focus_topic_wins_a_tight_budget() -> None:
+    turns: list[dict] = []
+    for k in range(300):
+        topic = "payments" if k == 7 else "ui"
+        turns += [user(f"Note {k}: the {topic} code must always log request ids {k}."),
+                  assistant(f"Noted {k}.")]
+    plain = summarize_locally(turns, budget_tokens=2_000)
+    focused = summarize_locally(turns, budget_tokens=2_000, focus_topic="payments")
+    assert "payments code must always" not in plain
+    assert "payments code must always" in focused
+    assert "Focus of this compaction: payments" in focused
+
+
+def test_secrets_are_redacted() -> None:
+    key = "sk-" + "A1b2C3d4" * 5
+    turns = [user(f"use api_key={key} and password: hunter2hunter2 for the test"),
+             assistant("ok")]
+    summary = summarize_locally(turns, budget_tokens=2_000)
+    assert key not in summary and "hunter2hunter2" not in summary
+    assert "[REDACTED]" in summary
+    assert redact_secrets("Authorization: Bearer abcdefghijklmnop123") == (
+        "Authorization: Bearer [REDACTED]")
+
+
+def test_multimodal_and_empty_turns() -> None:
+    turns = [{"role": "user", "content": [
+        {"type": "text", "text": "What is in this screenshot of app/ui/login.tsx?"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]},
+        assistant(None, [call("x", "vision")]), tool("x", ""), assistant("")]
+    s = _sections(summarize_locally(turns, budget_tokens=2_000))
+    assert "app/ui/login.tsx" in " ".join(s["Relevant Files"])
+    assert summarize_locally([], budget_tokens=2_000).count("(none)") >= 10
+
+
+def test_reading_a_file_that_contains_errors_is_not_a_failure() -> None:
+    code = "def f():\n    raise ValueError('bad input')\n" * 10
+    turns = [assistant("", [call("r", "read_file", path="src/f.py")]), tool("r", code),
+             assistant("", [call("m", "read_file", path="src/missing.py")]),
+             tool("m", "Error: no such file or directory: src/missing.py")]
+    s = _sections(summarize_locally(turns, budget_tokens=2_000))
+    blocked = " ".join(s.get("Progress/Blocked", []))
+    assert "src/missing.py" in blocked and "src/f.py" not in blocked
+    assert not any("bad input" in x for x in s.get("Critical Context", []))
