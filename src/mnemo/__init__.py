@@ -3,6 +3,8 @@
 This module only re-exports the public API; each name lives in the package that owns it.
 """
 
+import logging
+
 from mnemo.config import MnemoConfig, load_config
 from mnemo.errors import (
     ConfigError,
@@ -20,6 +22,9 @@ from mnemo.errors import (
 from mnemo.home import Home
 from mnemo.memory import ENTRY_DELIMITER, MEMORY_SCHEMA, MemoryStore, memory_tool
 from mnemo.security import Finding, scan
+
+# A library logs but never decides where logs go: applications (and the CLI) do.
+logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 __all__ = [
     "ENTRY_DELIMITER",

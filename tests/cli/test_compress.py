@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from mnemo.cli import compress as compress_module
+from mnemo.cli.common import CliState
 from mnemo.cli.main import cli
 from mnemo.context import SUMMARY_PREFIX
 from mnemo.home import Home
@@ -138,8 +139,12 @@ def test_missing_and_undecodable_files(tmp_path: Path) -> None:
     assert code == 2 and "not UTF-8" in err and len(err.strip().splitlines()) == 1
 
 
-def test_local_summariser_until_llm_is_wired() -> None:
-    assert compress_module._summarizer_for(None) is None  # type: ignore[arg-type]
+def test_summariser_follows_the_config(mnemo_home: Home) -> None:
+    state = CliState(home=mnemo_home)
+    assert compress_module._summarizer_for(state) is None  # local model: local summariser
+    mnemo_home.config_file.write_text("auxiliary: {base_url: 'http://127.0.0.1:9/v1'}\n",
+                                      encoding="utf-8")
+    assert callable(compress_module._summarizer_for(CliState(home=mnemo_home)))
 
 
 def test_help_explains_the_options() -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import click
 
+from mnemo.agent import summarizer_for
 from mnemo.cli.common import CliState, echo_json, pass_state
 from mnemo.context import ContextCompressor, default_context_length, parse_transcript
 from mnemo.errors import UsageError
@@ -27,10 +28,10 @@ __all__ = ["compress"]
 def _summarizer_for(state: CliState) -> Callable[[str], str] | None:
     """The summariser ``mnemo compress`` uses; ``None`` means the local summariser.
 
-    The model summariser (``auxiliary`` / ``context.summary_model_override`` in the config)
-    is wired here once ``mnemo.llm`` provides it; until then every run is local.
+    The same rule as the agent's (``mnemo.agent.summarizer_for``): a configured auxiliary
+    or remote main model summarises, the embedded local model does not.
     """
-    return None
+    return summarizer_for(state.config, state.home)
 
 
 @click.command("compress")

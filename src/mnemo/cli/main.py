@@ -17,6 +17,7 @@ import click
 from mnemo.cli.common import CliState
 from mnemo.errors import MnemoError, UsageError
 from mnemo.home import Home
+from mnemo.logs import configure_file_logging
 
 __all__ = ["cli", "main"]
 
@@ -49,20 +50,32 @@ def cli(ctx: click.Context, home: str | None, debug: bool) -> None:
     """
     if debug:
         logging.basicConfig(level=logging.DEBUG, stream=sys.stderr)
-    ctx.obj = CliState(home=Home(home), debug=debug)
+    state = CliState(home=Home(home), debug=debug)
+    if state.home.root.exists():
+        # Every command's events go to the agent log the debugging guide greps.
+        configure_file_logging(state.home)
+    ctx.obj = state
 
 
 def _register() -> None:
+    from mnemo.cli import chat as chat_cmd
     from mnemo.cli import compress as compress_cmd
+    from mnemo.cli import context as context_cmd
+    from mnemo.cli import doctor as doctor_cmd
     from mnemo.cli import mcp as mcp_cmd
     from mnemo.cli import memory
+    from mnemo.cli import models as models_cmd
     from mnemo.cli import prompt as prompt_cmd
     from mnemo.cli import sessions as sessions_cmd
     from mnemo.cli import skills as skills_cmd
 
+    cli.add_command(chat_cmd.chat)
     cli.add_command(compress_cmd.compress)
+    cli.add_command(context_cmd.context)
+    cli.add_command(doctor_cmd.doctor)
     cli.add_command(mcp_cmd.mcp)
     cli.add_command(memory.memory)
+    cli.add_command(models_cmd.models)
     cli.add_command(prompt_cmd.prompt)
     cli.add_command(sessions_cmd.sessions)
     cli.add_command(skills_cmd.skills)

@@ -44,7 +44,12 @@ from mnemo.context.prompt import (
     turns_token_limit,
 )
 from mnemo.context.pruning import prune_tool_results
-from mnemo.errors import ProviderAuthError, ProviderConnectionError, UsageError
+from mnemo.errors import (
+    ProviderAuthError,
+    ProviderConnectionError,
+    ProviderTimeoutError,
+    UsageError,
+)
 from mnemo.messages import Message, content_text, with_content
 from mnemo.tokens import estimate_message_tokens_rough, estimate_tokens_rough
 
@@ -350,6 +355,10 @@ class ContextCompressor(ContextEngine):
         calls = 0
         try:
             body, calls = self._summarise_with_model(turns, previous, focus, budget, extra)
+        except ProviderTimeoutError as exc:
+            # A timeout is a slow summariser, not an unreachable one (C13): fall back.
+            body = ""
+            log.warning("summary generation timed out (%s)", exc)
         except (ProviderAuthError, ProviderConnectionError) as exc:
             kind = "authentication" if isinstance(exc, ProviderAuthError) else "connection"
             reason = f"summary model {kind} failed ({type(exc).__name__}: {exc})"

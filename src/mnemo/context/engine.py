@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 __all__ = ["CompressionReport", "ContextEngine", "PreCompressHook", "Summarizer", "usage_tokens"]
 
 # Prompt text in, summary text out. It may raise: mnemo.errors.ProviderAuthError and
-# ProviderConnectionError leave the conversation unchanged, anything else falls back to
-# the local summariser (C13).
+# ProviderConnectionError leave the conversation unchanged; anything else (a timeout,
+# ProviderTimeoutError, included) falls back to the local summariser (C13).
 Summarizer = Callable[[str], str]
 
 # Called with the turns about to be summarised; returns extra text for the summariser.

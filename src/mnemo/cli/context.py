@@ -1,0 +1,109 @@
+"""``mnemo context``: what the model would see now, part by part, in tokens.
+
+It builds the session's system prompt for the current directory and config exactly as
+``mnemo chat`` would (without calling a model) and puts it next to the context window:
+each part and its tokens, memory usage, the context files and any BLOCKED ones with their
+line and pattern, the skills, and how much of the compaction threshold the prompt takes
+before the first message.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from mnemo.agent.setup import memory_store_for
+from mnemo.cli.common import CliState, echo_json, pass_state
+from mnemo.context import default_context_length
+from mnemo.errors import MnemoError
+from mnemo.llm import resolve_model_choice
+from mnemo.memory import TARGETS
+from mnemo.prompt import build_system_prompt
+from mnemo.prompt.context_files import find_context_files
+
+__all__ = ["context", "context_report"]
+
+_TOOLS = ("memory", "session_search", "skill_view")
+
+
+def context_report(state: CliState, cwd: Path, platform: str | None) -> dict[str, Any]:
+    """Everything ``mnemo context`` shows, as data."""
+    config = state.config
+    try:
+        choice = resolve_model_choice(config, home=state.home)
+        model, window, model_note = choice.model, choice.context_length, choice.reason
+    except MnemoError as exc:
+        model, window, model_note = config.model.name, None, str(exc)
+    window = window or default_context_length(config)
+    threshold = int(window * config.context.threshold_percent)
+    store = memory_store_for(config, state.home)
+    store.load_from_disk()
+    prompt = build_system_prompt(config=config, memory=store, cwd=cwd, platform=platform,
+                                 model=model, tool_names=_TOOLS, home=state.home)
+    memory = {t: store.read(t)["usage"] for t in TARGETS}
+    kind, paths = find_context_files(cwd)
+    return {
+        "cwd": str(cwd),
+        "model": model,
+        "model_note": model_note,
+        "context_length": window,
+        "threshold_tokens": threshold,
+        "engine": config.context.engine,
+        "system_prompt_tokens": prompt.tokens,
+        "threshold_share": round(prompt.tokens / threshold, 4) if threshold else None,
+        "parts": [{"name": p.name, "chars": p.chars, "tokens": p.tokens} for p in prompt.parts],
+        "memory": {
+            "memory": {"enabled": config.memory.memory_enabled, "usage": memory["memory"]},
+            "user": {"enabled": config.memory.user_profile_enabled, "usage": memory["user"]},
+            "provider": config.memory.provider or None,
+        },
+        "context_files": {"kind": kind or None, "files": [str(p) for p in paths]},
+        "findings": [f.to_dict() for f in prompt.findings],
+        "skills_count": prompt.skills_count,
+        "skill_problems": [p.to_dict() for p in prompt.skill_problems],
+    }
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--platform", help="Platform to build the prompt for (default: config).")
+@click.option("--cwd", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              default=None, help="Directory whose context files count (default: here).")
+@pass_state
+def context(state: CliState, as_json: bool, platform: str | None, cwd: Path | None) -> None:
+    """Show what the model would see now: prompt parts, memory, context files, tokens."""
+    report = context_report(state, cwd or Path.cwd(), platform)
+    if as_json:
+        echo_json(report)
+        return
+    click.echo(f"model      {report['model'] or '(none)'} — {report['model_note']}")
+    click.echo(f"window     {report['context_length']:,} tokens; compaction at "
+               f"{report['threshold_tokens']:,} ({report['engine']} engine)")
+    click.echo("\nsystem prompt")
+    for part in report["parts"]:
+        click.echo(f"  {part['name']:<26} {part['tokens']:>7,} tokens")
+    share = report["threshold_share"] or 0
+    click.echo(f"  {'total':<26} {report['system_prompt_tokens']:>7,} tokens "
+               f"({share:.0%} of the threshold before the first message)")
+    click.echo("\nmemory")
+    for target, info in report["memory"].items():
+        if target == "provider":
+            click.echo(f"  external provider: {info or 'none'}")
+        else:
+            state_text = info["usage"] if info["enabled"] else "disabled"
+            click.echo(f"  {target:<6} {state_text}")
+    click.echo("\ncontext files")
+    files = report["context_files"]
+    if not files["files"]:
+        click.echo("  (none found here)")
+    for path in files["files"]:
+        click.echo(f"  {path} ({files['kind']})")
+    for finding in report["findings"]:
+        verdict = "BLOCKED" if finding["blocked"] else "allowed"
+        click.echo(f"  {verdict} {finding['file']} line {finding['line']}: "
+                   f"{finding['pattern_id']} — {finding['excerpt']}")
+    click.echo(f"\nskills     {report['skills_count']} available"
+               + (f", {len(report['skill_problems'])} with problems"
+                  if report["skill_problems"] else ""))

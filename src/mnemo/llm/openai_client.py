@@ -1,0 +1,195 @@
+"""``OpenAIChatClient``: any OpenAI-compatible chat endpoint through the official SDK.
+
+OpenAI, OpenRouter, vLLM, Ollama, llama.cpp's server and the embedded local model all
+speak this wire format. The SDK is built with ``max_retries=0`` and wrapped in our own
+``RetryPolicy`` so retries are bounded, visible in the log and testable (the SDK's
+hidden loop would otherwise multiply ours). Every SDK exception is mapped to the
+``mnemo.errors`` family by ``failures``; nothing from ``openai`` leaks to callers.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from mnemo.errors import ProviderError
+from mnemo.llm.failures import Endpoint
+from mnemo.llm.retry import RetryPolicy
+from mnemo.llm.sdk_errors import call_once
+from mnemo.llm.types import ChatResponse, Usage, wrap_tools
+from mnemo.messages import Message, ToolCall
+from mnemo.tokens import estimate_messages_tokens_rough, estimate_tokens_rough
+
+__all__ = ["OpenAIChatClient"]
+
+log = logging.getLogger("mnemo.llm")
+
+# Keyless servers (llama.cpp, Ollama, vLLM without --api-key) ignore the header, but the
+# SDK insists on some key.
+_NO_KEY = "not-needed"
+
+
+class OpenAIChatClient:
+    """A ``ChatClient`` for one model behind an OpenAI-compatible endpoint.
+
+    ``base_url`` empty means OpenAI's own API. ``timeout`` bounds each attempt (seconds);
+    ``max_retries`` extra attempts are made on 429, 5xx and connection resets. Pass a
+    ``retry`` policy to control the backoff (tests inject one whose ``sleep`` records).
+    ``context_length`` is reported as given (``None`` = unknown).
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str = "",
+        api_key: str | None = None,
+        key_source: str = "",
+        timeout: float = 120.0,
+        max_retries: int = 3,
+        context_length: int | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        retry: RetryPolicy | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._model = model
+        self._context_length = context_length
+        self.timeout = timeout
+        self.default_max_tokens = max_tokens
+        self.default_temperature = temperature
+        self.retry = retry if retry is not None else RetryPolicy(max_retries=max_retries)
+        self._extra_body = dict(extra_body or {})
+        # Imported here, not at module level: the SDK takes half a second to import and
+        # commands that never call a model should not pay for it.
+        import openai
+
+        self._openai = openai
+        self._sdk = openai.OpenAI(
+            api_key=api_key or _NO_KEY,
+            base_url=base_url or None,
+            timeout=timeout,
+            max_retries=0,
+        )
+        self.base_url = str(self._sdk.base_url).rstrip("/")
+        self._endpoint = Endpoint(self.base_url, model, key_source)
+        # OpenAI's own API wants max_completion_tokens (its reasoning models reject
+        # max_tokens); most other servers know only max_tokens.
+        self._max_tokens_field = (
+            "max_completion_tokens" if "api.openai.com" in self.base_url else "max_tokens"
+        )
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    @property
+    def context_length(self) -> int | None:
+        return self._context_length
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatClient(model={self._model!r}, base_url={self.base_url!r})"
+
+    def close(self) -> None:
+        self._sdk.close()
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+    ) -> ChatResponse:
+        """One chat completion. ``extra_body`` adds server-specific request fields for
+        this call (over the client's own), e.g. a llama.cpp ``grammar``."""
+        request: dict[str, Any] = {
+            "model": self._model,
+            "messages": [dict(m) for m in messages],
+        }
+        if tools:
+            request["tools"] = wrap_tools(tools)
+        limit = max_tokens if max_tokens is not None else self.default_max_tokens
+        if limit is not None:
+            request[self._max_tokens_field] = limit
+        temp = temperature if temperature is not None else self.default_temperature
+        if temp is not None:
+            request["temperature"] = temp
+        extra = {**self._extra_body, **(extra_body or {})}
+        if extra:
+            request["extra_body"] = extra
+
+        started = time.monotonic()
+        completion = self.retry.run(lambda number: self._attempt(request, number))
+        response = self._to_response(completion, messages)
+        log.debug("model %s answered in %.2f s (%d prompt + %d completion tokens)",
+                  response.model, time.monotonic() - started,
+                  response.usage.prompt_tokens, response.usage.completion_tokens)
+        return response
+
+    # -- one attempt -----------------------------------------------------------------
+    def _attempt(self, request: dict[str, Any], number: int) -> Any:
+        return call_once(
+            self._openai,
+            lambda: self._sdk.chat.completions.create(**request),
+            self._endpoint,
+            timeout=self.timeout,
+            attempt=number,
+        )
+
+    # -- the reply ---------------------------------------------------------------------
+    def _to_response(self, completion: Any, messages: Sequence[Message]) -> ChatResponse:
+        choices = getattr(completion, "choices", None) or []
+        if not choices:
+            raise ProviderError(
+                f"{self._endpoint} returned no answer (no choices in the reply); "
+                "check that the endpoint serves chat completions"
+            )
+        choice = choices[0]
+        message = _assistant_message(choice.message)
+        finish = choice.finish_reason or ("tool_calls" if message.get("tool_calls") else "stop")
+        return ChatResponse(
+            message=message,
+            usage=_usage(getattr(completion, "usage", None), messages, message),
+            finish_reason=str(finish),
+            model=str(getattr(completion, "model", None) or self._model),
+        )
+
+
+def _assistant_message(raw: Any) -> Message:
+    """The SDK's message object → a new plain assistant ``Message``."""
+    content = getattr(raw, "content", None)
+    message: Message = {"role": "assistant", "content": content}
+    calls: list[ToolCall] = []
+    for number, call in enumerate(getattr(raw, "tool_calls", None) or [], start=1):
+        function = getattr(call, "function", None)
+        if function is None:
+            continue
+        args = getattr(function, "arguments", "")
+        if not isinstance(args, str):  # some servers send an object instead of JSON text
+            args = json.dumps(args, ensure_ascii=False)
+        calls.append({
+            "id": getattr(call, "id", None) or f"call_{number}",
+            "type": "function",
+            "function": {"name": str(getattr(function, "name", "")), "arguments": args},
+        })
+    if calls:
+        message["tool_calls"] = calls
+    return message
+
+
+def _usage(raw: Any, messages: Sequence[Message], reply: Message) -> Usage:
+    """The reported usage; the rough estimate when the server sent none."""
+    if raw is not None and getattr(raw, "prompt_tokens", None) is not None:
+        prompt = int(raw.prompt_tokens or 0)
+        completion = int(getattr(raw, "completion_tokens", 0) or 0)
+        total = int(getattr(raw, "total_tokens", 0) or prompt + completion)
+        return Usage(prompt, completion, total)
+    log.debug("the endpoint reported no usage; using the rough estimate")
+    text = reply.get("content")
+    return Usage.of(estimate_messages_tokens_rough(messages),
+                    estimate_tokens_rough(text if isinstance(text, str) else ""))

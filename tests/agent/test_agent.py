@@ -1,0 +1,318 @@
+"""The agent turn loop (SPEC A1, M8, C3, C14) with scripted model replies.
+
+Every test here uses ``ScriptedChatClient`` (scripted replies, no model), a real
+``MemoryStore`` and a real SQLite ``SessionStore`` in the test's home.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mnemo.agent import Agent, build_agent
+from mnemo.agent.nudges import NUDGE_TEXT
+from mnemo.config import MnemoConfig
+from mnemo.context import SUMMARY_PREFIX
+from mnemo.errors import ContextLengthExceededError, ProviderConnectionError
+from mnemo.home import Home
+from mnemo.llm.testing import ChatRequest, ScriptedChatClient, assistant_tool_call
+from mnemo.messages import Message, content_text
+from mnemo.sessions import SessionStore
+
+FIXED_NOW = datetime(2026, 11, 29, 9, 30)
+
+
+def make_agent(home: Home, client: ScriptedChatClient, tmp_path: Path,
+               **config: Any) -> Agent:
+    cfg = MnemoConfig.model_validate(config)
+    return build_agent(cfg, home=home, cwd=tmp_path, client=client, clock=lambda: FIXED_NOW)
+
+
+def system_of(request: ChatRequest) -> str:
+    first = request.messages[0]
+    assert first["role"] == "system"
+    return content_text(first)
+
+
+def assert_valid(messages: list[Message]) -> None:
+    """C12: every tool result follows its call, every call has a result, a user survives."""
+    open_calls: set[str] = set()
+    for m in messages:
+        if m["role"] == "assistant":
+            assert not open_calls, f"tool calls without results: {open_calls}"
+            open_calls = {c["id"] for c in m.get("tool_calls") or []}
+        elif m["role"] == "tool":
+            assert m["tool_call_id"] in open_calls
+            open_calls.discard(m["tool_call_id"])
+        else:
+            assert not open_calls
+    assert any(m["role"] == "user" for m in messages)
+
+
+def test_a_simple_turn_is_persisted(mnemo_home: Home, tmp_path: Path) -> None:
+    client = ScriptedChatClient(["Hello! How can I help?"])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn("hi there")
+        assert result.text == "Hello! How can I help?"
+        assert result.model_calls == 1 and result.prompt_tokens > 0
+        sid = agent.session_id
+        assert sid is not None
+    store = SessionStore(mnemo_home.state_db)
+    stored = [m.to_message() for m in store.load_messages(sid)]
+    assert stored == [{"role": "user", "content": "hi there"},
+                      {"role": "assistant", "content": "Hello! How can I help?"}]
+    info = store.get_session(sid)
+    assert info is not None and info.title == "hi there" and info.ended_at is not None
+    assert "Conversation started: 2026-11-29" in info.system_prompt
+
+
+def test_tools_offered_and_run(mnemo_home: Home, tmp_path: Path) -> None:
+    client = ScriptedChatClient([
+        assistant_tool_call("memory", {"action": "add", "target": "user",
+                                       "content": "Prefers short answers"}),
+        "Saved.",
+    ])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn("Please keep answers short, remember that")
+    assert result.text == "Saved." and result.memory_written
+    assert {"memory", "session_search", "skill_view"} <= set(client.requests[0].tool_names)
+    tool_message = client.requests[1].messages[-1]
+    assert tool_message["role"] == "tool" and json.loads(content_text(tool_message))["success"]
+    assert (mnemo_home.memories_dir / "USER.md").read_text(encoding="utf-8") == \
+        "Prefers short answers"
+
+
+def test_bad_tool_calls_come_back_as_errors_not_exceptions(mnemo_home: Home,
+                                                           tmp_path: Path) -> None:
+    client = ScriptedChatClient([
+        assistant_tool_call("nonexistent", {}),
+        assistant_tool_call("memory", "{not json"),
+        "ok",
+    ])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn("go")
+    errors = [json.loads(run.result)["error"] for run in result.tool_runs]
+    assert "There is no tool 'nonexistent'" in errors[0]
+    assert "not a valid JSON object" in errors[1]
+    assert result.text == "ok"
+
+
+def test_tool_iterations_are_bounded(mnemo_home: Home, tmp_path: Path) -> None:
+    loop = assistant_tool_call("memory", {"action": "read", "target": "memory"})
+    client = ScriptedChatClient(default=lambda r: loop if r.tools else "final answer")
+    with make_agent(mnemo_home, client, tmp_path, agent={"max_tool_iterations": 3}) as agent:
+        result = agent.run_turn("loop forever")
+    assert result.model_calls == 4 and result.stopped_early
+    assert result.text == "final answer"
+    assert client.requests[-1].tools is None
+
+
+def test_recall_and_nudge_reach_the_request_but_are_never_stored(mnemo_home: Home,
+                                                                 tmp_path: Path) -> None:
+    store = SessionStore(mnemo_home.state_db)
+    old = store.create_session(title="old")
+    store.append_message(old, {"role": "user", "content": "The VPN gateway is vpn.corp.example"})
+    store.close()
+    client = ScriptedChatClient(default="noted")
+    with make_agent(mnemo_home, client, tmp_path,
+                    memory={"provider": "recall", "nudge_interval": 2}) as agent:
+        agent.run_turn("what is the VPN gateway address?")
+        agent.run_turn("thanks")
+        sent_first = content_text(client.requests[0].messages[-1])
+        assert "<memory-context>" in sent_first and "vpn.corp.example" in sent_first
+        assert NUDGE_TEXT in content_text(client.requests[1].messages[-1])
+        assert NUDGE_TEXT not in sent_first
+        assert agent.messages[0] == {"role": "user",
+                                     "content": "what is the VPN gateway address?"}
+        sid = agent.session_id
+    stored = SessionStore(mnemo_home.state_db).load_messages(str(sid))
+    assert all("<memory-context>" not in m.text and NUDGE_TEXT not in m.text for m in stored)
+
+
+def test_the_scripted_story(mnemo_home: Home, tmp_path: Path) -> None:
+    """Issue 8's scenario: write memory, overflow and compact, continue, new session."""
+    big = "log line with details\n" * 400  # ~2,200 tokens of tool output per call
+
+    def reply(request: ChatRequest) -> Any:
+        last = request.messages[-1]
+        text = content_text(last)
+        if "remember" in text and last["role"] == "user":
+            return assistant_tool_call("memory", {"action": "add", "target": "memory",
+                                                  "content": "Deploys go through make ship"})
+        if last["role"] == "user" and "inspect" in text:
+            return assistant_tool_call("session_search", {"mode": "recent"},
+                                       content=big[:2000])
+        return "done: " + text[:30]
+
+    client = ScriptedChatClient(default=reply, context_length=8000)
+    agent = make_agent(mnemo_home, client, tmp_path,
+                       memory={"flush_min_turns": 0, "nudge_interval": 0})
+    agent.run_turn("remember: deploys go through make ship")
+    prompts = set()
+    compactions = []
+    for i in range(12):
+        result = agent.run_turn(f"inspect step {i} " + big[:3000])
+        compactions += result.compactions
+        prompts |= {system_of(r) for r in client.requests if r.tools}
+        assert_valid(agent.messages)
+    assert any(c.report.changed for c in compactions), "the threshold was never reached"
+    assert agent.engine.compression_count >= 1
+    # The prompt changes exactly once per compaction (C14), never because of memory writes.
+    assert len(prompts) <= 1 + agent.engine.compression_count
+    first_prompt = system_of(client.requests[0])
+    assert "Deploys go through make ship" not in first_prompt  # frozen snapshot
+    # After a compaction the live context starts with the summary and stays valid.
+    assert any(SUMMARY_PREFIX in content_text(m) for m in agent.messages)
+    assert agent.messages[-1]["role"] == "assistant"
+    sid = agent.session_id
+    agent.close()
+    # Everything that left the live context is archived, never deleted.
+    store = SessionStore(mnemo_home.state_db)
+    all_messages = store.load_messages(str(sid), active_only=False)
+    assert sum(1 for m in all_messages if m.compacted) > 0
+    assert sum(1 for m in all_messages if m.role == "user") >= 13
+    # A new session shows the memory written in the first one.
+    client2 = ScriptedChatClient(default="hello again")
+    with make_agent(mnemo_home, client2, tmp_path) as agent2:
+        agent2.run_turn("hi")
+        agent2.run_turn("and again")
+        prompts2 = {system_of(r) for r in client2.requests}
+    assert len(prompts2) == 1
+    assert "Deploys go through make ship" in prompts2.pop()
+
+
+def test_system_prompt_is_byte_identical_across_turns_with_memory_writes(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    script: list[Any] = []
+    for i in range(5):
+        script += [assistant_tool_call("memory", {"action": "add", "target": "user",
+                                                  "content": f"fact number {i}"}),
+                   f"saved {i}"]
+    client = ScriptedChatClient(script)
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        for i in range(5):
+            agent.run_turn(f"remember fact {i}")
+    assert len({system_of(r) for r in client.requests}) == 1
+    assert len(client.requests) == 10
+
+
+def test_context_length_error_compacts_and_retries_once(mnemo_home: Home,
+                                                         tmp_path: Path) -> None:
+    client = ScriptedChatClient(default="fine")
+    with make_agent(mnemo_home, client, tmp_path,
+                    compression={"enabled": False}) as agent:
+        for i in range(30):
+            agent.run_turn(f"message {i} " + "padding words " * 200)
+        client.add(ContextLengthExceededError("too long"), "recovered")
+        result = agent.run_turn("one more")
+    assert result.text == "recovered"
+    assert [c.reason for c in result.compactions] == ["overflow"]
+    assert result.compactions[0].report.changed
+
+
+def test_context_length_error_without_anything_to_compact_is_raised(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    client = ScriptedChatClient([ContextLengthExceededError("too long")])
+    with make_agent(mnemo_home, client, tmp_path) as agent, \
+            pytest.raises(ContextLengthExceededError):
+        agent.run_turn("hi")
+
+
+def test_unreachable_model_keeps_the_conversation(mnemo_home: Home, tmp_path: Path) -> None:
+    client = ScriptedChatClient(["first answer", ProviderConnectionError("refused"),
+                                 "back again"])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.run_turn("first")
+        with pytest.raises(ProviderConnectionError):
+            agent.run_turn("second")
+        result = agent.run_turn("third")
+        assert result.text == "back again"
+        texts = [content_text(m) for m in agent.messages]
+    assert texts == ["first", "first answer", "second", "third", "back again"]
+
+
+def test_flush_turn_before_session_end(mnemo_home: Home, tmp_path: Path) -> None:
+    client = ScriptedChatClient(default="ok")
+    agent = make_agent(mnemo_home, client, tmp_path, memory={"flush_min_turns": 2})
+    agent.run_turn("I always use tabs")
+    agent.run_turn("and I live in Lisbon")
+    client.add(assistant_tool_call("memory", {"action": "add", "target": "user",
+                                              "content": "Lives in Lisbon; uses tabs"}),
+               "nothing else")
+    agent.close()
+    flush = client.requests[2]
+    assert flush.tool_names == ["memory"]
+    assert "about to leave your context" in flush.last_text
+    assert "Lives in Lisbon" in (mnemo_home.memories_dir / "USER.md").read_text()
+
+
+def test_no_flush_when_memory_was_just_written(mnemo_home: Home, tmp_path: Path) -> None:
+    client = ScriptedChatClient([
+        assistant_tool_call("memory", {"action": "add", "target": "user", "content": "x1"}),
+        "saved",
+    ])
+    agent = make_agent(mnemo_home, client, tmp_path, memory={"flush_min_turns": 1})
+    agent.run_turn("remember x1")
+    agent.close()
+    assert len(client.requests) == 2
+
+
+def test_manual_compact_with_focus_and_prompt_rebuilt_once(mnemo_home: Home,
+                                                           tmp_path: Path) -> None:
+    client = ScriptedChatClient(default="ok")
+    with make_agent(mnemo_home, client, tmp_path,
+                    memory={"flush_min_turns": 0}) as agent:
+        for i in range(25):
+            agent.run_turn(f"talk about topic {i} " + "words " * 150)
+        agent.memory.add("user", "Written before the compaction")
+        compaction = agent.compact("topic 3")
+        assert compaction.report.changed and compaction.report.focus_topic == "topic 3"
+        assert "compacted" in compaction.describe()
+        agent.run_turn("continue")
+        agent.run_turn("and more")
+    after = [system_of(r) for r in client.requests[-2:]]
+    assert after[0] == after[1]
+    assert "Written before the compaction" in after[0]
+    assert "compacted into a handoff summary" in after[0]
+
+
+def test_new_session_and_reset(mnemo_home: Home, tmp_path: Path) -> None:
+    client = ScriptedChatClient(default="ok")
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.run_turn("one")
+        first = agent.session_id
+        agent.new_session()
+        agent.run_turn("two")
+        second = agent.session_id
+        agent.new_session(flush=False)
+        agent.run_turn("three")
+        third = agent.session_id
+    assert len({first, second, third}) == 3
+    store = SessionStore(mnemo_home.state_db)
+    assert [m.text for m in store.load_messages(str(second))] == ["two", "ok"]
+
+
+def test_resume_continues_the_stored_conversation(mnemo_home: Home, tmp_path: Path) -> None:
+    client = ScriptedChatClient(default="ok")
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.run_turn("remember the number 42")
+        sid = agent.session_id
+    client2 = ScriptedChatClient(default="it was 42")
+    cfg = MnemoConfig()
+    with build_agent(cfg, home=mnemo_home, cwd=tmp_path, client=client2,
+                     resume_session_id=sid) as agent2:
+        agent2.run_turn("what number?")
+    texts = [content_text(m) for m in client2.requests[0].messages[1:]]
+    assert texts == ["remember the number 42", "ok", "what number?"]
+
+
+def test_status_line(mnemo_home: Home, tmp_path: Path) -> None:
+    client = ScriptedChatClient(default="ok", context_length=10_000)
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.run_turn("hi")
+        line = agent.status_line()
+    assert line.startswith("tokens ") and "/5,000" in line and "compactions 0" in line
