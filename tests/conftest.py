@@ -12,8 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.fixtures import fake_openai  # a shared fixture: the fake OpenAI server
 
 from mnemo.home import Home
+
+__all__ = ["fake_openai"]
 
 _real_connect = socket.socket.connect
 _LOOPBACK = ("127.0.0.1", "::1", "localhost")

@@ -29,7 +29,7 @@ from typing import Any
 from mnemo.agent.nudges import FLUSH_PROMPT, NUDGE_TEXT, MemoryNudger
 from mnemo.agent.tools import ToolRegistry, ToolRun, tool_result_message
 from mnemo.config import MnemoConfig
-from mnemo.context import SUMMARY_PREFIX, CompressionReport, ContextEngine
+from mnemo.context import CompressionReport, ContextEngine, is_summary_message
 from mnemo.errors import ContextLengthExceededError, UsageError
 from mnemo.home import Home
 from mnemo.llm import ChatClient, ChatResponse
@@ -166,7 +166,7 @@ class Agent:
                                  "`mnemo sessions list`")
             self.session_id = info.id
             self.messages = [m.to_message() for m in self.sessions.load_messages(info.id)]
-            self._compacted = any(_is_summary(m) for m in self.messages)
+            self._compacted = any(is_summary_message(m) for m in self.messages)
             self.turn = sum(1 for m in self.messages if m.get("role") == "user")
             return
         self.session_id = self.sessions.create_session(
@@ -456,10 +456,6 @@ def _with_extra(message: Message, extra: str) -> Message:
 def _title_of(text: str) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= 60 else flat[:59] + "…"
-
-
-def _is_summary(message: Message) -> bool:
-    return SUMMARY_PREFIX in content_text(message)
 
 
 def _not_run(call: Any) -> ToolRun:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from datetime import date, datetime
 
 from mnemo.config.schema import SubscriptionConfig
+from mnemo.context.markers import COMPACTION_NOTE  # one text, shared with the compressor
 
 __all__ = [
     "COMPACTION_NOTE",
@@ -84,11 +85,6 @@ EXECUTION_GUIDANCE = (
 )
 
 # Appended once to the system prompt after a compaction (SPEC C11, wording fixed).
-COMPACTION_NOTE = (
-    "[Note: Some earlier conversation turns have been compacted into a handoff summary to "
-    "preserve context space. The current session state may still reflect earlier work, so "
-    "build on that summary and state rather than re-doing work.]"
-)
 
 
 def wants_execution_guidance(model: str, patterns: Sequence[str]) -> bool:

