@@ -24,6 +24,7 @@ import random
 import re
 import statistics
 import tempfile
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -109,8 +110,7 @@ def run(turns: int, window: int, *, engine: bool) -> dict[str, Any]:
         agent.close()
     requests = [r for r in client.requests if r.tools]
     tokens = [sum(estimate_message_tokens_rough(m) for m in r.messages) for r in requests]
-    shares = [_prefix_share(a.messages, b.messages) for a, b in zip(requests, requests[1:],
-                                                                    strict=False)]
+    shares = [_prefix_share(a.messages, b.messages) for a, b in pairwise(requests)]
     ordered = sorted(tokens)
     return {
         "requests": len(tokens),

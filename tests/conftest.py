@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.fixtures import fake_openai  # a shared fixture: the fake OpenAI server
 
 from mnemo.home import Home
+from support.fixtures import fake_openai  # a shared fixture: the fake OpenAI server
 
 __all__ = ["fake_openai"]
 

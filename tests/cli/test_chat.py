@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from support.fake_openai import FakeOpenAIServer, chat_reply, tool_call
 
 from mnemo.home import Home
 from mnemo.sessions import SessionStore
+from support.fake_openai import FakeOpenAIServer, chat_reply, tool_call
 
 MNEMO = str(Path(sys.executable).with_name("mnemo"))
 

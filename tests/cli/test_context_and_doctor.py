@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 from click.testing import CliRunner
-from support.fake_openai import FakeOpenAIServer
 
 from mnemo.cli.main import cli
 from mnemo.home import Home
+from support.fake_openai import FakeOpenAIServer
 
 MNEMO = str(Path(sys.executable).with_name("mnemo"))
 

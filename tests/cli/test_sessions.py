@@ -87,7 +87,7 @@ def test_malformed_import_is_one_line_and_imports_nothing(tmp_path: Path) -> Non
     file.write_text(json.dumps(TRANSCRIPT[1]) + "\n" + '{"role": "user", "content": \n')
     code, out, err = run("sessions", "import", str(file))
     assert code == 2
-    assert err.count("\n") == 1 and err.startswith("error: broken.jsonl: line 2")
+    assert err.count("\n") == 1 and err.startswith("error: broken.jsonl line 2")
     code, out, _ = run("sessions", "list", "--json")
     assert json.loads(out) == []
 
@@ -142,4 +142,4 @@ def test_installed_console_script_imports_and_searches(tmp_path: Path, mnemo_hom
     done = subprocess.run([str(script), "sessions", "import", str(bad)], env=env,
                           capture_output=True, text=True, check=False)
     assert done.returncode == 2 and done.stderr.strip().count("\n") == 0
-    assert "message 1" in done.stderr and "Traceback" not in done.stderr
+    assert "index 1" in done.stderr and "Traceback" not in done.stderr

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+import mnemo.plugins as plugins_module
 from mnemo.config import MnemoConfig
 from mnemo.context import (
     ContextCompressor,
@@ -108,10 +109,10 @@ def test_a_broken_entry_point_is_a_clear_error(monkeypatch: pytest.MonkeyPatch,
                                                mnemo_home: Home) -> None:
     fakes = [EntryPoint("broken", "mnemo_no_such_module:Engine", registry_module.ENTRY_POINT_GROUP),
              EntryPoint("notengine", "json:dumps", registry_module.ENTRY_POINT_GROUP)]
-    monkeypatch.setattr(registry_module, "entry_points", lambda group: fakes)
+    monkeypatch.setattr(plugins_module, "entry_points", lambda group: fakes)
     assert set(available_engines(mnemo_home)) == {"broken", "compressor", "notengine"}
-    with pytest.raises(ConfigError, match=r"'broken' could not be loaded from "
-                                          r"mnemo_no_such_module:Engine \(ModuleNotFoundError"):
+    with pytest.raises(ConfigError, match=r"'broken' \(mnemo_no_such_module:Engine\) could not "
+                                          r"be loaded \(ModuleNotFoundError"):
         load_engine_class("broken", home=mnemo_home)
     with pytest.raises(ConfigError, match="not a ContextEngine subclass"):
         load_engine_class("notengine", home=mnemo_home)
@@ -140,8 +141,8 @@ def test_folder_plugin_single_class_without_engine_constant(mnemo_home: Home) ->
 
 
 @pytest.mark.parametrize(("body", "message"), [
-    ("raise RuntimeError('plugin bug')", "failed to import.*RuntimeError: plugin bug"),
-    ("def (:\n", "failed to import.*SyntaxError"),
+    ("raise RuntimeError('plugin bug')", "could not be loaded.*RuntimeError: plugin bug"),
+    ("def (:\n", "could not be loaded.*SyntaxError"),
     ("X = 1\n", "defines 0 ContextEngine classes; set ENGINE"),
     ("ENGINE = 42\n", "not a ContextEngine subclass"),
     ("from mnemo.context import ContextEngine\nclass Half(ContextEngine):\n    pass\n"

@@ -30,13 +30,13 @@ def test_json_list_object_and_jsonl_read_the_same(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("text", "needle"), [
     ("", "is empty"),
-    ("[]", "holds no messages"),
-    ('{"role": "user", "content": "x"}\n{"role": "user", "content": ', "line 2 is not valid JSON"),
+    ("[]", "no messages found"),
+    ('{"role": "user", "content": "x"}\n{"role": "user", "content": ', "line 2: not valid JSON"),
     ('[{"role": "user", "content": "x"},', "not valid JSON"),
-    ('{"role": "user", "content": "x"}\n{"role": "bot", "content": "y"}', "line 2 has role"),
-    ('[{"role": "user", "content": "x"}, {"content": "y"}]', "message 1 has role"),
-    ('"just a string"', "expected a JSON list"),
-    ('{"role": "user", "content": "x"}\n[1, 2]', "line 2 is not a message"),
+    ('{"role": "user", "content": "x"}\n{"role": "bot", "content": "y"}', "line 2: role 'bot'"),
+    ('[{"role": "user", "content": "x"}, {"content": "y"}]', "index 1: no 'role'"),
+    ('"just a string"', "must be a JSON object"),
+    ('{"role": "user", "content": "x"}\n[1, 2]', "line 2: a message must be a JSON object"),
 ])
 def test_malformed_transcripts_name_where(text: str, needle: str) -> None:
     with pytest.raises(UsageError, match=needle):

@@ -17,10 +17,11 @@ import click
 
 from mnemo.agent import summarizer_for
 from mnemo.cli.common import CliState, echo_json, pass_state
-from mnemo.context import ContextCompressor, default_context_length, parse_transcript
+from mnemo.context import ContextCompressor, default_context_length
 from mnemo.errors import UsageError
 from mnemo.fileio import atomic_write_text
 from mnemo.messages import Message
+from mnemo.transcripts import parse_transcript
 
 __all__ = ["compress"]
 

@@ -25,14 +25,13 @@ from mnemo.context.markers import (
 from mnemo.context.prompt import TEMPLATE_SECTIONS, build_summary_prompt
 from mnemo.context.registry import (
     ENTRY_POINT_GROUP,
-    EngineInfo,
     available_engines,
     create_engine,
     default_context_length,
     load_engine_class,
 )
-from mnemo.context.transcript import parse_transcript
 from mnemo.tokens import estimate_messages_tokens_rough, estimate_tokens_rough
+from mnemo.transcripts import parse_transcript
 
 __all__ = [
     "COMPACTION_NOTE",
@@ -48,7 +47,6 @@ __all__ = [
     "CompressionReport",
     "ContextCompressor",
     "ContextEngine",
-    "EngineInfo",
     "PreCompressHook",
     "Summarizer",
     "available_engines",

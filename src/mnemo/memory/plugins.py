@@ -50,7 +50,7 @@ def load_provider(name: str, home: Home | None = None) -> MemoryProvider:
         names = ", ".join(found) or "none"
         raise UsageError(f"unknown memory provider {name!r} (memory.provider in "
                          f"config.yaml); installed: {names}")
-    cls = load_plugin_class(spec, MemoryProvider, "memory provider")
+    cls = load_plugin_class(spec, MemoryProvider, "memory provider", attribute="PROVIDER")
     try:
         provider: MemoryProvider = cls()
         return provider

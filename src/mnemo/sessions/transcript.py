@@ -8,64 +8,23 @@ or the index (JSON) of the first bad one, so a malformed file imports nothing at
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 from mnemo.errors import UsageError
 from mnemo.messages import Message, content_text
 from mnemo.sessions.records import encode_message
 from mnemo.sessions.store import SessionStore
+from mnemo.transcripts import parse_transcript as parse_messages
 
 __all__ = ["import_transcript", "parse_transcript", "read_transcript"]
 
 
-def _from_json(data: Any, name: str) -> list[tuple[str, Any]]:
-    if isinstance(data, dict) and isinstance(data.get("messages"), list):
-        data = data["messages"]
-    elif isinstance(data, dict) and "role" in data:
-        data = [data]
-    if not isinstance(data, list):
-        raise UsageError(f"{name}: expected a JSON list of messages, an object with a "
-                         f"'messages' list, or JSON Lines (got {type(data).__name__}).")
-    return [(f"{name}: message {index}", item) for index, item in enumerate(data)]
-
-
-def _from_jsonl(text: str, name: str) -> list[tuple[str, Any]]:
-    items: list[tuple[str, Any]] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            items.append((f"{name}: line {number}", json.loads(line)))
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"{name}: line {number} is not valid JSON ({exc.msg} at column "
-                             f"{exc.colno}); fix the line or export the transcript "
-                             "again.") from exc
-    return items
-
-
 def parse_transcript(text: str, name: str = "transcript") -> list[Message]:
-    """The messages of a transcript's text; any problem is a ``UsageError`` naming where."""
-    stripped = text.strip()
-    if not stripped:
-        raise UsageError(f"{name} is empty; give a JSON list of messages or JSON Lines.")
-    try:
-        items = _from_json(json.loads(stripped), name)
-    except json.JSONDecodeError:
-        if stripped.startswith("["):
-            try:
-                json.loads(stripped)
-            except json.JSONDecodeError as exc:
-                raise UsageError(f"{name} is not valid JSON ({exc.msg} at line {exc.lineno}, "
-                                 f"column {exc.colno}).") from exc
-        items = _from_jsonl(text, name)
-    if not items:
-        raise UsageError(f"{name} holds no messages.")
-    messages: list[Message] = []
-    for where, item in items:
-        encode_message(item, where)  # raises with the line or index in the message
-        messages.append(item)
+    """The messages of a transcript's text, checked as chat messages and as storable rows;
+    any problem is a ``UsageError`` naming the line or index."""
+    messages = parse_messages(text, source=name)
+    for index, message in enumerate(messages):
+        encode_message(message, f"{name}: message {index}")  # what the store will need
     return messages
 
 

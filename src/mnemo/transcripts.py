@@ -1,10 +1,11 @@
 """Reading a transcript a person hands in: a JSON list of messages, or JSONL.
 
-``mnemo compress FILE`` (and anything else that takes a conversation from outside) goes
-through ``parse_transcript``, which accepts a JSON array of chat messages, an object with
-a ``"messages"`` array (an API request body), or one message per line (JSONL, blank lines
-ignored). Anything malformed is a ``UsageError`` whose one line names the line or index
-and what is wrong, so the file can be fixed without guessing.
+``mnemo compress FILE``, ``mnemo sessions import FILE`` and anything else that takes a
+conversation from outside go through ``parse_transcript``, which accepts a JSON array of
+chat messages, an object with a ``"messages"`` array (an API request body), or one
+message per line (JSONL, blank lines ignored). Anything malformed is a ``UsageError``
+whose one line names the line or index and what is wrong, so the file can be fixed
+without guessing.
 """
 
 from __future__ import annotations
