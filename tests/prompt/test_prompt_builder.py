@@ -258,12 +258,19 @@ def test_unknown_platform_is_a_usage_error(mnemo_home: Home, project: Path) -> N
     (ALL_TOOLS, [MEMORY_GUIDANCE, SESSION_SEARCH_GUIDANCE, SKILLS_GUIDANCE]),
 ])
 def test_guidance_only_for_tools_that_exist(mnemo_home: Home, project: Path,
+                                            skill_writer: SkillWriter,
                                             tools: tuple[str, ...],
                                             expected: list[str]) -> None:
+    skill_writer(mnemo_home.skills_dir, "dev", "review", "Review code")
     text = _build(mnemo_home, project, tool_names=tools).text
     for block in (MEMORY_GUIDANCE, SESSION_SEARCH_GUIDANCE, SKILLS_GUIDANCE):
         assert (block in text) == (block in expected)
     assert (TOOL_USE_GUIDANCE in text) == bool(tools)
+
+
+def test_no_skills_guidance_without_skills(mnemo_home: Home, project: Path) -> None:
+    text = _build(mnemo_home, project, tool_names=ALL_TOOLS).text
+    assert SKILLS_GUIDANCE not in text and MEMORY_GUIDANCE in text
 
 
 @pytest.mark.parametrize(("model", "wanted"), [

@@ -165,7 +165,7 @@ def build_system_prompt(
         parts.append(("memory_guidance", MEMORY_GUIDANCE))
     if "session_search" in tools:
         parts.append(("session_search_guidance", SESSION_SEARCH_GUIDANCE))
-    if "skill_view" in tools:
+    if "skill_view" in tools and skills.count:  # no skills installed: nothing to guide
         parts.append(("skills_guidance", SKILLS_GUIDANCE))
     if tools:
         parts.append(("tool_use_guidance", TOOL_USE_GUIDANCE))
