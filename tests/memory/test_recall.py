@@ -51,3 +51,17 @@ def test_unknown_setting_is_refused(mnemo_home: Home) -> None:
         assert "max_chars" in str(exc)
     else:
         raise AssertionError("a typo in the settings must be an error")
+
+
+def test_long_messages_are_cut_around_the_match(mnemo_home: Home) -> None:
+    store = SessionStore(mnemo_home.state_db)
+    sid = store.create_session()
+    long_text = ("filler words about nothing in particular. " * 60
+                 + "The Grafana dashboard lives at grafana.internal/d/api-latency. "
+                 + "more filler text here. " * 60)
+    store.append_message(sid, {"role": "assistant", "content": long_text})
+    provider = RecallProvider()
+    provider.initialize("now", sessions=store, settings={"max_chars": 500})
+    text = provider.prefetch("where is the grafana dashboard for api latency?")
+    assert "grafana.internal/d/api-latency" in text
+    assert len(text) < 600

@@ -108,7 +108,8 @@ def _excerpt(content: str, snippet: str, room: int) -> str:
     flat = " ".join(content.split())
     if len(flat) <= room:
         return flat
-    core = " ".join(snippet.replace("[", "").replace("]", "").split())
+    # The store marks matches in snippets as >>word<<; find the unmarked text.
+    core = " ".join(snippet.replace(">>", "").replace("<<", "").strip(".… ").split())
     anchor = flat.find(core[:40]) if core else -1
     start = max(0, anchor - room // 4) if anchor >= 0 else 0
     piece = flat[start:start + room - 2]
