@@ -316,3 +316,28 @@ def test_status_line(mnemo_home: Home, tmp_path: Path) -> None:
         agent.run_turn("hi")
         line = agent.status_line()
     assert line.startswith("tokens ") and "/5,000" in line and "compactions 0" in line
+
+
+def test_lcm_engine_end_to_end(mnemo_home: Home, tmp_path: Path) -> None:
+    """With context.engine: lcm, compacted turns come back through the engine's tools."""
+    planted = "the staging password rotates on Tuesdays"
+    client = ScriptedChatClient(default="ok", context_length=6000)
+    with make_agent(mnemo_home, client, tmp_path, context={"engine": "lcm"},
+                    memory={"flush_min_turns": 0}) as agent:
+        for i in range(20):
+            if i == 3:
+                agent.run_turn(f"note: {planted}")
+            agent.run_turn(f"filler turn {i} " + "lorem ipsum dolor " * 60)
+        assert agent.engine.compression_count >= 1
+        live = [content_text(m) for m in agent.messages]
+        assert f"note: {planted}" not in live  # the turn itself left the live context
+        assert {"context_grep", "context_expand"} <= set(client.requests[-1].tool_names)
+        client.add(assistant_tool_call("context_grep", {"pattern": "staging password"}),
+                   "found it")
+        result = agent.run_turn("what did I say about the staging password?")
+        grep = json.loads(result.tool_runs[0].result)
+        assert grep["success"] and grep["matches"]
+        node = grep["matches"][0]["node_id"]
+        client.add(assistant_tool_call("context_expand", {"node_id": node}), "here it is")
+        result = agent.run_turn("show me the original")
+        assert planted in result.tool_runs[0].result

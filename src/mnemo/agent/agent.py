@@ -173,7 +173,14 @@ class Agent:
             source=self.platform, model=self.client.model)
 
     def close(self) -> None:
-        """End the session: a last memory flush if due, provider hooks, the archive row."""
+        """End the session (see ``_end_session``) and release the engine's resources."""
+        self._end_session()
+        close_engine = getattr(self.engine, "close", None)  # engines holding a database
+        if callable(close_engine):
+            close_engine()
+
+    def _end_session(self) -> None:
+        """A last memory flush if due, provider hooks, the archive row."""
         if self.session_id is None:
             return
         try:
@@ -193,7 +200,7 @@ class Agent:
         """End this session (``/new``; ``flush=False`` for ``/reset``) and start afresh."""
         if not flush:
             self.nudger.turns_since_write = 0
-        self.close()
+        self._end_session()
         self.messages = []
         self.turn = 0
         self._resume = None
