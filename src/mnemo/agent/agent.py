@@ -107,6 +107,7 @@ class Agent:
         platform: str | None = None,
         clock: Callable[[], datetime] = datetime.now,
         resume_session_id: str | None = None,
+        owns_sessions: bool = False,
     ) -> None:
         self.client = client
         self.engine = engine
@@ -125,6 +126,7 @@ class Agent:
         self.turn = 0
         self.nudger = MemoryNudger(config.memory.nudge_interval, config.memory.flush_min_turns)
         self._resume = resume_session_id
+        self._owns_sessions = owns_sessions  # close the store with the agent
         # Progress for a face (the CLI): called with ("model_call" | "tool" | "compaction",
         # details). Nothing below the CLI prints; this is how long work becomes visible.
         self.on_event: Callable[[str, dict[str, Any]], None] | None = None
@@ -167,17 +169,22 @@ class Agent:
             self.session_id = info.id
             self.messages = [m.to_message() for m in self.sessions.load_messages(info.id)]
             self._compacted = any(is_summary_message(m) for m in self.messages)
-            self.turn = sum(1 for m in self.messages if m.get("role") == "user")
+            self.turn = sum(1 for m in self.messages
+                            if m.get("role") == "user" and not is_summary_message(m))
             return
         self.session_id = self.sessions.create_session(
             source=self.platform, model=self.client.model)
 
     def close(self) -> None:
         """End the session (see ``_end_session``) and release the engine's resources."""
-        self._end_session()
-        close_engine = getattr(self.engine, "close", None)  # engines holding a database
-        if callable(close_engine):
-            close_engine()
+        try:
+            self._end_session()
+        finally:
+            close_engine = getattr(self.engine, "close", None)  # engines holding a database
+            if callable(close_engine):
+                close_engine()
+            if self._owns_sessions:
+                self.sessions.close()
 
     def _end_session(self) -> None:
         """A last memory flush if due, provider hooks, the archive row."""
@@ -208,7 +215,6 @@ class Agent:
         self.nudger.turns_since_write = 0
         self.engine.on_session_reset()
         self.tools = ToolRegistry()
-        self.memory.load_from_disk()
 
     def __enter__(self) -> Agent:
         return self

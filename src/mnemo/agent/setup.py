@@ -82,4 +82,5 @@ def build_agent(
                            model=client.model)
     return Agent(client=client, engine=engine, config=config, home=home,
                  memory=memory_store_for(config, home), sessions=SessionStore(home.state_db),
-                 cwd=cwd, platform=platform, clock=clock, resume_session_id=resume_session_id)
+                 cwd=cwd, platform=platform, clock=clock, resume_session_id=resume_session_id,
+                 owns_sessions=True)
