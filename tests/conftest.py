@@ -7,6 +7,7 @@ so a test that would silently need the internet (or an API key) fails loudly ins
 from __future__ import annotations
 
 import socket
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,15 @@ def _guarded_connect(self: socket.socket, address: Any) -> Any:
 @pytest.fixture(autouse=True)
 def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+
+
+@pytest.fixture(autouse=True)
+def _private_tmpdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Scratch files (tempfile, $TMPDIR in subprocesses) go to the test's own folder."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
 
 
 @pytest.fixture(autouse=True)

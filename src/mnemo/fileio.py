@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import os
 import stat
 import tempfile
@@ -46,6 +47,14 @@ def temp_prefix(path: Path) -> str:
     return f".mem_{path.name}."
 
 
+@functools.cache
+def _umask() -> int:
+    """The process umask (read once: setting it is the only way to read it)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def fsync_dir(directory: Path) -> None:
     """Flush a directory entry change (a rename) to disk; a no-op where unsupported."""
     try:
@@ -73,7 +82,7 @@ def atomic_write_text(path: Path, text: str) -> None:
             # Keep the permissions a user gave the file (mkstemp creates 0600).
             tmp.chmod(path.stat().st_mode & 0o7777)
         else:
-            tmp.chmod(0o644)
+            tmp.chmod(0o666 & ~_umask())  # what open() would have made
         tmp.replace(path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -25,15 +25,20 @@ def configure_file_logging(
 ) -> logging.Handler | None:
     """Send mnemo's log records to the home's rotating ``agent.log``.
 
-    Idempotent: a second call for the same file does nothing. Returns the handler, or
-    None when the log folder cannot be created (a read-only home still works, unlogged).
+    Idempotent: a second call for the same file adds no handler but applies ``config``
+    (level and rotation) to the existing one. Returns the handler, or None when the log
+    folder cannot be created (a read-only home still works, unlogged).
     """
     config = config or LoggingConfig()
     logger = logging.getLogger("mnemo")
     path = home.log_file
-    for handler in logger.handlers:
-        if getattr(handler, _MARK, None) == str(path):
-            return handler
+    for existing in logger.handlers:
+        if getattr(existing, _MARK, None) == str(path):
+            if isinstance(existing, RotatingFileHandler):
+                existing.maxBytes, existing.backupCount = config.max_bytes, config.backup_count
+            existing.setLevel(config.level)
+            logger.setLevel(config.level)
+            return existing
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handler = RotatingFileHandler(path, maxBytes=config.max_bytes,
@@ -44,6 +49,5 @@ def configure_file_logging(
     handler.setLevel(config.level)
     setattr(handler, _MARK, str(path))
     logger.addHandler(handler)
-    if logger.level == logging.NOTSET or logger.level > logging.getLevelName(config.level):
-        logger.setLevel(config.level)
+    logger.setLevel(config.level)
     return handler

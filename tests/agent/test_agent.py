@@ -21,7 +21,7 @@ from mnemo.errors import ContextLengthExceededError, ProviderConnectionError
 from mnemo.home import Home
 from mnemo.llm.testing import ChatRequest, ScriptedChatClient, assistant_tool_call
 from mnemo.messages import Message, content_text
-from mnemo.sessions import SessionStore
+from mnemo.sessions import SESSION_SEARCH_SCHEMA, SessionStore
 
 FIXED_NOW = datetime(2026, 11, 29, 9, 30)
 
@@ -341,3 +341,92 @@ def test_lcm_engine_end_to_end(mnemo_home: Home, tmp_path: Path) -> None:
         client.add(assistant_tool_call("context_expand", {"node_id": node}), "here it is")
         result = agent.run_turn("show me the original")
         assert planted in result.tool_runs[0].result
+
+
+def test_an_endpoint_set_only_by_the_environment_is_remote(
+        mnemo_home: Home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mnemo.agent import summarizer_for
+    from mnemo.agent.setup import context_window
+
+    config = MnemoConfig()
+    assert summarizer_for(config, mnemo_home) is None  # the local model: local summaries
+    assert context_window(config, mnemo_home) == config.local.context_length
+    monkeypatch.setenv("MNEMO_BASE_URL", "http://127.0.0.1:9/v1")
+    assert callable(summarizer_for(config, mnemo_home))
+    assert context_window(config, mnemo_home) == 128_000
+
+
+def test_the_flush_turn_runs_only_the_memory_tool(mnemo_home: Home, tmp_path: Path) -> None:
+    store = SessionStore(mnemo_home.state_db)
+    before = store.count_messages()
+    store.close()
+    client = ScriptedChatClient(default="ok")
+    agent = make_agent(mnemo_home, client, tmp_path, memory={"flush_min_turns": 1})
+    agent.run_turn("I use fish as my shell")
+    searched: list[dict[str, Any]] = []
+    agent.tools._tools["session_search"] = (SESSION_SEARCH_SCHEMA,
+                                            lambda args: searched.append(args) or "{}")
+    client.add({"role": "assistant", "content": None, "tool_calls": [
+        {"id": "a", "type": "function",
+         "function": {"name": "session_search", "arguments": '{"query": "x"}'}},
+        {"id": "b", "type": "function",
+         "function": {"name": "memory", "arguments": json.dumps(
+             {"action": "add", "target": "user", "content": "Uses the fish shell"})}}]},
+        "done")
+    agent.close()
+    assert searched == []  # never ran
+    flush_reply = client.requests[-1].messages
+    refused = [m for m in flush_reply if m.get("tool_call_id") == "a"]
+    assert refused and "Only the memory tool" in content_text(refused[0])
+    assert "Uses the fish shell" in (mnemo_home.memories_dir / "USER.md").read_text()
+    assert SessionStore(mnemo_home.state_db).count_messages() == before + 2
+
+
+WATCHER = """
+import time
+from mnemo.memory import MemoryProvider
+
+class Watcher(MemoryProvider):
+    name = "watcher"
+
+    def is_available(self):
+        return True
+
+    def initialize(self, session_id, **kwargs):
+        self.log = open(kwargs["settings"]["log"], "a", encoding="utf-8")
+
+    def get_tool_schemas(self):
+        return []
+
+    def _note(self, text):
+        self.log.write(text + "\\n")
+        self.log.flush()
+
+    def sync_turn(self, user, assistant):
+        time.sleep(0.05)  # a slow remote write
+        self._note("sync " + user)
+
+    def on_turn_start(self, turn, message):
+        self._note(f"start {turn} {message}")
+
+    def on_session_end(self, messages):
+        self._note("end")
+"""
+
+
+def test_providers_see_the_last_sync_before_the_session_ends(mnemo_home: Home,
+                                                             tmp_path: Path) -> None:
+    folder = mnemo_home.plugins_dir / "memory" / "watcher"
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text(WATCHER, encoding="utf-8")
+    log = tmp_path / "order.log"
+    client = ScriptedChatClient(default="ok")
+    agent = make_agent(mnemo_home, client, tmp_path, memory={
+        "provider": "watcher", "providers": {"watcher": {"log": str(log)}}})
+    agent.run_turn("one")
+    agent.run_turn("two")
+    agent.close()
+    order = log.read_text(encoding="utf-8").splitlines()
+    assert order[-1] == "end"
+    assert order.index("start 1 one") < order.index("sync one")
+    assert order.index("start 2 two") < order.index("sync two") < order.index("end")

@@ -89,3 +89,15 @@ def test_doctor_reports_a_model_that_does_not_answer(mnemo_home: Home) -> None:
     result = CliRunner().invoke(cli, ["doctor"])
     assert result.exit_code == 1
     assert any(line.startswith("[FAIL] model:") for line in result.stdout.splitlines())
+
+
+def test_doctor_checks_the_selected_provider_and_engine(mnemo_home: Home) -> None:
+    mnemo_home.config_file.write_text(
+        "memory: {provider: recall, providers: {recall: {max_hit: 2}}}\n"
+        "context: {engine: nosuch}\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["doctor", "--skip-model"])
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert any(line.startswith("[FAIL] context engine:") and "nosuch" in line for line in lines)
+    assert any(line.startswith("[FAIL] memory provider:") and "max_hit" in line
+               for line in lines)

@@ -119,3 +119,33 @@ def test_installed_console_script(mnemo_home: Home) -> None:
     done = subprocess.run([*command, "memory", "--help"], capture_output=True, text=True,
                           env=env, check=False)
     assert done.returncode == 0 and "edit" in done.stdout
+
+
+@pytest.mark.parametrize("command", [["memory", "show"], ["memory", "add", "x"],
+                                     ["memory", "edit"], ["prompt"], ["context"]])
+def test_a_memory_file_that_is_not_utf8_is_one_line(mnemo_home: Home,
+                                                     command: list[str]) -> None:
+    mnemo_home.memories_dir.mkdir(parents=True)
+    (mnemo_home.memories_dir / "MEMORY.md").write_bytes(b"caf\xe9 notes")
+    code, out, err = run(*command)
+    assert code == 1, (out, err)
+    assert err.startswith("error: ") and "not UTF-8" in err and err.count("\n") == 1
+
+
+def test_a_memory_file_that_is_a_folder_is_one_line(mnemo_home: Home) -> None:
+    (mnemo_home.memories_dir / "USER.md").mkdir(parents=True)
+    code, _, err = run("memory", "show")
+    assert code == 1 and "cannot be read" in err and err.count("\n") == 1
+
+
+def test_new_memory_files_respect_the_umask(mnemo_home: Home) -> None:
+    old = os.umask(0o077)
+    try:
+        from mnemo import fileio
+
+        fileio._umask.cache_clear()
+        run("memory", "add", "-t", "user", "private fact")
+    finally:
+        os.umask(old)
+        fileio._umask.cache_clear()
+    assert (mnemo_home.memories_dir / "USER.md").stat().st_mode & 0o777 == 0o600

@@ -10,8 +10,11 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from mnemo.agent import build_agent
 from mnemo.cli.main import cli
+from mnemo.config import load_config
 from mnemo.home import Home
+from mnemo.llm.testing import ScriptedChatClient
 from mnemo.memory import MemoryStore
 from mnemo.prompt import DEFAULT_IDENTITY, PLATFORM_HINTS
 
@@ -69,13 +72,25 @@ def test_blocked_files_are_shown_with_the_line(mnemo_home: Home, tmp_path: Path)
     assert "security.allow_patterns" in err
 
 
-def test_tools_option_controls_guidance(mnemo_home: Home, tmp_path: Path) -> None:
+def test_prompt_is_the_one_a_session_starts_with(mnemo_home: Home, tmp_path: Path) -> None:
     project = _project(tmp_path)
-    _, with_tools, _ = run("prompt", "--cwd", str(project), "--json")
-    _, without, _ = run("prompt", "--cwd", str(project), "--json", "--tools", "")
-    assert "memory_guidance" in [p["name"] for p in json.loads(with_tools)["parts"]]
-    assert [p["name"] for p in json.loads(without)["parts"]] == [
-        "identity", "platform", "context_files", "date"]
+    mnemo_home.config_file.write_text("memory: {provider: recall}\ncontext: {engine: lcm}\n")
+    code, out, _ = run("prompt", "--cwd", str(project), "--model", "scripted-model", "--json")
+    assert code == 0
+    shown = json.loads(out)["text"]
+    client = ScriptedChatClient(default="ok")
+    with build_agent(load_config(mnemo_home), home=mnemo_home, cwd=project,
+                     client=client) as agent:
+        assert agent.start().text == shown
+
+
+def test_guidance_follows_the_enabled_stores(mnemo_home: Home, tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    mnemo_home.config_file.write_text(
+        "memory: {memory_enabled: false, user_profile_enabled: false}\n")
+    _, out, _ = run("prompt", "--cwd", str(project), "--json")
+    names = [p["name"] for p in json.loads(out)["parts"]]
+    assert "memory_guidance" not in names and "session_search_guidance" in names
 
 
 def test_model_and_platform_default_to_config(mnemo_home: Home, tmp_path: Path) -> None:

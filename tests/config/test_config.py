@@ -137,3 +137,16 @@ def test_version_one_file_without_legacy_blocks_is_not_rewritten(mnemo_home: Hom
     path = write(mnemo_home, "# my settings\nplatform: cli\n")
     load_config(mnemo_home)
     assert path.read_text(encoding="utf-8") == "# my settings\nplatform: cli\n"
+
+
+def test_a_newer_config_version_is_refused(mnemo_home: Home) -> None:
+    write(mnemo_home, "version: 99\n")
+    with pytest.raises(ConfigError, match="newer than this mnemo") as info:
+        load_config(mnemo_home)
+    assert info.value.key == "version"
+
+
+def test_a_config_that_is_not_utf8_is_one_line(mnemo_home: Home) -> None:
+    mnemo_home.config_file.write_bytes(b"platform: cli\n# caf\xe9\n")
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        load_config(mnemo_home)

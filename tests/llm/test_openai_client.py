@@ -125,6 +125,17 @@ def test_401_is_an_auth_error_naming_the_key_variable_and_not_retried(
     assert len(fake_openai.requests) == 1 and sleep.waits == []
 
 
+def test_a_key_echoed_by_the_server_is_blanked_out(fake_openai: FakeOpenAIServer) -> None:
+    client = make_client(fake_openai)
+    key = client._endpoint.secret
+    assert len(key) >= 6
+    fake_openai.queue(error_reply(401, f"Incorrect API key provided: {key}"))
+    with pytest.raises(ProviderAuthError) as caught:
+        client.complete(HELLO)
+    assert key not in str(caught.value) and "***" in str(caught.value)
+    assert key not in repr(client._endpoint)
+
+
 def test_403_is_an_auth_error(fake_openai: FakeOpenAIServer) -> None:
     fake_openai.queue(error_reply(403, "forbidden"))
     with pytest.raises(ProviderAuthError):

@@ -51,6 +51,22 @@ def test_provider_keys_go_only_to_their_provider() -> None:
     assert key_candidates(api="anthropic") == ["MNEMO_API_KEY", "ANTHROPIC_API_KEY"]
 
 
+def test_provider_keys_never_go_to_other_endpoints() -> None:
+    env = {"OPENAI_API_KEY": "o", "OPENROUTER_API_KEY": "r", "ANTHROPIC_API_KEY": "a"}
+    for url in ("http://evil.example/v1", "https://api.together.xyz/v1",
+                "https://openrouter.ai.evil.example/v1", "http://127.0.0.1:8080/v1"):
+        assert find_api_key(base_url=url, environ=env) is None, url
+        assert find_api_key(base_url=url, api="anthropic", environ=env) is None, url
+    assert find_api_key(base_url="https://api.openai.com/v1", environ=env).source == \
+        "OPENAI_API_KEY"  # type: ignore[union-attr]
+    # Keys the user pointed at an endpoint do go there.
+    pointed = {"MNEMO_API_KEY": "m", "MY_KEY": "k", **env}
+    assert find_api_key(base_url="http://evil.example/v1", environ=pointed).source == \
+        "MNEMO_API_KEY"  # type: ignore[union-attr]
+    assert find_api_key(base_url="http://x/v1", api_key_env="MY_KEY", environ=pointed).value \
+        == "k"  # type: ignore[union-attr]
+
+
 def test_key_repr_hides_the_value() -> None:
     key = find_api_key(environ={"MNEMO_API_KEY": "sk-secret"})
     assert "sk-secret" not in repr(key)

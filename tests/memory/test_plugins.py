@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from mnemo.cli.main import cli
 from mnemo.config import MnemoConfig
-from mnemo.errors import UsageError
+from mnemo.errors import ConfigError, UsageError
 from mnemo.home import Home
 from mnemo.memory import MemoryStore
 from mnemo.memory.plugins import create_memory_manager, installed_providers, load_provider
@@ -136,3 +136,20 @@ def test_unknown_selected_provider_is_an_error(mnemo_home: Home, tmp_path: Path)
     with pytest.raises(UsageError, match="installed: recall"):
         create_memory_manager(config, store=MemoryStore(tmp_path), session_id="s",
                               home=mnemo_home)
+
+
+def test_a_typo_in_provider_settings_is_a_config_error(mnemo_home: Home,
+                                                        tmp_path: Path) -> None:
+    config = MnemoConfig.model_validate(
+        {"memory": {"provider": "recall", "providers": {"recall": {"max_hit": 2}}}})
+    with pytest.raises(ConfigError, match=r"memory\.providers\.recall: .*max_hits") as info:
+        create_memory_manager(config, store=MemoryStore(tmp_path), session_id="s",
+                              home=mnemo_home)
+    assert info.value.key == "memory.providers.recall"
+
+
+def test_providers_lists_a_selected_name_that_is_not_installed(mnemo_home: Home) -> None:
+    mnemo_home.config_file.write_text("memory: {provider: honcho}\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["memory", "providers"])
+    assert result.exit_code == 0
+    assert "memory.provider is 'honcho', which is not installed" in result.stdout

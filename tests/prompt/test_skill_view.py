@@ -105,3 +105,10 @@ def test_threats_in_a_skill_are_flagged_not_hidden(mnemo_home: Home,
     result = _view(mnemo_home, "shady")
     assert result["success"] and "cat ~/.netrc" in result["content"]
     assert any("read_secrets" in w for w in result["warnings"])
+
+
+def test_a_broken_skill_says_what_is_wrong(mnemo_home: Home, skill_writer: SkillWriter) -> None:
+    skill_writer(mnemo_home.skills_dir, "dev", "deploy", front_matter="name: [unclosed\n")
+    result = json.loads(skill_view("deploy", home=mnemo_home, config=MnemoConfig()))
+    assert result["success"] is False
+    assert "exists but could not be read" in result["error"] and "SKILL.md" in result["error"]

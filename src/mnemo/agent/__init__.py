@@ -5,7 +5,7 @@
 
 from mnemo.agent.agent import Agent, Compaction, TurnResult
 from mnemo.agent.nudges import MemoryNudger
-from mnemo.agent.setup import build_agent, summarizer_for
+from mnemo.agent.setup import build_agent, preview_system_prompt, summarizer_for
 from mnemo.agent.tools import ToolRegistry, ToolRun
 
 __all__ = [
@@ -16,5 +16,6 @@ __all__ = [
     "ToolRun",
     "TurnResult",
     "build_agent",
+    "preview_system_prompt",
     "summarizer_for",
 ]

@@ -8,7 +8,9 @@ A turn follows the seed's order (SPEC A1):
 4. the model is called; its usage feeds the context engine;
 5. tool calls run (memory, session_search, skill_view, provider and engine tools) and the
    loop goes back to 3, up to ``agent.max_tool_iterations`` calls;
-6. providers sync the turn and prefetch for the next one, on their background worker.
+6. providers sync the turn and prefetch for the next one, on their background worker;
+   ``on_turn_start`` opens the next turn (called as the next user message arrives, so the
+   provider sees the turn number and message it is about).
 
 Every message is persisted to the session store as it happens. Recall and memory nudges
 are appended to the user's message in the request only, never stored, so the stored
@@ -27,7 +29,13 @@ from pathlib import Path
 from typing import Any
 
 from mnemo.agent.nudges import FLUSH_PROMPT, NUDGE_TEXT, MemoryNudger
-from mnemo.agent.tools import ToolRegistry, ToolRun, tool_result_message
+from mnemo.agent.tools import (
+    ToolHandler,
+    ToolRegistry,
+    ToolRun,
+    session_tool_schemas,
+    tool_result_message,
+)
 from mnemo.config import MnemoConfig
 from mnemo.context import CompressionReport, ContextEngine, is_summary_message
 from mnemo.errors import ContextLengthExceededError, UsageError
@@ -39,14 +47,13 @@ from mnemo.memory.plugins import create_memory_manager
 from mnemo.messages import Message, content_text
 from mnemo.prompt import SKILL_VIEW_SCHEMA, SystemPrompt, build_system_prompt, skill_view
 from mnemo.sessions import SessionStore
+from mnemo.sessions.store import new_session_id
 from mnemo.sessions.tool import SESSION_SEARCH_SCHEMA, session_search
 
 __all__ = ["Agent", "Compaction", "TurnResult"]
 
 log = logging.getLogger("mnemo.agent")
 
-# The agent's own tools; "memory" comes through the memory manager's built-in provider.
-AGENT_TOOLS = ("session_search", "skill_view")
 _FLUSH_MAX_CALLS = 3
 
 
@@ -143,11 +150,19 @@ class Agent:
         """Start (or resume) the session: providers, tools, the frozen system prompt."""
         if self.system_prompt is not None:
             return self.system_prompt
-        self._resume_or_create()
-        assert self.session_id is not None
+        session_id, resumed = self._resume_or_new_id()
+        # Providers first: a provider that cannot start must not leave an empty session row.
         self.manager = create_memory_manager(
-            self.config, store=self.memory, session_id=self.session_id, home=self.home,
+            self.config, store=self.memory, session_id=session_id, home=self.home,
             sessions=self.sessions, platform=self.platform)
+        if not resumed:
+            try:
+                self.sessions.create_session(session_id=session_id, source=self.platform,
+                                             model=self.client.model)
+            except BaseException:
+                self.manager.shutdown_all()
+                raise
+        self.session_id = session_id
         self.engine.pre_compress_hook = self.manager.on_pre_compress
         self.engine.on_session_start(self.session_id)
         self._register_tools()
@@ -160,20 +175,19 @@ class Agent:
                             finding.line, finding.pattern_id)
         return self.system_prompt
 
-    def _resume_or_create(self) -> None:
-        if self._resume:
-            info = self.sessions.get_session(self._resume)
-            if info is None:
-                raise UsageError(f"no session {self._resume!r} to resume; see "
-                                 "`mnemo sessions list`")
-            self.session_id = info.id
-            self.messages = [m.to_message() for m in self.sessions.load_messages(info.id)]
-            self._compacted = any(is_summary_message(m) for m in self.messages)
-            self.turn = sum(1 for m in self.messages
-                            if m.get("role") == "user" and not is_summary_message(m))
-            return
-        self.session_id = self.sessions.create_session(
-            source=self.platform, model=self.client.model)
+    def _resume_or_new_id(self) -> tuple[str, bool]:
+        """The id of the session to run, and whether it is a stored one being resumed."""
+        if not self._resume:
+            return new_session_id(), False
+        info = self.sessions.get_session(self._resume)
+        if info is None:
+            raise UsageError(f"no session {self._resume!r} to resume; see "
+                             "`mnemo sessions list`")
+        self.messages = [m.to_message() for m in self.sessions.load_messages(info.id)]
+        self._compacted = any(is_summary_message(m) for m in self.messages)
+        self.turn = sum(1 for m in self.messages
+                        if m.get("role") == "user" and not is_summary_message(m))
+        return info.id, True
 
     def close(self) -> None:
         """End the session (see ``_end_session``) and release the engine's resources."""
@@ -194,6 +208,7 @@ class Agent:
             if self.messages:
                 self._flush_memories("the session is ending")
             if self.manager is not None:
+                self.manager.flush()  # the last turn's sync lands before the session ends
                 self.manager.on_session_end(list(self.messages))
                 self.manager.shutdown_all()
             self.engine.on_session_end(self.session_id, list(self.messages))
@@ -225,20 +240,24 @@ class Agent:
     # -- tools ----------------------------------------------------------------------------
 
     def _register_tools(self) -> None:
-        assert self.manager is not None and self.session_id is not None
+        assert self.manager is not None
         self.tools = ToolRegistry()
-        manager = self.manager
-        engine_schemas = self.engine.get_tool_schemas()
-        reserved = [*AGENT_TOOLS, *(s["name"] for s in engine_schemas)]
-        for schema in manager.tool_schemas(reserved=reserved):
-            self.tools.add(schema, partial(_named_call, manager.handle_tool_call, schema["name"]))
-        self.tools.add(SESSION_SEARCH_SCHEMA, self._session_search)
-        self.tools.add(SKILL_VIEW_SCHEMA, lambda args: skill_view(
-            str(args.get("name", "")), file_path=args.get("file_path"), home=self.home,
-            config=self.config))
-        for schema in engine_schemas:
-            self.tools.add(schema, partial(_named_call, self.engine.handle_tool_call,
-                                           schema["name"]))
+        handlers: dict[str, ToolHandler] = {
+            SESSION_SEARCH_SCHEMA["name"]: self._session_search,
+            SKILL_VIEW_SCHEMA["name"]: lambda args: skill_view(
+                str(args.get("name", "")), file_path=args.get("file_path"), home=self.home,
+                config=self.config),
+        }
+        for schema, owner in session_tool_schemas(self.manager, self.engine):
+            name = schema["name"]
+            handler: ToolHandler
+            if owner == "memory":
+                handler = partial(self.manager.handle_tool_call, name)
+            elif owner == "engine":
+                handler = partial(self.engine.handle_tool_call, name)
+            else:
+                handler = handlers[name]
+            self.tools.add(schema, handler)
 
     def _session_search(self, args: dict[str, Any]) -> str:
         return session_search(
@@ -269,6 +288,7 @@ class Agent:
         assert self.manager is not None and self.session_id is not None
         self.turn += 1
         self.memory.failed_calls_this_turn = 0
+        self.manager.on_turn_start(self.turn, text)
         if self.turn == 1 and not self.messages:
             self.sessions.set_title(self.session_id, _title_of(text))
         recall = build_memory_context_block(self.manager.prefetch_all(text))
@@ -281,7 +301,6 @@ class Agent:
             self.nudger.wrote()
         self.manager.sync_all(text, result.text)
         self.manager.queue_prefetch_all(text)
-        self.manager.on_turn_start(self.turn + 1, text)
         return result
 
     def _loop(self, result: TurnResult, extra: str) -> None:
@@ -407,10 +426,11 @@ class Agent:
                     break
                 request.append(response.message)
                 for call in calls:
-                    run = self.tools.run(call)
-                    if run.name != "memory":
-                        run = ToolRun(run.name, run.arguments, '{"success": false, "error": '
-                                      '"Only the memory tool is available now."}', ok=False)
+                    function: Any = dict(call).get("function")  # models send odd shapes
+                    name = str(function.get("name", "")) if isinstance(function, dict) else ""
+                    run = self.tools.run(call) if name == "memory" else ToolRun(
+                        name, {}, '{"success": false, "error": "Only the memory tool is '
+                        'available now."}', ok=False)
                     request.append(tool_result_message(call, run))
         except Exception as exc:  # a failed flush must not block the compaction or exit
             log.warning("memory flush turn failed (%s: %s); continuing", type(exc).__name__, exc)
@@ -449,11 +469,6 @@ class Agent:
         if s["paused"]:
             line += " · auto-compaction paused"
         return line
-
-
-def _named_call(handler: Callable[[str, dict[str, Any]], str], name: str,
-                args: dict[str, Any]) -> str:
-    return handler(name, args)
 
 
 def _with_extra(message: Message, extra: str) -> Message:

@@ -14,15 +14,20 @@ from datetime import datetime
 from pathlib import Path
 
 from mnemo.agent.agent import Agent
+from mnemo.agent.tools import session_tool_schemas
 from mnemo.config import MnemoConfig
-from mnemo.context import TEMPLATE_SECTIONS, create_engine, default_context_length
+from mnemo.context import TEMPLATE_SECTIONS, create_engine
 from mnemo.context.engine import Summarizer
+from mnemo.context.registry import DEFAULT_CONTEXT_LENGTH
+from mnemo.errors import MnemoError
 from mnemo.home import Home
-from mnemo.llm import ChatClient, make_summarizer, resolve_chat_client
+from mnemo.llm import ChatClient, make_summarizer, resolve_chat_client, resolve_model_choice
 from mnemo.memory import MemoryStore
+from mnemo.memory.plugins import create_memory_manager
+from mnemo.prompt import SystemPrompt, build_system_prompt
 from mnemo.sessions import SessionStore
 
-__all__ = ["build_agent", "memory_store_for", "summarizer_for"]
+__all__ = ["build_agent", "context_window", "preview_system_prompt", "summarizer_for"]
 
 
 def summarizer_for(config: MnemoConfig, home: Home,
@@ -35,8 +40,7 @@ def summarizer_for(config: MnemoConfig, home: Home,
     """
     aux = config.auxiliary
     explicit = bool(aux.name or aux.base_url or config.context.summary_model_override)
-    remote_main = bool(config.model.name or config.model.base_url)
-    if not explicit and not remote_main:
+    if not explicit and _main_kind(config, home) != "endpoint":
         return None
     made: list[Summarizer] = []
 
@@ -50,10 +54,24 @@ def summarizer_for(config: MnemoConfig, home: Home,
     return summarize
 
 
-def memory_store_for(config: MnemoConfig, home: Home) -> MemoryStore:
-    cfg = config.memory
-    return MemoryStore(home.memories_dir, memory_char_limit=cfg.memory_char_limit,
-                       user_char_limit=cfg.user_char_limit, overflow=cfg.overflow)
+def _main_kind(config: MnemoConfig, home: Home) -> str:
+    """ "endpoint" or "local": what the main model resolves to (``$MNEMO_BASE_URL`` too)."""
+    try:
+        return resolve_model_choice(config, home=home).kind
+    except MnemoError:
+        return "none"
+
+
+def context_window(config: MnemoConfig, home: Home, client: ChatClient | None = None) -> int:
+    """The main model's window: what the client knows, else ``model.context_length``, else
+    the local model's window for the embedded model and 128,000 for an endpoint."""
+    if client is not None and client.context_length:
+        return client.context_length
+    if config.model.context_length:
+        return config.model.context_length
+    if _main_kind(config, home) == "endpoint":
+        return DEFAULT_CONTEXT_LENGTH
+    return config.local.context_length
 
 
 def build_agent(
@@ -78,9 +96,46 @@ def build_agent(
     if summarizer is None:
         summarizer = summarizer_for(config, home, client)
     engine = create_engine(config, home=home, summarizer=summarizer,
-                           context_length=client.context_length or default_context_length(config),
+                           context_length=context_window(config, home, client),
                            model=client.model)
     return Agent(client=client, engine=engine, config=config, home=home,
-                 memory=memory_store_for(config, home), sessions=SessionStore(home.state_db),
+                 memory=MemoryStore.from_config(config, home),
+                 sessions=SessionStore(home.state_db),
                  cwd=cwd, platform=platform, clock=clock, resume_session_id=resume_session_id,
                  owns_sessions=True)
+
+
+def preview_system_prompt(
+    config: MnemoConfig,
+    *,
+    home: Home | None = None,
+    cwd: Path | None = None,
+    platform: str | None = None,
+    model: str | None = None,
+) -> SystemPrompt:
+    """The system prompt a new session would start with, built as ``Agent.start`` builds
+    it — same tools, same provider blocks — without creating a session or calling a model.
+
+    ``model=None`` is the model the config resolves to (its name picks model guidance).
+    """
+    home = home or Home()
+    if model is None:
+        try:
+            model = resolve_model_choice(config, home=home).model
+        except MnemoError:
+            model = config.model.name
+    store = MemoryStore.from_config(config, home)
+    manager = create_memory_manager(config, store=store, session_id="preview", home=home,
+                                    platform=platform or config.platform)
+    engine = create_engine(config, home=home, context_length=context_window(config, home),
+                           model=model)
+    try:
+        names = [schema["name"] for schema, _ in session_tool_schemas(manager, engine)]
+        return build_system_prompt(
+            config=config, memory=store, cwd=cwd, platform=platform, model=model,
+            tool_names=names, provider_blocks=manager.external_prompt_blocks(), home=home)
+    finally:
+        manager.shutdown_all()
+        close_engine = getattr(engine, "close", None)
+        if callable(close_engine):
+            close_engine()

@@ -13,15 +13,46 @@ import json
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
+from mnemo.context import ContextEngine
+from mnemo.memory import MemoryManager
 from mnemo.messages import Message, ToolCall
+from mnemo.prompt import SKILL_VIEW_SCHEMA
+from mnemo.sessions import SESSION_SEARCH_SCHEMA
 
-__all__ = ["ToolHandler", "ToolRegistry", "ToolRun", "tool_result_message"]
+__all__ = [
+    "AGENT_TOOLS",
+    "ToolHandler",
+    "ToolRegistry",
+    "ToolRun",
+    "session_tool_schemas",
+    "tool_result_message",
+]
 
 log = logging.getLogger("mnemo.agent")
 
 ToolHandler = Callable[[dict[str, Any]], str]
+
+# The agent's own tools; "memory" comes through the memory manager's built-in provider.
+AGENT_TOOLS = ("session_search", "skill_view")
+ToolOwner = Literal["memory", "agent", "engine"]
+
+
+def session_tool_schemas(manager: MemoryManager,
+                         engine: ContextEngine) -> list[tuple[dict[str, Any], ToolOwner]]:
+    """Every tool a session offers, in order, with who runs it.
+
+    The one definition of a session's tools: the agent registers handlers from it, and
+    ``mnemo prompt`` / ``mnemo context`` derive the prompt's guidance from the same list.
+    """
+    engine_schemas = engine.get_tool_schemas()
+    reserved = [*AGENT_TOOLS, *(s["name"] for s in engine_schemas)]
+    tools: list[tuple[dict[str, Any], ToolOwner]] = [
+        (schema, "memory") for schema in manager.tool_schemas(reserved=reserved)]
+    tools += [(SESSION_SEARCH_SCHEMA, "agent"), (SKILL_VIEW_SCHEMA, "agent")]
+    tools += [(schema, "engine") for schema in engine_schemas]
+    return tools
 
 
 @dataclass(frozen=True)

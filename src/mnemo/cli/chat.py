@@ -18,8 +18,7 @@ import click
 
 from mnemo.agent import Agent, Compaction, TurnResult, build_agent
 from mnemo.cli.common import CliState, echo_json, pass_state
-from mnemo.errors import MnemoError, ProviderError
-from mnemo.logs import configure_file_logging
+from mnemo.errors import MnemoError, ProviderError, UsageError
 from mnemo.memory import TARGETS
 from mnemo.sessions.tool import session_search
 
@@ -28,7 +27,7 @@ __all__ = ["chat"]
 HELP = """\
 /compact [focus]   compact the conversation now (keep FOCUS in detail)
 /new               end this session (saving memory first) and start a new one
-/reset             drop this conversation without saving and start a new one
+/reset             end this session without the memory flush and start a new one
 /memory            show what is in MEMORY.md and USER.md now
 /context           what the model sees: prompt parts, tokens, compactions
 /sessions QUERY    search past sessions
@@ -52,13 +51,17 @@ def _on_event(event: str, details: dict[str, Any]) -> None:
 
 
 def _start(agent: Agent) -> None:
-    """Start the model and the session, saying so when it takes a while."""
+    """Start the session, then the model (saying so when it takes a while).
+
+    The session first: a bad --resume id or provider setting fails at once, not after
+    the local model has spent seconds loading.
+    """
+    prompt = agent.start()
     start = getattr(agent.client, "start", None)  # the local model starts a server
     if callable(start):
         click.echo(_dim("starting the local model (the first run also assembles the model "
                         "file)…"), err=True)
         start()
-    prompt = agent.start()
     for finding in prompt.findings:
         if finding.blocked:
             click.echo(click.style(
@@ -68,7 +71,6 @@ def _start(agent: Agent) -> None:
 
 
 def _open_agent(state: CliState, resume: str | None, platform: str | None) -> Agent:
-    configure_file_logging(state.home, state.config.logging)
     agent = build_agent(state.config, home=state.home, cwd=Path.cwd(), platform=platform,
                         resume_session_id=resume)
     agent.on_event = _on_event
@@ -101,6 +103,10 @@ def chat(state: CliState, message: str | None, as_json: bool, resume: str | None
     Type /help in the conversation for the slash commands. The conversation is stored in
     state.db; `mnemo sessions list` shows it later, `--resume ID` continues it.
     """
+    if as_json and message is None:
+        raise UsageError("--json goes with --once MESSAGE (the interactive chat prints text)")
+    if continue_last and resume:
+        raise UsageError("use either --continue (the latest session) or --resume ID, not both")
     if continue_last:
         resume = _last_session(state)
     agent = _open_agent(state, resume, platform)

@@ -17,6 +17,7 @@ import click
 
 from mnemo.config import MnemoConfig, load_config
 from mnemo.home import Home
+from mnemo.logs import configure_file_logging
 
 __all__ = ["CliState", "echo_json", "fail", "pass_state"]
 
@@ -31,6 +32,10 @@ class CliState:
     def config(self) -> MnemoConfig:
         if self._config is None:
             self._config = load_config(self.home)
+            if self.home.root.exists():
+                # The log file starts with defaults (the config may be broken); now the
+                # configured level and rotation apply.
+                configure_file_logging(self.home, self._config.logging)
         return self._config
 
 

@@ -14,18 +14,15 @@ from typing import Any
 
 import click
 
-from mnemo.agent.setup import memory_store_for
+from mnemo.agent import preview_system_prompt
+from mnemo.agent.setup import context_window
 from mnemo.cli.common import CliState, echo_json, pass_state
-from mnemo.context import default_context_length
 from mnemo.errors import MnemoError
 from mnemo.llm import resolve_model_choice
-from mnemo.memory import TARGETS
-from mnemo.prompt import build_system_prompt
+from mnemo.memory import TARGETS, MemoryStore
 from mnemo.prompt.context_files import find_context_files
 
 __all__ = ["context", "context_report"]
-
-_TOOLS = ("memory", "session_search", "skill_view")
 
 
 def context_report(state: CliState, cwd: Path, platform: str | None) -> dict[str, Any]:
@@ -36,12 +33,11 @@ def context_report(state: CliState, cwd: Path, platform: str | None) -> dict[str
         model, window, model_note = choice.model, choice.context_length, choice.reason
     except MnemoError as exc:
         model, window, model_note = config.model.name, None, str(exc)
-    window = window or default_context_length(config)
+    window = window or context_window(config, state.home)
     threshold = int(window * config.context.threshold_percent)
-    store = memory_store_for(config, state.home)
-    store.load_from_disk()
-    prompt = build_system_prompt(config=config, memory=store, cwd=cwd, platform=platform,
-                                 model=model, tool_names=_TOOLS, home=state.home)
+    store = MemoryStore.from_config(config, state.home)
+    prompt = preview_system_prompt(config, home=state.home, cwd=cwd, platform=platform,
+                                   model=model)
     memory = {t: store.read(t)["usage"] for t in TARGETS}
     kind, paths = find_context_files(cwd)
     return {

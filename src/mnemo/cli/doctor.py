@@ -73,8 +73,7 @@ def _memory_checks(home: Home, config: MnemoConfig) -> list[Check]:
                             "set memory." + off[0] + ": true in config.yaml to use that store"))
     else:
         checks.append(Check("memory enabled", "ok", "both stores are enabled"))
-    store = MemoryStore(home.memories_dir, memory_char_limit=mem.memory_char_limit,
-                        user_char_limit=mem.user_char_limit)
+    store = MemoryStore.from_config(config, home)
     folder = home.memories_dir
     if folder.exists() and not folder.stat().st_mode & stat.S_IWUSR:
         checks.append(Check("memories folder", "fail", f"{folder} is not writable",
@@ -127,6 +126,39 @@ def _lock_check(path: Path) -> Check:
         return Check(name, "fail", f"cannot be opened ({exc})", f"chmod 644 {lock}")
     return Check(name, "ok", "free (flock locks die with their process, so a leftover "
                  "lock file never blocks)")
+
+
+def _plugin_checks(home: Home, config: MnemoConfig) -> list[Check]:
+    from mnemo.context import load_engine_class
+    from mnemo.memory.plugins import load_provider
+
+    checks: list[Check] = []
+    engine = config.context.engine or "compressor"
+    try:
+        load_engine_class(engine, home=home)
+        checks.append(Check("context engine", "ok", f"{engine!r} loads"))
+    except MnemoError as exc:
+        checks.append(Check("context engine", "fail", str(exc),
+                            "set context.engine to an installed engine (compressor, lcm)"))
+    name = config.memory.provider
+    if not name:
+        checks.append(Check("memory provider", "ok", "none selected (built-in memory only)"))
+        return checks
+    try:
+        provider = load_provider(name, home)
+        if not provider.is_available():
+            checks.append(Check("memory provider", "warn", f"{name!r} is not available here",
+                                f"check memory.providers.{name} and its API key"))
+            return checks
+        provider.initialize("doctor", home=home, config=config,
+                            settings=config.memory.providers.get(name, {}))
+        provider.shutdown()
+    except (MnemoError, ValueError, TypeError, KeyError) as exc:
+        checks.append(Check("memory provider", "fail", f"{name!r}: {exc}",
+                            f"fix memory.providers.{name} or memory.provider in config.yaml"))
+        return checks
+    checks.append(Check("memory provider", "ok", f"{name!r} starts"))
+    return checks
 
 
 def _database_check(home: Home) -> Check:
@@ -197,6 +229,7 @@ def run_checks(home: Home, cwd: Path, *, model: bool = True) -> list[Check]:
     checks.append(config_check)
     steps: list[Callable[[], Check | list[Check]]] = [
         lambda: _memory_checks(home, config),
+        lambda: _plugin_checks(home, config),
         lambda: _database_check(home),
         lambda: _context_files_check(home, config, cwd),
         lambda: _logs_check(home),

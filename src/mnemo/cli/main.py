@@ -35,6 +35,14 @@ class _Root(click.Group):
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             ctx.exit(130)
+        except OSError as exc:  # a file or folder we could not use: say which, in one line
+            state = ctx.find_object(CliState)
+            if state is not None and state.debug:
+                traceback.print_exc()
+            where = f": {exc.filename}" if exc.filename else ""
+            click.echo(f"error: {exc.strerror or exc}{where}; check that it exists and that "
+                       "you may read and write it", err=True)
+            ctx.exit(1)
 
 
 @click.group(cls=_Root, context_settings={"help_option_names": ["-h", "--help"]})

@@ -14,7 +14,7 @@ import click
 
 from mnemo.cli.common import CliState, pass_state
 from mnemo.errors import UsageError
-from mnemo.memory import MEMORY_SCHEMA, MemoryStore, memory_tool
+from mnemo.memory import MEMORY_SCHEMA, TARGETS, BuiltinMemoryProvider, MemoryStore
 from mnemo.sessions import SessionStore
 from mnemo.sessions.tool import SESSION_SEARCH_SCHEMA, session_search
 
@@ -34,9 +34,11 @@ def build_server(state: CliState) -> Any:
     except ImportError as exc:
         raise UsageError('mnemo mcp needs the MCP SDK: pip install "mnemo[mcp]"') from exc
 
-    cfg = state.config.memory
-    store = MemoryStore(state.home.memories_dir, memory_char_limit=cfg.memory_char_limit,
-                        user_char_limit=cfg.user_char_limit, overflow=cfg.overflow)
+    config = state.config
+    store = MemoryStore.from_config(config, state.home)
+    enabled = {"memory": config.memory.memory_enabled,
+               "user": config.memory.user_profile_enabled}
+    builtin = BuiltinMemoryProvider(store, targets=[t for t in TARGETS if enabled[t]])
     sessions = SessionStore(state.home.state_db)
     server = MCPServer(name="mnemo", instructions=_INSTRUCTIONS)
 
@@ -50,7 +52,9 @@ def build_server(state: CliState) -> Any:
         # An MCP client has no notion of mnemo's turns, so the per-turn loop breaker is
         # reset on every call; the client's own limits apply.
         store.failed_calls_this_turn = 0
-        return memory_tool(action, target, content, old_text, operations, store=store)
+        return builtin.handle_tool_call("memory", {
+            "action": action, "target": target, "content": content, "old_text": old_text,
+            "operations": operations})
 
     def search(
         query: str | None = None,
@@ -63,7 +67,8 @@ def build_server(state: CliState) -> Any:
         return session_search(query, mode=mode, session_id=session_id, message_id=message_id,
                               limit=limit, offset=offset, store=sessions)
 
-    server.add_tool(memory, name="memory", description=MEMORY_SCHEMA["description"])
+    if builtin.is_available():  # at least one store is enabled in config.yaml
+        server.add_tool(memory, name="memory", description=MEMORY_SCHEMA["description"])
     server.add_tool(search, name="session_search",
                     description=SESSION_SEARCH_SCHEMA["description"])
     return server

@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from mnemo.cli.common import CliState, echo_json, fail, pass_state
+from mnemo.fileio import is_read_only
 from mnemo.memory import TARGETS, MemoryStore, Target
 from mnemo.memory.store import Result
 
@@ -26,13 +27,7 @@ _target_option = click.option(
 
 
 def open_store(state: CliState) -> MemoryStore:
-    cfg = state.config.memory
-    return MemoryStore(
-        state.home.memories_dir,
-        memory_char_limit=cfg.memory_char_limit,
-        user_char_limit=cfg.user_char_limit,
-        overflow=cfg.overflow,
-    )
+    return MemoryStore.from_config(state.config, state.home)
 
 
 def _report(result: Result, as_json: bool) -> None:
@@ -122,7 +117,10 @@ def edit(state: CliState, target: Target, as_json: bool) -> None:
     """
     store = open_store(state)
     path = store.path_for(target)
-    original = path.read_text(encoding="utf-8") if path.exists() else ""
+    if is_read_only(path):
+        fail(f"{path} is read-only, so an edit could not be saved; run `chmod u+w {path}` "
+             "first")
+    original = store.raw_text(target)
     with tempfile.NamedTemporaryFile("w", suffix=f".{path.name}", delete=False,
                                      encoding="utf-8") as handle:
         handle.write(original)
@@ -158,5 +156,9 @@ def providers(state: CliState, as_json: bool) -> None:
         status = "available" if row.available else "unavailable"
         line = f"{mark} {row.name:<12} {status:<12} {row.source}"
         click.echo(line + (f" — {row.problem}" if row.problem else ""))
-    if not any(row.selected for row in rows):
+    selected = state.config.memory.provider
+    if selected and not any(row.selected for row in rows):
+        click.echo(f"memory.provider is {selected!r}, which is not installed: install it, or "
+                   "set memory.provider to one of the names above")
+    elif not selected:
         click.echo("(no external provider selected; set memory.provider in config.yaml)")

@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from mnemo.agent import summarizer_for
 from mnemo.cli.common import CliState, echo_json, pass_state
 from mnemo.errors import MnemoError, ModelUnavailableError
 from mnemo.llm.local_model import DEFAULT_MODEL
@@ -97,6 +98,9 @@ def models(state: CliState, check: bool, as_json: bool) -> None:
     Exits 1 when a model is missing, lacks its key, or fails --check.
     """
     report: dict[str, Any] = {}
+    local_summaries = summarizer_for(state.config, state.home) is None
+    report["summaries"] = ("local summariser (no model)" if local_summaries
+                           else "the auxiliary model")
     checked: dict[tuple[Any, ...], dict[str, Any]] = {}
     failed = False
     for role in _ROLES:
@@ -126,5 +130,8 @@ def models(state: CliState, check: bool, as_json: bool) -> None:
             same = (role == "auxiliary" and "model" in data and "model" in main
                     and data["model"] == main["model"] and data["endpoint"] == main["endpoint"])
             _print_choice(role, data, same)
+        if local_summaries:
+            click.echo("summaries: written by the deterministic local summariser, not a model "
+                       "(the main model is the embedded one); set auxiliary.* to use a model")
     if failed:
         raise SystemExit(1)

@@ -11,14 +11,11 @@ from pathlib import Path
 
 import click
 
+from mnemo.agent import preview_system_prompt
 from mnemo.cli.common import CliState, echo_json, pass_state
-from mnemo.memory import MemoryStore
-from mnemo.prompt import SystemPrompt, build_system_prompt
+from mnemo.prompt import SystemPrompt
 
-__all__ = ["DEFAULT_TOOLS", "prompt"]
-
-# The core tools an agent session has (SPEC A1); guidance blocks follow the tools.
-DEFAULT_TOOLS = ("memory", "session_search", "skill_view")
+__all__ = ["prompt"]
 
 
 def _breakdown(built: SystemPrompt) -> None:
@@ -45,42 +42,27 @@ def _breakdown(built: SystemPrompt) -> None:
               help="Platform whose hint to use (cli, telegram, weixin, cron, sms, email, api "
                    "or one under 'platforms' in config.yaml). Default: 'platform' in config.")
 @click.option("--model", "-m", default=None,
-              help="Model name, which picks model-specific guidance. Default: model.name.")
+              help="Model name, which picks model-specific guidance. Default: the model "
+                   "the config resolves to (see `mnemo models`).")
 @click.option("--cwd", "cwd", type=click.Path(exists=True, file_okay=False, path_type=Path),
               default=None, help="Project folder whose context files (AGENTS.md…) are "
                                  "loaded. Default: the current directory.")
-@click.option("--tools", default=",".join(DEFAULT_TOOLS), show_default=True,
-              help="Comma-separated tool names the agent has; guidance follows them. "
-                   "Pass '' for none.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the parts with chars and tokens, the totals, the findings and the "
                    "text as JSON.")
 @pass_state
 def prompt(state: CliState, platform: str | None, model: str | None, cwd: Path | None,
-           tools: str, as_json: bool) -> None:
+           as_json: bool) -> None:
     """Show the system prompt a new session would get, with a token count per part.
 
-    Parts, in order: identity (SOUL.md), platform hint, skills index, project context
-    files, MEMORY and USER snapshots, guidance, subscription, date. Context files with a
-    prompt-injection finding are shown as BLOCKED together with the line that matched.
+    It is built exactly as `mnemo chat` builds it (the same tools, memory providers and
+    engine), without starting a session. Parts, in order: identity (SOUL.md), platform
+    hint, skills index, project context files, MEMORY and USER snapshots, provider
+    blocks, guidance, subscription, date. Context files with a prompt-injection finding
+    are shown as BLOCKED together with the line that matched.
     """
-    config = state.config
-    store = MemoryStore(
-        state.home.memories_dir,
-        memory_char_limit=config.memory.memory_char_limit,
-        user_char_limit=config.memory.user_char_limit,
-        overflow=config.memory.overflow,
-    )
-    store.load_from_disk()
-    built = build_system_prompt(
-        config=config,
-        memory=store,
-        cwd=cwd if cwd is not None else Path.cwd(),
-        platform=platform,
-        model=model if model is not None else config.model.name,
-        tool_names=[t.strip() for t in tools.split(",") if t.strip()],
-        home=state.home,
-    )
+    built = preview_system_prompt(state.config, home=state.home, cwd=cwd or Path.cwd(),
+                                  platform=platform, model=model)
     if as_json:
         echo_json(built.to_dict())
         return

@@ -38,10 +38,18 @@ def load_config(home: Home | Path | str | None = None, *, path: Path | None = No
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return MnemoConfig()
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: is not UTF-8 text (byte {exc.start}); save it as UTF-8",
+                          path=str(path)) from exc
     except OSError as exc:
         raise ConfigError(f"{path}: cannot be read ({exc.strerror}); check its permissions",
                           path=str(path)) from exc
     raw = _parse_yaml(text, path)
+    version = raw.get("version")
+    if isinstance(version, int) and not isinstance(version, bool) and version > CONFIG_VERSION:
+        raise ConfigError(f"{path}: version: {version} is newer than this mnemo understands "
+                          f"({CONFIG_VERSION}); upgrade mnemo (pip install -U mnemo)",
+                          path=str(path), key="version")
     upgraded, notes = migrate(raw, CONFIG_VERSION)
     config = _validate(upgraded, path)
     if notes:

@@ -77,7 +77,7 @@ class AnthropicChatClient:
             max_retries=0,
         )
         self.base_url = str(self._sdk.base_url).rstrip("/")
-        self._endpoint = Endpoint(self.base_url, model, key_source)
+        self._endpoint = Endpoint(self.base_url, model, key_source, api_key or "")
         # Recent SDKs dropped sampling parameters from messages.create; send only what the
         # installed one accepts rather than fail every call.
         self._accepted = frozenset(inspect.signature(self._sdk.messages.create).parameters)

@@ -3,9 +3,10 @@
 The key itself never lives in ``config.yaml``; the config may only *name* the variable
 that holds it (``model.api_key_env``). The search order is that variable, then
 ``MNEMO_API_KEY``, then the provider's usual variable: ``OPENROUTER_API_KEY`` for an
-OpenRouter URL, ``ANTHROPIC_API_KEY`` for the Anthropic API, ``OPENAI_API_KEY``
-otherwise. An OpenAI key is never sent to OpenRouter or Anthropic: a key only goes to
-the provider it was made for (or wherever the user pointed it explicitly).
+OpenRouter URL, ``ANTHROPIC_API_KEY`` for the Anthropic API, ``OPENAI_API_KEY`` for
+OpenAI itself (no base URL, or ``api.openai.com``). A provider's key only goes to that
+provider: any other endpoint (a self-hosted server, Together, DeepSeek …) gets only the
+variable named in ``api_key_env`` or ``MNEMO_API_KEY`` — keys the user pointed there.
 ``MNEMO_BASE_URL`` replaces the configured base URL of the main model.
 
 The environment is read when these functions are called, never at import.
@@ -16,6 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 __all__ = [
     "BASE_URL_ENV",
@@ -41,8 +43,17 @@ class ApiKey:
         return f"ApiKey(source={self.source!r}, value='***')"
 
 
+def _host(base_url: str) -> str:
+    return (urlsplit(base_url.strip()).hostname or "").lower()
+
+
 def _is_openrouter(base_url: str) -> bool:
-    return "openrouter.ai" in base_url.lower()
+    host = _host(base_url)
+    return host == "openrouter.ai" or host.endswith(".openrouter.ai")
+
+
+def _is_openai(base_url: str) -> bool:
+    return not base_url.strip() or _host(base_url) == "api.openai.com"
 
 
 def key_candidates(*, api_key_env: str = "", base_url: str = "", api: str = "openai") -> list[str]:
@@ -50,10 +61,11 @@ def key_candidates(*, api_key_env: str = "", base_url: str = "", api: str = "ope
     names = [api_key_env.strip()] if api_key_env.strip() else []
     names.append(KEY_ENV)
     if api == "anthropic":
-        names.append("ANTHROPIC_API_KEY")
+        if not base_url.strip() or _host(base_url) == "api.anthropic.com":
+            names.append("ANTHROPIC_API_KEY")
     elif _is_openrouter(base_url):
         names.append("OPENROUTER_API_KEY")
-    else:
+    elif _is_openai(base_url):
         names.append("OPENAI_API_KEY")
     return list(dict.fromkeys(names))
 

@@ -50,17 +50,30 @@ _MAX_DETAIL = 240
 
 
 class Endpoint:
-    """Who was called, for error messages: the URL, the model and where the key came from."""
+    """Who was called, for error messages: the URL, the model and where the key came from.
 
-    __slots__ = ("key_source", "model", "url")
+    ``secret`` is the key itself, kept only to be blanked out of server text: a server
+    that echoes the request's key in its error must not get it printed or logged.
+    """
 
-    def __init__(self, url: str, model: str, key_source: str = "") -> None:
+    __slots__ = ("key_source", "model", "secret", "url")
+
+    def __init__(self, url: str, model: str, key_source: str = "", secret: str = "") -> None:
         self.url = url
         self.model = model
         self.key_source = key_source
+        self.secret = secret
 
     def __str__(self) -> str:
         return f"{self.url} (model {self.model!r})" if self.model else self.url
+
+    def __repr__(self) -> str:
+        return f"Endpoint(url={self.url!r}, model={self.model!r})"
+
+    def redact(self, text: str) -> str:
+        if len(self.secret) >= 6:
+            text = text.replace(self.secret, "***")
+        return text
 
 
 def one_line(text: object, limit: int = _MAX_DETAIL) -> str:
@@ -93,7 +106,7 @@ def error_for_status(
     attempts: int = 1,
 ) -> ProviderError:
     """The mnemo error for an HTTP error reply (after retries, if any were made)."""
-    detail = one_line(message) or "no message"
+    detail = endpoint.redact(one_line(message)) or "no message"
     if is_context_length_error(status, message, code):
         return ContextLengthExceededError(
             f"the request is longer than the context window of {endpoint} ({detail}); "
@@ -138,6 +151,7 @@ def timeout_error(endpoint: Endpoint, timeout: float | None) -> ProviderTimeoutE
 def connection_error(endpoint: Endpoint, detail: str, attempts: int = 1) -> ProviderConnectionError:
     tries = f" after {attempts} attempts" if attempts > 1 else ""
     return ProviderConnectionError(
-        f"cannot reach {endpoint.url}{tries} ({one_line(detail) or 'connection failed'}); "
+        f"cannot reach {endpoint.url}{tries} "
+        f"({endpoint.redact(one_line(detail)) or 'connection failed'}); "
         "check model.base_url (or $MNEMO_BASE_URL) and that the server is running"
     )

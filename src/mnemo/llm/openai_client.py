@@ -75,7 +75,7 @@ class OpenAIChatClient:
             max_retries=0,
         )
         self.base_url = str(self._sdk.base_url).rstrip("/")
-        self._endpoint = Endpoint(self.base_url, model, key_source)
+        self._endpoint = Endpoint(self.base_url, model, key_source, api_key or "")
         # OpenAI's own API wants max_completion_tokens (its reasoning models reject
         # max_tokens); most other servers know only max_tokens.
         self._max_tokens_field = (

@@ -18,6 +18,7 @@ endpoint; else the main model itself. It always uses ``auxiliary.timeout``.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
@@ -148,6 +149,9 @@ def _endpoint_choice(
         where = " or $".join(key_candidates(api_key_env=api_key_env, base_url=base_url, api=api))
         problem = (f"no API key found for {model or 'the model'} (looked in ${where}); "
                    "export the key, or set model.base_url for a server that needs none")
+    if api == "anthropic" and importlib.util.find_spec("anthropic") is None:
+        problem = ('model.api is "anthropic" but its SDK is not installed; '
+                   'pip install "mnemo[anthropic]"')
     return ModelChoice(
         role=role, kind="endpoint", model=model or "default", api=api, base_url=base_url,
         key_source=key.source if key else "", api_key_env=api_key_env, reason=reason,

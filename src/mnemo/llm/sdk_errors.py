@@ -60,7 +60,8 @@ def call_once(
         raise error from exc
     except sdk.APIError as exc:  # e.g. a reply that is not the expected JSON
         raise ProviderError(
-            f"the call to {endpoint} failed ({one_line(exc)}); check that model.base_url "
+            f"the call to {endpoint} failed ({endpoint.redact(one_line(exc))}); check that "
+            "model.base_url "
             "points at the right kind of API, or run with --debug"
         ) from exc
 

@@ -58,12 +58,20 @@ def _remove_whole_blocks(text: str) -> str:
 
 
 def sanitize_context(text: str) -> str:
-    """Provider text with fence tags, whole fenced blocks and fake system notes removed."""
-    cleaned = _remove_whole_blocks(text)
-    cleaned = _OPEN.sub("", cleaned)
-    cleaned = _CLOSE.sub("", cleaned)
-    cleaned = _FAKE_NOTE.sub("", cleaned)
-    return cleaned.strip()
+    """Provider text with fence tags, whole fenced blocks and fake system notes removed.
+
+    Repeated until nothing changes: removing one tag must not join the pieces around it
+    into another (``</memory-</memory-context>context>``).
+    """
+    cleaned = text
+    while True:
+        before = cleaned
+        cleaned = _remove_whole_blocks(cleaned)
+        cleaned = _OPEN.sub("", cleaned)
+        cleaned = _CLOSE.sub("", cleaned)
+        cleaned = _FAKE_NOTE.sub("", cleaned)
+        if cleaned == before:
+            return cleaned.strip()
 
 
 def _drop_flagged_lines(text: str) -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mnemo.config import MnemoConfig
-from mnemo.errors import UsageError
+from mnemo.errors import ConfigError, UsageError
 from mnemo.home import Home
 from mnemo.memory.builtin import BuiltinMemoryProvider
 from mnemo.memory.entries import Target
@@ -102,18 +102,27 @@ def create_memory_manager(
     targets = tuple(t for t, on in enabled.items() if on)
     if targets:
         manager.add_provider(BuiltinMemoryProvider(store, targets=targets))
+    common = {"home": home, "config": config, **init_kwargs}
+    manager.initialize_all(session_id, **common)  # the built-in provider
     name = config.memory.provider
-    if name:
-        provider = load_provider(name, home)  # an unknown name is a config mistake: raise
-        if provider.is_available():
-            manager.add_provider(provider)
-        else:
-            # A provider missing its key should not stop the agent; say so and go on.
-            log.warning("memory provider '%s' is not available here (check its settings "
-                        "and keys; see `mnemo memory providers`); continuing without it", name)
-    manager.initialize_all(
-        session_id,
-        settings_for=lambda p: config.memory.providers.get(p.name, {}),
-        home=home, config=config, **init_kwargs,
-    )
+    if not name:
+        return manager
+    provider = load_provider(name, home)  # an unknown name is a config mistake: raise
+    if not provider.is_available():
+        # A provider missing its key should not stop the agent; say so and go on.
+        log.warning("memory provider '%s' is not available here (check its settings and "
+                    "keys; see `mnemo memory providers`); continuing without it", name)
+        return manager
+    try:
+        provider.initialize(session_id, settings=config.memory.providers.get(name, {}),
+                            **common)
+    except (ValueError, TypeError, KeyError) as exc:
+        # Settings the user wrote: a typo must be an error, not a provider silently off.
+        key = f"memory.providers.{name}"
+        raise ConfigError(f"{key}: {exc} (config.yaml)", key=key) from exc
+    except Exception as exc:  # anything else is the provider's fault: isolate it
+        log.warning("memory provider '%s' failed to initialise (%s: %s); it is disabled for "
+                    "this session", name, type(exc).__name__, exc)
+        return manager
+    manager.add_provider(provider)
     return manager

@@ -8,8 +8,10 @@ hook in isolation, so a provider that raises never breaks a turn.
 Lifecycle, in the order the agent uses it::
 
     initialize(session_id, home=..., config=..., settings=..., sessions=...)
-    per turn:  prefetch(query) → [model call, tools] → sync_turn(user, assistant)
-               → queue_prefetch(query) → on_turn_start(turn, message)
+    per turn:  on_turn_start(turn, message) → prefetch(query) → [model call, tools]
+               → sync_turn(user, assistant) → queue_prefetch(query)
+    (cyclic, as in the seed: the previous turn's sync and queued prefetch, then
+    on_turn_start of the next one)
     when compressing: on_pre_compress(messages) -> extra text for the summariser
     at the end: on_session_end(messages), shutdown()
 """
@@ -88,7 +90,7 @@ class MemoryProvider(ABC):
         """A sub-agent finished a delegated task."""
 
     def on_turn_start(self, turn: int, message: str) -> None:
-        """A turn finished and turn number ``turn`` starts with ``message`` next."""
+        """Turn number ``turn`` (1-based) starts with the user's ``message``."""
 
     def on_session_end(self, messages: Sequence[Message]) -> None:
         """The session ended; ``messages`` is its final live transcript."""

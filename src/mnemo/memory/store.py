@@ -23,6 +23,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from mnemo.config import MnemoConfig
+from mnemo.errors import StoreError
 from mnemo.fileio import atomic_write_text, exclusive_lock, is_read_only, remove_stale_temps
 from mnemo.home import Home
 from mnemo.memory.entries import (
@@ -92,6 +94,13 @@ class MemoryStore:
         # Failed tool calls in the current turn, for the loop breaker (see tool.py).
         self.failed_calls_this_turn = 0
 
+    @classmethod
+    def from_config(cls, config: MnemoConfig, home: Home | None = None) -> MemoryStore:
+        """The store of ``home`` (default ``$MNEMO_HOME``) with the limits of ``config``."""
+        cfg = config.memory
+        return cls((home or Home()).memories_dir, memory_char_limit=cfg.memory_char_limit,
+                   user_char_limit=cfg.user_char_limit, overflow=cfg.overflow)
+
     # -- paths and live state ---------------------------------------------------------
 
     def path_for(self, target: Target) -> Path:
@@ -110,11 +119,22 @@ class MemoryStore:
     def usage(self, target: Target) -> str:
         return format_usage(usage_of(self.entries_for(target)), self.limits[target])
 
+    def raw_text(self, target: Target) -> str:
+        """The file of ``target`` exactly as it is on disk ("" when it does not exist)."""
+        return self._read_raw(target)
+
     def _read_raw(self, target: Target) -> str:
+        path = self.path_for(target)
         try:
-            return self.path_for(target).read_text(encoding="utf-8")
+            return path.read_text(encoding="utf-8")
         except FileNotFoundError:
             return ""
+        except UnicodeDecodeError as exc:
+            raise StoreError(f"{path} is not UTF-8 text (byte {exc.start}); convert it "
+                             f"(iconv -t utf-8) or move it aside") from exc
+        except OSError as exc:
+            raise StoreError(f"{path} cannot be read ({exc.strerror or exc}); check that it "
+                             "is a file you can read (chmod 644)") from exc
 
     # -- snapshot -----------------------------------------------------------------------
 
@@ -271,6 +291,8 @@ class MemoryStore:
                                            strict_file=strict_file)
         except _Refused as refused:
             return self._with_state(target, refused.result)
+        except StoreError as exc:  # an unreadable file: the model gets the same advice
+            return self._with_state(target, {"success": False, "error": str(exc)})
         except OSError as exc:
             return self._with_state(target, {
                 "success": False,

@@ -84,9 +84,6 @@ EXECUTION_GUIDANCE = (
     "</act_dont_ask>"
 )
 
-# Appended once to the system prompt after a compaction (SPEC C11, wording fixed).
-
-
 def wants_execution_guidance(model: str, patterns: Sequence[str]) -> bool:
     """True when ``model`` contains one of ``patterns`` (case-insensitive)."""
     name = model.lower()

@@ -110,6 +110,11 @@ def skill_view(
     catalog = catalog_for(home, config)
     skill = catalog.find(name)
     if skill is None:
+        broken = [p for p in catalog.problems
+                  if name.casefold() in p.path.replace("\\", "/").casefold().split("/")]
+        if broken:
+            return _error(f"skill {name!r} exists but could not be read "
+                          f"({broken[0].message}); fix its SKILL.md ({broken[0].path})")
         names = [s.name for s in catalog.skills]
         close = difflib.get_close_matches(name, names, n=5, cutoff=0.5)
         if close:

@@ -67,7 +67,7 @@ def scan(text: str, scope: Scope = "context") -> list[Finding]:
                 ))
 
     # Normalise line by line so match offsets map back to the original line numbers.
-    normal_lines = [unicodedata.normalize("NFKC", line).replace("\n", " ") for line in raw_lines]
+    normal_lines = [_normalise(line) for line in raw_lines]
     normal = "\n".join(normal_lines)
     line_starts = [0]
     for line in normal_lines[:-1]:
@@ -86,6 +86,20 @@ def scan(text: str, scope: Scope = "context") -> list[Finding]:
                                     pattern.description))
     findings.sort(key=lambda f: f.line)
     return findings
+
+
+def _normalise(line: str) -> str:
+    """NFKC, without invisible format characters that could split a keyword.
+
+    "ig\u00adnore" (a soft hyphen) or "ig\u034fnore" (a grapheme joiner) must match like
+    "ignore"; every Unicode format character (category Cf) and U+034F is dropped before
+    matching. Only the characters of ``INVISIBLE_CHARS`` are reported on their own.
+    """
+    if not line.isascii():
+        line = "".join(ch for ch in line
+                       if ch != "\u034f" and unicodedata.category(ch) != "Cf")
+        line = unicodedata.normalize("NFKC", line)
+    return line.replace("\n", " ")
 
 
 def _line_of(line_starts: list[int], offset: int) -> int:
