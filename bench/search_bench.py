@@ -1,18 +1,33 @@
-"""Session search latency at 10k, 100k and 1M stored messages, and import throughput.
+"""Session search latency and hit rate at 10k, 100k and 1M stored messages; import speed.
 
 One database grows through the sizes (10k → 100k → 1M messages, in sessions of 40–160
 messages). The text is generated from a fixed seed to look like agent work: user asks,
 assistant answers and tool calls, tool outputs with paths, error codes and numbers,
 words drawn from a Zipf distribution over an everyday + programming vocabulary, and
-about 2% of the messages in Chinese. At each size a fixed mix of queries runs through
-``SessionStore.search`` (the ranking ``session_search`` uses) and p50/p95 latency is
-reported per kind of query:
+about 2% of the messages in Chinese.
 
-* ``words``     two or three content words of middling frequency;
-* ``rare``      an identifier or a rare word (a path, an error code);
-* ``question``  a natural-language question ("how did we fix the … error?");
-* ``cjk``       Chinese queries of 1, 2 and 4 characters;
-* ``hostile``   quotes, operators and punctuation (must neither fail nor be slow).
+At each size the queries are *sampled from the stored rows* (so every one has an answer
+in the database), run through ``SessionStore.search`` (limit 10), and reported as
+p50/p95 latency next to the hit rate — the share of queries whose results hold an answer:
+
+* ``words``     2–3 words of middling frequency taken from one message (hit: a result
+                holding all of them — in random text many messages do, so which one
+                cannot be asked for);
+* ``rare``      a file path taken from one message (hit: a result holding that path);
+* ``question``  "how did we fix the <w1> <w2> error?" with two words of one user message
+                (hit: a result holding both);
+* ``cjk``       1, 2 or 4 Chinese characters cut from a Chinese message (hit: a message
+                holding them);
+* ``hostile``   quotes, operators and punctuation (no answer; must neither fail nor be
+                slow);
+
+and two more ways the agent searches, with the ``words`` and ``rare`` queries:
+
+* ``in-session``  ``search(q, session_id=<the answer's session>)`` (hit: as above);
+* ``agent``       ``search(q, exclude_active_of=<another session>)``, what
+                  ``session_search`` runs for an agent with a live session;
+* ``tool``        the ``session_search`` tool end to end (limit 3, neighbours, JSON), hit
+                  when the answer is among the listed messages or their context.
 
 Import throughput is measured both ways the store is used: ``append_messages`` with one
 transaction per session (an import) and ``append_message`` per message (the agent).
@@ -27,14 +42,18 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
+import sqlite3
 import sys
 import tempfile
 import time
 from collections.abc import Callable
+from contextlib import closing
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from mnemo.sessions import SessionStore
+from mnemo.sessions import SessionStore, session_search
 
 
 def _words(text: str) -> list[str]:
@@ -175,39 +194,139 @@ def single_append_rate(store: SessionStore, gen: TextGen, n: int = 2000) -> floa
     return n / (time.perf_counter() - start)
 
 
-def make_queries(gen: TextGen, per_kind: int) -> dict[str, list[str]]:
-    rng = random.Random(11)
-    mid = gen.vocab[30:300]
-    rare = gen.vocab[350:]
-    return {
-        "words": [" ".join(rng.sample(mid, rng.randint(2, 3))) for _ in range(per_kind)],
-        "rare": [rng.choice([gen.path(), gen.code(), rng.choice(rare)]) for _ in range(per_kind)],
-        "question": [
-            f"how did we fix the {rng.choice(mid)} {rng.choice(rare)} error last week?"
-            for _ in range(per_kind)
-        ],
-        "cjk": [
-            rng.choice(_CJK_WORDS)[0] if i % 3 == 0 else
-            rng.choice(_CJK_WORDS) if i % 3 == 1 else
-            rng.choice(_CJK_WORDS) + rng.choice(_CJK_WORDS)
-            for i in range(per_kind)
-        ],
-        "hostile": [
-            rng.choice(['"unbalanced', "AND OR NOT", "foo* -bar:baz", "(((", "c++ -> ::",
-                        "NEAR(a b)", "'; DROP TABLE messages; --", "🎉🔥", "a\"b\"c"])
-            for _ in range(per_kind)
-        ],
-    }
+@dataclass(frozen=True)
+class Query:
+    """One query with what counts as an answer to it."""
+
+    text: str
+    needle: str | None = None  # a result holding this text answers it
+    words: tuple[str, ...] = ()  # or a result holding all these words
+    session_id: str | None = None  # where the message it was taken from lives
+
+    def found(self, hits: list[tuple[int, str]]) -> bool:
+        """Whether (message id, text) results hold an answer."""
+        if self.needle is not None:
+            return any(self.needle in text for _, text in hits)
+        return any(set(self.words) <= set(re.findall(r"[a-z]+", text.lower()))
+                   for _, text in hits)
+
+    @property
+    def checked(self) -> bool:
+        return self.needle is not None or bool(self.words)
 
 
-def measure(store: SessionStore, queries: dict[str, list[str]]) -> dict[str, list[float]]:
-    times: dict[str, list[float]] = {}
+_PATH = re.compile(r"src/\w+/\w+\.py")
+_HAN = re.compile(r"[\u4e00-\u9fff]+")
+
+
+class Row(NamedTuple):
+    """A stored message as the query sampler sees it."""
+
+    id: int
+    session_id: str
+    role: str
+    text: str
+
+
+def sample_rows(store: SessionStore, rng: random.Random, n: int) -> list[Row]:
+    """``n`` random stored messages (id, session, role, indexed text)."""
+    with closing(sqlite3.connect(store.path)) as conn:
+        top = conn.execute("SELECT max(id) FROM messages").fetchone()[0] or 0
+        picked = sorted(rng.sample(range(1, top + 1), min(n, top)))
+        rows = conn.execute(
+            f"SELECT id, session_id, role, coalesce(search_text, content, '') FROM messages "
+            f"WHERE id IN ({', '.join('?' for _ in picked)})", picked).fetchall()
+    return [Row(int(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in rows]
+
+
+def make_queries(store: SessionStore, gen: TextGen, per_kind: int,
+                 seed: int) -> dict[str, list[Query]]:
+    """Queries whose answers are in the database (sampled from its rows)."""
+    rng = random.Random(seed)
+    rows = sample_rows(store, rng, 400 * per_kind)
+    middling = set(gen.vocab[30:300])
+    queries: dict[str, list[Query]] = {k: [] for k in ("words", "rare", "question", "cjk")}
+    for row in rows:
+        words = [w for w in dict.fromkeys(re.findall(r"[a-z]+", row.text.lower()))
+                 if w in middling]
+        if len(queries["words"]) < per_kind and len(words) >= 3:
+            picked = rng.sample(words, rng.randint(2, 3))
+            queries["words"].append(Query(" ".join(picked), words=tuple(picked),
+                                          session_id=row.session_id))
+        elif (len(queries["question"]) < per_kind and row.role == "user"
+              and len(words) >= 2):
+            w1, w2 = rng.sample(words, 2)
+            queries["question"].append(Query(f"how did we fix the {w1} {w2} error last week?",
+                                             words=(w1, w2), session_id=row.session_id))
+        paths = _PATH.findall(row.text)
+        if len(queries["rare"]) < per_kind and paths:
+            path = rng.choice(paths)
+            queries["rare"].append(Query(path, needle=path, session_id=row.session_id))
+        runs = [r for r in _HAN.findall(row.text) if len(r) >= 4]
+        if len(queries["cjk"]) < per_kind and runs:
+            run = rng.choice(runs)
+            size = (1, 2, 4)[len(queries["cjk"]) % 3]
+            start = rng.randrange(0, len(run) - size + 1)
+            piece = run[start:start + size]
+            queries["cjk"].append(Query(piece, needle=piece, session_id=row.session_id))
+    queries["hostile"] = [
+        Query(rng.choice(['"unbalanced', "AND OR NOT", "foo* -bar:baz", "(((", "c++ -> ::",
+                          "NEAR(a b)", "'; DROP TABLE messages; --", "🎉🔥", "a\"b\"c"]))
+        for _ in range(per_kind)
+    ]
+    return queries
+
+
+@dataclass
+class Timing:
+    ms: list[float] = field(default_factory=list)
+    hits: int = 0
+    checked: int = 0
+
+    def cell(self) -> str:
+        rate = f"{100 * self.hits / self.checked:3.0f}%" if self.checked else "   -"
+        return f"{pct(self.ms, .5):5.1f}/{pct(self.ms, .95):5.1f} {rate}"
+
+
+def _timed(fn: Callable[[], list[tuple[int, str]]]) -> tuple[float, list[tuple[int, str]]]:
+    start = time.perf_counter()
+    out = fn()
+    return 1000 * (time.perf_counter() - start), out
+
+
+def _tool_hits(out: str) -> list[tuple[int, str]]:
+    result = json.loads(out)
+    return [(m["message_id"], " ".join([m["content"], *m.get("tool_calls", [])]))
+            for group in result.get("results", [])
+            for match in group["matches"] for m in match["context"]]
+
+
+def measure(store: SessionStore, queries: dict[str, list[Query]],
+            other_session: str) -> dict[str, Timing]:
+    """Latency and hit rate of every query kind, then of the agent's ways to search."""
+    out: dict[str, Timing] = {}
+
+    def record(kind: str, query: Query, fn: Callable[[], list[tuple[int, str]]]) -> None:
+        ms, hits = _timed(fn)
+        timing = out.setdefault(kind, Timing())
+        timing.ms.append(ms)
+        if query.checked:
+            timing.checked += 1
+            timing.hits += query.found(hits)
+
+    def plain(q: Query, **kwargs: Any) -> Callable[[], list[tuple[int, str]]]:
+        return lambda: [(h.message_id, h.content) for h in store.search(q.text, limit=10,
+                                                                        **kwargs)]
+
     for kind, items in queries.items():
         for q in items:
-            start = time.perf_counter()
-            store.search(q, limit=10)
-            times.setdefault(kind, []).append(1000 * (time.perf_counter() - start))
-    return times
+            record(kind, q, plain(q))
+    for q in [*queries["words"], *queries["rare"]]:
+        record("in-session", q, plain(q, session_id=q.session_id))
+        record("agent", q, plain(q, exclude_active_of=other_session))
+        record("tool", q, lambda q=q: _tool_hits(session_search(
+            q.text, store=store, current_session_id=other_session)))
+    return out
 
 
 def pct(values: list[float], p: float) -> float:
@@ -218,32 +337,36 @@ def pct(values: list[float], p: float) -> float:
 def run(sizes: list[int], per_kind: int, folder: Path, say: Callable[[str], None]) -> None:
     gen = TextGen()
     store = SessionStore(folder / "state.db")
-    queries = make_queries(gen, per_kind)
+    agent_session = store.create_session(source="bench-agent")  # the "current" session
     have, build_seconds = 0, 0.0
-    rows: list[str] = []
+    table: list[tuple[int, dict[str, Timing], float, float]] = []
     for size in sizes:
         say(f"building {size:,} messages…")
         have, seconds = grow(store, gen, size, have)
         build_seconds += seconds
-        measure(store, {k: v[:3] for k, v in queries.items()})  # warm the page cache
-        times = measure(store, queries)
-        everything = [t for v in times.values() for t in v]
+        queries = make_queries(store, gen, per_kind, seed=size)
+        measure(store, {k: v[:3] for k, v in queries.items()}, agent_session)  # warm up
+        timings = measure(store, queries, agent_session)
         db_mb = sum(p.stat().st_size for p in folder.glob("state.db*")) / 1e6
-        cells = "  ".join(f"{pct(v, .5):6.1f}/{pct(v, .95):6.1f}" for v in times.values())
-        rows.append(f"{size:>9,}  {pct(everything, .5):7.1f} {pct(everything, .95):7.1f}  "
-                    f"{cells}  {have / build_seconds:9,.0f}  {db_mb:8.0f}")
-        say(rows[-1])
+        table.append((size, timings, have / build_seconds, db_mb))
+        say(f"{size:,}: " + "  ".join(f"{k} {t.cell()}" for k, t in timings.items()))
     single = single_append_rate(store, gen)
     store.close()
-    kinds = "  ".join(f"{k:>13}" for k in queries)
-    print(f"\nsearch latency in ms (p50 / p95), {per_kind} queries per kind, limit 10\n")
-    header = (f"{'messages':>9}  {'p50':>7} {'p95':>7}  {kinds}  {'import/s':>9}  "
-              f"{'db MB':>8}")
+    kinds = list(table[0][1])
+    print(f"\nsearch latency p50/p95 in ms and hit rate, {per_kind} queries per kind "
+          f"(in-session, agent, tool: the words and rare queries), limit 10 (tool: 3)\n")
+    header = f"{'messages':>9}  " + "  ".join(f"{k:>16}" for k in kinds)
     print(header)
     print("-" * len(header))
-    for row in rows:
-        print(row)
-    print(f"\nimport/s: append_messages, one transaction per session (cumulative build)."
+    for size, timings, _, _ in table:
+        print(f"{size:>9,}  " + "  ".join(f"{timings[k].cell():>16}" for k in kinds))
+    print(f"\n{'messages':>9}  {'p50 ms':>7}  {'p95 ms':>7}  {'import msg/s':>12}  {'db MB':>6}")
+    for size, timings, rate, db_mb in table:
+        everything = [t for k in ("words", "rare", "question", "cjk", "hostile")
+                      for t in timings[k].ms]
+        print(f"{size:>9,}  {pct(everything, .5):7.1f}  {pct(everything, .95):7.1f}  "
+              f"{rate:12,.0f}  {db_mb:6.0f}")
+    print(f"\nimport msg/s: append_messages, one transaction per session (cumulative build)."
           f"\nappend_message, one transaction per message (the agent's path): "
           f"{single:,.0f} messages/s")
 

@@ -2,14 +2,18 @@
 
     python bench/validity_bench.py [--count 10000] [--seed 0]
 
-Each conversation is random but valid: an optional system message (string or parts), an
-optional resumed summary, user turns (some multimodal), tool-call groups with 1–3
-parallel calls whose results come back in any order, duplicate and very large outputs,
-turns that end on tool results. Each is compressed by a ``ContextCompressor`` with random
-settings (window, threshold, head size, tail ratio); a third of them get more turns and a
-second compression, as a live session would. Every output is checked for C12 (a)–(e) and
-for the promises around it: the input is not modified, the latest user message survives,
-no summary is nested, and a summary always makes the conversation smaller.
+Each conversation is random: an optional system message (string or parts), an optional
+resumed summary, user turns (some multimodal), tool-call groups with 1–3 parallel calls
+whose results come back in any order, duplicate and very large outputs, turns that end on
+tool results. A third of them also carry the defects C12 must repair: tool results whose
+call is gone (stray), answered twice, missing, or moved out of their group, and two user
+(or two assistant) messages in a row. Each is compressed by a ``ContextCompressor`` with
+random settings (window, threshold, head size, tail ratio); a third of them get more
+turns and a second compression, as a live session would. Every output is checked with
+``mnemo.context.validate_c12`` — the same check the property-based tests use — and for
+the promises around it: the input is not modified, the latest user message still reaches
+the model (``still_present``), no summary is nested, and a summary always makes the
+conversation smaller.
 """
 
 from __future__ import annotations
@@ -23,9 +27,16 @@ import time
 from collections import Counter
 from typing import Any
 
-from mnemo.context import SUMMARY_END_MARKER, SUMMARY_PREFIX, ContextCompressor
+from mnemo.context import (
+    SUMMARY_END_MARKER,
+    SUMMARY_PREFIX,
+    ContextCompressor,
+    still_present,
+    validate_c12,
+)
+from mnemo.context.boundaries import latest_user_index
 from mnemo.context.markers import summary_content
-from mnemo.messages import content_text, tool_call_ids
+from mnemo.messages import content_text
 
 Msg = dict[str, Any]
 
@@ -72,53 +83,42 @@ def conversation(r: random.Random) -> list[Msg]:
     return out
 
 
-def violations(output: list[Msg], source: list[Msg]) -> list[str]:
-    """C12 (a)–(e), one short label per problem."""
-    found: list[str] = []
-    open_ids: list[str] = []
-    answered: set[str] = set()
-    for i, message in enumerate(output):
-        role = message.get("role")
-        if role == "tool":
-            cid = str(message.get("tool_call_id"))
-            if cid not in open_ids or cid in answered:
-                found.append("(a) result without its call")
-            answered.add(cid)
-            continue
-        if any(c not in answered for c in open_ids):
-            found.append("(b) call without a result")
-        open_ids, answered = (tool_call_ids(message) if role == "assistant" else []), set()
-        if i and role in ("user", "assistant") and output[i - 1].get("role") == role:
-            found.append("(c) two consecutive " + str(role))
-    if any(c not in answered for c in open_ids):
-        found.append("(b) call without a result")
-    if any(m["role"] == "user" for m in source) and not any(m["role"] == "user" for m in output):
-        found.append("(d) no user message left")
-    if source and source[0]["role"] == "system" and output[0]["role"] != "system":
-        found.append("(e) system message not first")
-    return found
+def damage(r: random.Random, messages: list[Msg]) -> list[Msg]:
+    """The same conversation with one to four defects a compression must repair."""
+    out = list(messages)
+    first = 1 if out and out[0]["role"] == "system" else 0
+    for k in range(r.randint(1, 4)):
+        results = [i for i, m in enumerate(out) if m["role"] == "tool"]
+        kind = r.choice(["stray", "twice", "missing", "moved", "same role"])
+        if kind == "stray" or (kind in ("twice", "missing", "moved") and not results):
+            out.insert(r.randint(first, len(out)), {"role": "tool", "tool_call_id": f"gone{k}",
+                                                    "content": _text(r, big=True) or "x"})
+        elif kind == "twice":
+            i = r.choice(results)
+            out.insert(i + 1, dict(out[i]))
+        elif kind == "missing":
+            del out[r.choice(results)]
+        elif kind == "moved":
+            i = r.choice(results)
+            moved = out.pop(i)
+            later = [j for j in range(i, len(out)) if out[j]["role"] != "tool"]
+            out.insert(later[0] + 1 if later else len(out), moved)
+        else:
+            spots = [i for i, m in enumerate(out) if m["role"] == "user"
+                     or (m["role"] == "assistant" and not m.get("tool_calls"))]
+            if spots:
+                i = r.choice(spots)
+                out.insert(i + 1, {"role": out[i]["role"], "content": f"and {k} " + _text(r)})
+    return out
 
 
-def _latest_user(messages: list[Msg]) -> Msg | None:
-    for message in reversed(messages):
-        if message["role"] == "user" and not content_text(message).startswith(SUMMARY_PREFIX):
-            return message
-    return None
-
-
-def _survives(message: Msg, output: list[Msg]) -> bool:
-    """The message is in the output as it was, or with the summary merged in front."""
-    content = message["content"]
-    for m in output:
-        if m == message:
-            return True
-        if m["role"] != "user" or not content_text(m).startswith(SUMMARY_PREFIX):
-            continue
-        if isinstance(content, list) and m["content"][1:] == content:
-            return True
-        if isinstance(content, str) and content_text(m).endswith(SUMMARY_END_MARKER + content):
-            return True
-    return False
+def _short(problem: str) -> str:
+    """One label per kind of problem (validate_c12 names indices; the table counts kinds)."""
+    if problem.startswith("message "):
+        return "malformed message"
+    return {"(a)": "(a) result without its call", "(b)": "(b) call without a result",
+            "(c)": "(c) two consecutive same-role", "(d)": "(d) no user message left",
+            "(e)": "(e) system message not first/added"}.get(problem[:3], problem)
 
 
 def check(engine: ContextCompressor, messages: list[Msg], problems: Counter[str],
@@ -127,12 +127,12 @@ def check(engine: ContextCompressor, messages: list[Msg], problems: Counter[str]
     output = engine.compress(messages)  # type: ignore[arg-type]
     report = engine.last_report
     assert report is not None
-    for problem in violations(output, messages):  # type: ignore[arg-type]
-        problems[problem] += 1
+    for problem in validate_c12(output, messages):  # type: ignore[arg-type]
+        problems[_short(problem)] += 1
     if messages != before:
         problems["input modified"] += 1
-    latest = _latest_user(messages)
-    if latest is not None and not _survives(latest, output):  # type: ignore[arg-type]
+    latest = latest_user_index(messages)  # type: ignore[arg-type]
+    if latest is not None and not still_present(messages[latest], output):  # type: ignore[arg-type]
         problems["latest user message lost"] += 1
     if any(content_text(m).count(SUMMARY_PREFIX) > 1 for m in output):
         problems["nested summary"] += 1
@@ -144,6 +144,10 @@ def check(engine: ContextCompressor, messages: list[Msg], problems: Counter[str]
     stats["with a summary"] += report.summary is not None
     stats["merged into a turn"] += any(SUMMARY_END_MARKER in content_text(m) for m in output)
     stats["with pruned tool output"] += bool(report.pruned)
+    input_valid = not validate_c12(messages)  # type: ignore[arg-type]
+    stats["damaged input"] += not input_valid
+    if not input_valid and not report.changed:
+        problems["damaged input reported unchanged"] += 1
     return output  # type: ignore[return-value]
 
 
@@ -164,6 +168,8 @@ def main() -> None:
             protect_first_n=r.randint(0, 5),
             summary_target_ratio=r.choice([0.1, 0.2, 0.5]))
         messages = conversation(r)
+        if r.random() < 0.33:
+            messages = damage(r, messages)
         output = check(engine, messages, problems, stats)
         if r.random() < 0.33:  # the session goes on and is compressed again
             more = [m for m in conversation(r) if m["role"] != "system"
@@ -176,7 +182,8 @@ def main() -> None:
     seconds = time.perf_counter() - start
     print(f"{args.count:,} conversations, {stats['compressions']:,} compressions "
           f"in {seconds:.1f} s")
-    for key in ("with a summary", "merged into a turn", "with pruned tool output"):
+    for key in ("damaged input", "with a summary", "merged into a turn",
+                "with pruned tool output"):
         print(f"  {key:<26} {stats[key]:>7,}")
     print(f"{'violations':<28} {sum(problems.values()):>7,}")
     for problem, count in sorted(problems.items()):

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any, Literal, NotRequired, TypedDict, cast
 
 __all__ = [
+    "ROLES",
     "ContentPart",
     "FunctionCall",
     "Message",
@@ -26,6 +27,9 @@ __all__ = [
 ]
 
 Role = Literal["system", "user", "assistant", "tool", "developer"]
+# The roles of a chat message, in the order error messages list them. A leading
+# "developer" message is what newer OpenAI models call the system message.
+ROLES: tuple[Role, ...] = ("system", "developer", "user", "assistant", "tool")
 
 
 class FunctionCall(TypedDict):

@@ -14,11 +14,9 @@ import json
 from typing import Any
 
 from mnemo.errors import UsageError
-from mnemo.messages import Message
+from mnemo.messages import ROLES, Message
 
 __all__ = ["parse_transcript", "validate_message"]
-
-_ROLES = ("system", "developer", "user", "assistant", "tool")
 
 
 def parse_transcript(text: str, *, source: str = "transcript") -> list[Message]:
@@ -33,6 +31,8 @@ def parse_transcript(text: str, *, source: str = "transcript") -> list[Message]:
             whole = json.loads(body)
         except ValueError:
             whole = None  # not one object: read it as JSONL below
+        except RecursionError:
+            raise UsageError(_too_deep(source)) from None
         if isinstance(whole, dict) and isinstance(whole.get("messages"), list):
             return _checked(whole["messages"], source, by_line=False)
         if isinstance(whole, dict):
@@ -51,9 +51,9 @@ def validate_message(message: Any) -> str | None:
     if not isinstance(message, dict):
         return f"a message must be a JSON object, got {_kind(message)}"
     role = message.get("role")
-    if role not in _ROLES:
+    if role not in ROLES:
         shown = "no 'role'" if role is None else f"role {role!r}"
-        return f"{shown}; the role must be one of {', '.join(_ROLES)}"
+        return f"{shown}; the role must be one of {', '.join(ROLES)}"
     content = message.get("content")
     if content is None:
         if role != "assistant":
@@ -104,6 +104,14 @@ def _load(text: str, where: str, *, one_line: bool = False) -> Any:
     except json.JSONDecodeError as exc:
         at = f"column {exc.colno}" if one_line else f"line {exc.lineno}, column {exc.colno}"
         raise UsageError(f"{where}: not valid JSON ({exc.msg} at {at})") from None
+    except RecursionError:
+        raise UsageError(_too_deep(where)) from None
+
+
+def _too_deep(where: str) -> str:
+    # json's parser recurses once per nested list or object; a chat message is shallow.
+    return (f"{where}: the JSON is nested too deeply to be a list of chat messages; give a "
+            "JSON list of messages or JSONL")
 
 
 def _checked(messages: list[Any], source: str, *, by_line: bool,

@@ -143,3 +143,20 @@ def test_installed_console_script_imports_and_searches(tmp_path: Path, mnemo_hom
                           capture_output=True, text=True, check=False)
     assert done.returncode == 2 and done.stderr.strip().count("\n") == 0
     assert "index 1" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_transcript_with_a_broken_escape_imports_and_shows(
+    tmp_path: Path, mnemo_home: Home
+) -> None:
+    """A lone surrogate (a ``\\ud800`` escape, a non-UTF-8 file name in tool output) is
+    stored as U+FFFD instead of crashing the import."""
+    file = tmp_path / "broken.jsonl"
+    file.write_text('{"role": "user", "content": "list the folder"}\n'
+                    '{"role": "tool", "tool_call_id": "c", "content": "bad\\udcffname.txt"}\n',
+                    encoding="utf-8")
+    code, out, err = run("sessions", "import", str(file))
+    assert code == 0, err
+    sid = out.strip().split()[-1]
+    code, out, err = run("sessions", "show", sid, "--json")
+    assert code == 0, err
+    assert "bad\ufffdname.txt" in json.dumps(json.loads(out), ensure_ascii=False)

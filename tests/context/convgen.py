@@ -1,4 +1,5 @@
-"""Conversation builders, a hypothesis strategy for valid conversations, and the C12 checks.
+"""Conversation builders, hypothesis strategies (valid conversations, and conversations
+with the defects C12 must repair), and the C12 checks (``mnemo.context.validate_c12``).
 
 Shared by the context tests (imported as ``convgen``: pytest puts this folder on
 ``sys.path`` because it has no ``__init__.py``).
@@ -12,9 +13,10 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from mnemo.context import SUMMARY_PREFIX, is_summary_message
+from mnemo.context import SUMMARY_PREFIX, still_present, validate_c12
+from mnemo.context.boundaries import latest_user_index
 from mnemo.context.markers import PRUNED_TOOL_PLACEHOLDER, SUMMARY_END_MARKER, summary_content
-from mnemo.messages import content_text, tool_call_ids
+from mnemo.messages import content_text
 
 Msg = dict[str, Any]
 
@@ -57,44 +59,12 @@ def agent_turns(count: int, *, output_chars: int = 1200, start: int = 0) -> list
     return out
 
 
-# -- the C12 checks ---------------------------------------------------------------------
+# -- the C12 checks (one definition: mnemo.context.validate_c12) -------------------------
 
 
 def c12_violations(output: Sequence[Msg], source: Sequence[Msg]) -> list[str]:
     """Every way ``output`` breaks C12 (a)–(e); empty when it is valid."""
-    problems: list[str] = []
-    open_ids: list[str] = []
-    answered: set[str] = set()
-    for i, message in enumerate(output):
-        role = message.get("role")
-        if role == "tool":
-            cid = message.get("tool_call_id")
-            if cid not in open_ids or cid in answered:
-                problems.append(f"(a) tool result {cid!r} at {i} does not answer the call "
-                                "right before it")
-            answered.add(str(cid))
-            continue
-        missing = [c for c in open_ids if c not in answered]
-        if missing:
-            problems.append(f"(b) calls {missing} before {i} have no result")
-        open_ids, answered = [], set()
-        if role == "assistant":
-            open_ids = tool_call_ids(message)
-        if i and role in ("user", "assistant") and output[i - 1].get("role") == role:
-            problems.append(f"(c) messages {i - 1} and {i} are both {role}")
-    missing = [c for c in open_ids if c not in answered]
-    if missing:
-        problems.append(f"(b) calls {missing} at the end have no result")
-    if any(m.get("role") == "user" for m in source) and not any(
-            m.get("role") == "user" for m in output):
-        problems.append("(d) no user message survived")
-    if source and source[0].get("role") == "system" and (
-            not output or output[0].get("role") != "system"):
-        problems.append("(e) the system message is not first")
-    if sum(1 for m in output if m.get("role") == "system") > sum(
-            1 for m in source if m.get("role") == "system"):
-        problems.append("(e) a system message was added")
-    return problems
+    return validate_c12(output, source)  # type: ignore[arg-type]
 
 
 def corresponds(original: Msg, produced: Msg) -> bool:
@@ -205,11 +175,60 @@ def conversations(draw: st.DrawFn) -> list[Msg]:
 
 
 def latest_user(messages: Sequence[Msg]) -> Msg | None:
-    for message in reversed(messages):
-        if message.get("role") == "user" and not is_summary_message(message):
-            return message
-    return None
+    index = latest_user_index(messages)  # type: ignore[arg-type]
+    return None if index is None else messages[index]
 
 
 def survives(message: Msg, output: Sequence[Msg]) -> bool:
-    return any(corresponds(message, m) for m in output)
+    """``message`` still reaches the model: as it was, behind a summary, or merged."""
+    return still_present(message, output)  # type: ignore[arg-type]
+
+
+# -- hypothesis: conversations with every shape C12 must repair -------------------------------
+
+
+def _same_role_neighbour(code: _Code, out: list[Msg], k: int) -> None:
+    """A second user (or assistant) message right after one, as a crashed agent or a
+    hand-edited transcript leaves them."""
+    spots = [i for i, m in enumerate(out) if m["role"] == "user"
+             or (m["role"] == "assistant" and not m.get("tool_calls"))]
+    if spots:
+        i = spots[code.pick(len(spots))]
+        role = out[i]["role"]
+        extra: Msg = ({"role": "user", "content": [{"type": "text", "text": f"also {k}"}]}
+                      if role == "user" and code.pick(3) == 2
+                      else {"role": role, "content": f"and {k}: " + _text(code)})
+        out.insert(i + 1, extra)
+
+
+def _break(code: _Code, out: list[Msg], k: int) -> None:
+    """One defect: a stray result, a duplicate result, a missing result, a result moved
+    out of its group, or same-role neighbours."""
+    first = 1 if out and out[0]["role"] == "system" else 0
+    results = [i for i, m in enumerate(out) if m["role"] == "tool"]
+    kind = code.pick(5)
+    if kind == 0 or (kind in (1, 2, 3) and not results):
+        at = first + code.pick(len(out) - first + 1)
+        out.insert(at, tool(f"ghost_{k}", "stray " + _text(code, big=True)))
+    elif kind == 1:
+        i = results[code.pick(len(results))]
+        out.insert(i + 1, dict(out[i]))
+    elif kind == 2:
+        del out[results[code.pick(len(results))]]
+    elif kind == 3:
+        i = results[code.pick(len(results))]
+        moved = out.pop(i)
+        later = [j for j in range(i, len(out)) if out[j]["role"] != "tool"]
+        out.insert((later[0] + 1) if later else len(out), moved)
+    else:
+        _same_role_neighbour(code, out, k)
+
+
+@st.composite
+def messy_conversations(draw: st.DrawFn) -> list[Msg]:
+    """A conversation with one to four defects C12 must repair (see ``_break``); it
+    always keeps at least one user message, so there is something to return."""
+    out = list(draw(conversations()))
+    for k in range(draw(st.integers(1, 4))):
+        _break(_Code(draw(_CODE)), out, k)
+    return out

@@ -2,8 +2,10 @@
 
 Hypothesis generates valid conversations (system message or none, a resumed summary or
 none, multimodal user turns, tool-call groups with parallel calls and results in any
-order, duplicate outputs) and compressor settings; each output is checked for C12 (a)–(e)
-and for what the report promises. ``bench/validity_bench.py`` runs 10,000 of them.
+order, duplicate outputs) and conversations with the defects C12 must repair (stray,
+duplicate, missing and displaced tool results, same-role neighbours), and compressor
+settings; each output is checked for C12 (a)–(e) and for what the report promises.
+``bench/validity_bench.py`` runs 10,000 of them.
 """
 
 from __future__ import annotations
@@ -11,7 +13,14 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from convgen import c12_violations, conversations, kept_in_order, latest_user, survives
+from convgen import (
+    c12_violations,
+    conversations,
+    kept_in_order,
+    latest_user,
+    messy_conversations,
+    survives,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -56,6 +65,20 @@ def test_every_output_is_valid_and_honest(conversation: list[dict[str, Any]],
                                           context_length: int, protect_first_n: int) -> None:
     engine = ContextCompressor(context_length=context_length, protect_first_n=protect_first_n)
     _check(engine, conversation)
+
+
+@_SETTINGS
+@given(conversation=messy_conversations(),
+       context_length=st.sampled_from([600, 1_500, 4_000, 20_000]),
+       protect_first_n=st.integers(0, 4))
+def test_defects_in_the_input_are_repaired(conversation: list[dict[str, Any]],
+                                           context_length: int, protect_first_n: int) -> None:
+    engine = ContextCompressor(context_length=context_length, protect_first_n=protect_first_n)
+    _check(engine, conversation)
+    report = engine.last_report
+    assert report is not None
+    if c12_violations(conversation, conversation):
+        assert report.changed, "a repaired list must be reported as changed"
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

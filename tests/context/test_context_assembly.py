@@ -16,10 +16,10 @@ from mnemo.context.assembly import (
     assemble,
     choose_summary_role,
     merge_summary_into,
-    sanitize_tool_pairs,
     with_compaction_note,
 )
 from mnemo.context.markers import split_summary_message, summary_content
+from mnemo.context.repair import sanitize_tool_pairs
 
 
 @pytest.mark.parametrize(("prev", "nxt", "expected"), [

@@ -267,3 +267,87 @@ def test_report_is_frozen_and_serialisable() -> None:
     assert set(report.as_dict()) >= {"messages_before", "messages_after", "tokens_before",
                                      "tokens_after", "removed", "pruned", "summary",
                                      "fallback", "skipped_reason", "focus_topic"}
+
+
+def test_a_new_conversation_does_not_inherit_the_last_summary() -> None:
+    engine = ContextCompressor(context_length=8_000)
+    alpha = [system(), *[user("SECRET PROJECT ALPHA: " + content_text(m))
+                         if m["role"] == "user" else m for m in agent_turns(30)]]
+    engine.compress(alpha)
+    assert engine.last_report is not None and "ALPHA" in (engine.last_report.summary or "")
+    engine.compress([system(), *agent_turns(30, start=500)])
+    summary = engine.last_report.summary if engine.last_report else None
+    assert summary is not None and "ALPHA" not in summary and "Turn 501" in summary
+
+
+def test_a_model_is_not_sent_another_conversation_s_summary() -> None:
+    prompts: list[str] = []
+
+    def model(prompt: str) -> str:
+        prompts.append(prompt)
+        return f"## Goal\n- summary {len(prompts)}"
+
+    engine = ContextCompressor(context_length=8_000, summarizer=model,
+                               summary_context_length=100_000)
+    engine.compress(_session())
+    engine.compress([system(), *agent_turns(30, start=500)])
+    assert len(prompts) == 2 and "PREVIOUS SUMMARY" not in prompts[1]
+
+
+@pytest.mark.parametrize("hook", ["on_session_start", "on_session_end", "on_session_reset"])
+def test_session_hooks_forget_the_summary(hook: str) -> None:
+    engine = ContextCompressor(context_length=8_000)
+    engine.compress(_session())
+    assert engine.get_status()["has_summary"] is True
+    args = {"on_session_start": ("s1",), "on_session_end": ("s1", []), "on_session_reset": ()}
+    getattr(engine, hook)(*args[hook])
+    assert engine.get_status()["has_summary"] is False
+
+
+@pytest.mark.parametrize(("bad", "expected"), [
+    ({"role": "user", "content": 123}, "'content' must be a string"),
+    ({"role": "user", "content": {"text": "hi"}}, "'content' must be a string"),
+    ({"role": "user", "content": ["a", "b"]}, "content part 0 must be an object"),
+    ({"role": "assistant", "content": "a", "tool_calls": {"id": "x"}}, "must be a list"),
+    ({"role": "assistant", "content": "a", "tool_calls": "oops"}, "must be a list"),
+    ({"role": "assistant", "content": "a", "tool_calls": [{"id": "x", "function": "f"}]},
+     "needs a 'function' object"),
+    ({"role": "assistant", "content": "a", "tool_calls": [{"id": "x", "function": None}]},
+     "needs a 'function' object"),
+    ({"role": "assistant", "content": "a",
+      "tool_calls": [{"id": "x", "function": {"name": "f", "arguments": [1, 2]}}]},
+     "'arguments' must be a JSON string"),
+    ({"role": "tool", "tool_call_id": 5, "content": "y"}, "needs a 'tool_call_id' string"),
+    ({"role": "function", "content": "x"}, "role 'function'"),
+    ("text", "must be a JSON object"),
+])
+def test_malformed_messages_are_usage_errors_naming_the_index(bad: object,
+                                                              expected: str) -> None:
+    messages = [system(), *agent_turns(3)]
+    messages.insert(5, bad)  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="message 5 is not a valid chat message") as info:
+        ContextCompressor(context_length=4_000).compress(messages)
+    assert expected in str(info.value) and "\n" not in str(info.value)
+
+
+def test_an_empty_assistant_reply_is_accepted() -> None:
+    messages = [*_session(), {"role": "assistant", "content": None}, user("go on")]
+    out = ContextCompressor(context_length=8_000).compress(messages)
+    assert out[-1] == messages[-1]
+
+
+def test_the_pre_compress_hook_cannot_touch_the_callers_messages() -> None:
+    engine = ContextCompressor(context_length=8_000)
+    messages = _session()
+    before = copy.deepcopy(messages)
+
+    def meddling(middle: list[dict]) -> str:
+        for message in middle:
+            message["content"] = "overwritten"
+        middle.clear()
+        return "note"
+
+    engine.pre_compress_hook = meddling  # type: ignore[assignment]
+    engine.compress(messages)
+    assert messages == before
+    assert engine.last_report is not None and "Turn 5" in (engine.last_report.summary or "")

@@ -132,3 +132,18 @@ def test_failure_in_a_later_chunk_falls_back_for_the_whole_middle() -> None:
     report = engine.last_report
     assert report is not None and report.fallback and len(calls) == 2
     assert report.summary is not None and "Turn 1:" in report.summary
+
+
+@pytest.mark.parametrize("error", [ProviderAuthError("401 invalid key"),
+                                   ProviderConnectionError("connection refused")])
+def test_an_unreachable_summariser_does_not_trip_the_progress_guard(
+        error: Exception, caplog: pytest.LogCaptureFixture) -> None:
+    engine = _engine(Flaky(error))
+    for _ in range(3):
+        engine.compress(_session())
+    assert engine.get_status()["paused"] is False
+    assert "compress paused" not in caplog.text
+    reason = engine.last_report.skipped_reason if engine.last_report else ""
+    assert reason and "`auxiliary`" in reason and "`model`" in reason and "base_url" in reason
+    engine.update_from_response({"prompt_tokens": 9_000})
+    assert engine.should_compress()

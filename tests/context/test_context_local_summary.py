@@ -163,3 +163,64 @@ def test_reading_a_file_that_contains_errors_is_not_a_failure() -> None:
     blocked = " ".join(s.get("Progress/Blocked", []))
     assert "src/missing.py" in blocked and "src/f.py" not in blocked
     assert not any("bad input" in x for x in s.get("Critical Context", []))
+
+
+_PLAIN_FACTS = ("Use port 5433 for the test DB.", "Our deadline is friday_qz9.",
+                "I'm wondering whether the cron_zz7 job still runs",
+                "我们用 Postgres 而不是 MySQL。")
+
+
+def test_what_the_user_said_is_kept_while_the_budget_has_room() -> None:
+    # Statements no pattern recognises (no "must", no "?", no path), early in a long
+    # middle of look-alike steps: they are kept while there is room.
+    turns: list[dict] = [user("Let us clean up the repository."), assistant("Sure.")]
+    for k, fact in enumerate(_PLAIN_FACTS):
+        turns += [user(fact), assistant(f"Noted {k}.")]
+    for k in range(30):
+        turns += [user(f"step {k} refactor src/mod{k}.py"), assistant(f"done {k}")]
+    s = _sections(summarize_locally(turns, budget_tokens=2_000))
+    critical = s["Critical Context"]
+    for fact in _PLAIN_FACTS:
+        assert f"User said: {fact}" in critical
+    # A series of look-alike lines competes by recency: the newest of it are the ones kept.
+    steps = [x for x in critical if x.startswith("User said: step")]
+    assert steps and "step 28" in steps[-1]  # step 29 is the latest request (Goal)
+
+
+def test_user_lines_never_make_a_summary_of_small_turns_bigger_than_them() -> None:
+    turns = [m for k in range(8) for m in (user(f"ask {k}: fix the bug"),
+                                           assistant(f"answer {k} fix the bug"))]
+    summary = summarize_locally(turns, budget_tokens=2_000)
+    said = sum(len(x) for x in _sections(summary).get("Critical Context", []))
+    assert said <= sum(len(str(m["content"])) for m in turns) // 4
+
+
+def test_cjk_sentences_split_without_spaces() -> None:
+    turns = [user("先看看项目。"), assistant("", [call("r", "read_file", path="README.md")]),
+             tool("r", "项目说明\n" * 200),
+             user("项目介绍一下。回答请用中文，不要用英文。我们用 Postgres 而不是 MySQL。"),
+             assistant("好的。"), user("继续。")]
+    s = _sections(summarize_locally(turns, budget_tokens=2_000))
+    assert "回答请用中文，不要用英文。" in s["Constraints & Preferences"]
+    # The sentence no pattern took is kept; the one taken as a preference is not repeated.
+    assert s["Critical Context"] == ["User said: 项目介绍一下。 我们用 Postgres 而不是 MySQL。"]
+
+
+def test_a_cjk_focus_topic_wins_a_tight_budget() -> None:
+    turns: list[dict] = []
+    for k in range(300):
+        topic = "支付模块" if k == 7 else "界面"
+        turns += [user(f"第{k}条：{topic}的代码必须总是记录请求编号。"), assistant(f"好的 {k}。")]
+    plain = summarize_locally(turns, budget_tokens=2_000)
+    focused = summarize_locally(turns, budget_tokens=2_000, focus_topic="支付模块")
+    assert "支付模块的代码" not in plain
+    assert "支付模块的代码" in focused
+
+
+def test_a_cjk_question_is_resolved_by_its_answer() -> None:
+    turns = [user("数据库端口是多少？"), assistant("数据库端口是 5432。"),
+             user("缓存的过期时间呢？"), assistant("好的。")]
+    s = _sections(summarize_locally(turns, budget_tokens=2_000))
+    assert any(x.startswith("数据库端口是多少？ →") and "5432" in x
+               for x in s["Resolved Questions"])
+    assert "缓存的过期时间呢？" in s["Pending User Asks"]

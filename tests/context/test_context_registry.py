@@ -110,14 +110,16 @@ def test_a_broken_entry_point_is_a_clear_error(monkeypatch: pytest.MonkeyPatch,
     fakes = [EntryPoint("broken", "mnemo_no_such_module:Engine", registry_module.ENTRY_POINT_GROUP),
              EntryPoint("notengine", "json:dumps", registry_module.ENTRY_POINT_GROUP)]
     monkeypatch.setattr(plugins_module, "entry_points", lambda group: fakes)
-    assert set(available_engines(mnemo_home)) == {"broken", "compressor", "notengine"}
+    assert set(available_engines(mnemo_home)) == {"broken", "compressor", "lcm", "notengine"}
     with pytest.raises(ConfigError, match=r"'broken' \(mnemo_no_such_module:Engine\) could not "
                                           r"be loaded \(ModuleNotFoundError"):
         load_engine_class("broken", home=mnemo_home)
     with pytest.raises(ConfigError, match="not a ContextEngine subclass"):
         load_engine_class("notengine", home=mnemo_home)
-    # The built-in compressor does not depend on package metadata.
+    # The built-in engines do not depend on package metadata.
     assert load_engine_class("compressor", home=mnemo_home) is ContextCompressor
+    from mnemo.context.lcm import LosslessContextEngine
+    assert load_engine_class("lcm", home=mnemo_home) is LosslessContextEngine
 
 
 def test_folder_plugin_is_loaded_with_its_own_modules(mnemo_home: Home) -> None:

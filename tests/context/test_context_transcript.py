@@ -54,3 +54,11 @@ def test_malformed_transcripts_name_the_place(text: str, message: str) -> None:
         parse_transcript(text, source="t.jsonl")
     assert "\n" not in str(info.value)
     assert str(info.value).startswith("t.jsonl")
+
+
+@pytest.mark.parametrize("text", ["[" * 100_000, '{"a": ' * 100_000,
+                                  '{"role": "user", "content": "x"}\n' + "[" * 100_000])
+def test_absurd_nesting_is_a_one_line_usage_error(text: str) -> None:
+    with pytest.raises(UsageError, match="nested too deeply") as info:
+        parse_transcript(text, source="t.json")
+    assert "\n" not in str(info.value)

@@ -2,7 +2,8 @@
 
 The same generated conversations as the compressor's property tests (system message or
 none, a resumed summary, multimodal turns, parallel tool calls with results in any order,
-duplicate outputs). First every single output is checked; then conversations are stored
+duplicate outputs; and conversations with the defects C12 must repair). First every
+single output is checked; then conversations are stored
 in a real SQLite file, compacted, grown and compacted again the way the agent does it,
 and every message ever sent must come back through ``context_expand``.
 """
@@ -14,7 +15,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from convgen import c12_violations, conversations, kept_in_order, latest_user, survives
+from convgen import (
+    c12_violations,
+    conversations,
+    kept_in_order,
+    latest_user,
+    messy_conversations,
+    survives,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lcmdriver import Driver, unrecoverable
@@ -67,6 +75,18 @@ def check_output(engine: LosslessContextEngine, conversation: list[Msg]) -> list
        protect_first_n=st.integers(0, 4))
 def test_every_output_is_valid_and_honest(conversation: list[Msg], context_length: int,
                                           protect_first_n: int) -> None:
+    engine = LosslessContextEngine(context_length=context_length,
+                                   protect_first_n=protect_first_n)
+    check_output(engine, conversation)
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(conversation=messy_conversations(),
+       context_length=st.sampled_from([600, 1_500, 4_000, 20_000]),
+       protect_first_n=st.integers(0, 4))
+def test_defects_in_the_input_are_repaired(conversation: list[Msg], context_length: int,
+                                           protect_first_n: int) -> None:
     engine = LosslessContextEngine(context_length=context_length,
                                    protect_first_n=protect_first_n)
     check_output(engine, conversation)

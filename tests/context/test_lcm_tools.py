@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pytest
@@ -10,7 +11,8 @@ from convgen import assistant, call, tool, user
 from lcmdriver import Driver, same, unrecoverable
 
 from mnemo.context.lcm import LosslessContextEngine
-from mnemo.context.lcm_tools import MAX_EXPAND_TOKENS, MIN_EXPAND_TOKENS, looks_like_regex
+from mnemo.context.lcm_grep import CONTEXT_GREP_SCHEMA, split_alternatives
+from mnemo.context.lcm_tools import MAX_EXPAND_TOKENS, MIN_EXPAND_TOKENS
 from mnemo.sessions import SessionStore
 from mnemo.tokens import estimate_tokens_rough
 
@@ -68,15 +70,19 @@ def test_grep_only_searches_what_left_the_context(driver: Driver) -> None:
                for m in result["matches"])
 
 
-def test_grep_regex_scans_in_order_and_pages(driver: Driver) -> None:
-    result = driver.tool("context_grep", pattern=r"port 80\d\d", limit=2)
-    assert result["mode"] == "regex" and len(result["matches"]) == 2
+def test_grep_alternatives_scan_in_order_and_page(driver: Driver) -> None:
+    pattern = "port 8001|PORT 8002| port 8004 |"
+    result = driver.tool("context_grep", pattern=pattern, limit=2)
+    assert result["mode"] == "alternatives" and len(result["matches"]) == 2
     assert result["total"] > 2 and result["next_offset"] == 2
     ids = [m["message_id"] for m in result["matches"]]
     assert ids == sorted(ids)
-    rest = driver.tool("context_grep", pattern=r"port 80\d\d", limit=50, offset=2)
+    rest = driver.tool("context_grep", pattern=pattern, limit=50, offset=2)
     assert len(rest["matches"]) == result["total"] - 2 and "next_offset" not in rest
     assert not set(ids) & {m["message_id"] for m in rest["matches"]}
+    assert all(any(f">>{p}<<".lower() in m["snippet"].lower()
+                   for p in ("port 8001", "port 8002", "port 8004"))
+               for m in result["matches"] + rest["matches"])
 
 
 def test_grep_symbols_fall_back_to_a_literal_scan(driver: Driver) -> None:
@@ -87,15 +93,31 @@ def test_grep_symbols_fall_back_to_a_literal_scan(driver: Driver) -> None:
     assert "-&gt;" not in json.dumps(symbols)
 
 
-def test_grep_regex_flag_and_bad_regexes(driver: Driver) -> None:
+def test_regular_expression_syntax_is_searched_as_text(driver: Driver) -> None:
     forced = driver.tool("context_grep", pattern="ENOSPC at 9[0-9]%", regex=True)
-    assert forced["mode"] == "regex" and forced["matches"]
-    bad = driver.tool("context_grep", pattern="disk (", regex=True)
-    assert not bad["success"] and "regex=false" in bad["error"]
+    assert forced["success"] and forced["mode"] in ("words", "literal")  # its words match
+    assert "regular expressions are not supported" in forced["note"]
+    literal = driver.tool("context_grep", pattern="ENOSPC at 97%")
+    assert literal["matches"] and literal["mode"] in ("words", "literal")
     auto = driver.tool("context_grep", pattern="disk (")
     assert auto["success"] and auto["mode"] in ("words", "literal")
     words = driver.tool("context_grep", pattern="port [80", regex=False)
-    assert words["success"] and words["mode"] != "regex"
+    assert words["success"] and words["mode"] in ("words", "literal")
+    assert "regex" not in CONTEXT_GREP_SCHEMA["parameters"]["properties"]
+
+
+@pytest.mark.parametrize("pattern", [r"((a+))+$", r"(a|a)*$", r"(a|aa)+$", r"(a+)+$",
+                                     r"(\w|a)*!x", "(?:a?){25}a{25}"])
+def test_patterns_that_backtrack_in_a_regex_engine_answer_at_once(tmp_path: Any,
+                                                                  pattern: str) -> None:
+    with SessionStore(tmp_path / "state.db") as store:
+        drv = Driver(LosslessContextEngine(context_length=8_000, sessions=store), store)
+        for t in range(30):
+            drv.say(user(f"step {t} " + "a" * 30 + "!"), assistant("ok " + "a" * 2000))
+        drv.compact()
+        start = time.perf_counter()
+        result = drv.tool("context_grep", pattern=pattern, regex=True)
+        assert result["success"] and time.perf_counter() - start < 5
 
 
 def test_grep_says_when_nothing_matches(driver: Driver) -> None:
@@ -110,8 +132,9 @@ def test_grep_says_when_nothing_matches(driver: Driver) -> None:
     ({"pattern": "x" * 400}, "at most 300"),
     ({"pattern": "port", "limit": "many"}, "limit must be a whole number"),
     ({"pattern": "port", "offset": True}, "offset must be a whole number"),
-    ({"pattern": "(a+)+$"}, "repeats a group that itself repeats"),
-    ({"pattern": "(x*y)*z", "regex": True}, "repeats a group that itself repeats"),
+    ({"pattern": "port", "limit": 2**70}, "out of range"),
+    ({"pattern": "port", "offset": -(2**70)}, "out of range"),
+    ({"pattern": "port", "offset": float("inf")}, "offset must be a whole number"),
 ])
 def test_grep_errors_say_what_to_do(driver: Driver, args: dict[str, Any], expected: str) -> None:
     before = driver.store.count_messages(driver.sid)
@@ -128,16 +151,12 @@ def test_grep_limit_is_clamped_and_accepts_strings(driver: Driver) -> None:
     assert len(one["matches"]) == 1
 
 
-@pytest.mark.parametrize("pattern", [r"a|b", r"\d+", "x*", "(a)", "^start", "end$",
-                                     "is it?x", "[abc]"])
-def test_regex_detection(pattern: str) -> None:
-    assert looks_like_regex(pattern)
-
-
-@pytest.mark.parametrize("pattern", ["src/app.py", "why does it fail?", "disk full",
-                                     "FACT-001-amber", "key=value"])
-def test_plain_patterns_are_words(pattern: str) -> None:
-    assert not looks_like_regex(pattern)
+@pytest.mark.parametrize(("pattern", "pieces"), [
+    ("a|b", ["a", "b"]), ("ENOSPC | disk full|", ["ENOSPC", "disk full"]),
+    ("src/app.py", ["src/app.py"]), ("||", []), (r"(a|aa)+$", ["(a", "aa)+$"]),
+])
+def test_alternatives_are_literal_pieces(pattern: str, pieces: list[str]) -> None:
+    assert split_alternatives(pattern) == pieces
 
 
 # -- context_expand ------------------------------------------------------------------------
@@ -218,6 +237,8 @@ def test_expand_clamps_the_budget_and_accepts_loose_ids(driver: Driver) -> None:
     ({"node_id": "TOP", "offset": 10_000}, "is past the end"),
     ({"node_id": "TOP", "limit": 0}, "limit 1 or more"),
     ({"node_id": "TOP", "max_tokens": "lots"}, "max_tokens must be a whole number"),
+    ({"node_id": "TOP", "offset": 2**70}, "out of range"),
+    ({"node_id": "TOP", "limit": str(10**30)}, "out of range"),
 ])
 def test_expand_errors_say_what_to_do(driver: Driver, args: dict[str, Any],
                                       expected: str) -> None:
@@ -288,3 +309,13 @@ def test_a_phrase_is_found_even_where_ranking_buries_it(tmp_path: Any) -> None:
         assert result["matches"][0]["role"] == "tool"
         words = drv.tool("context_grep", pattern="handshake alpha")  # not a literal phrase
         assert words["mode"] == "words" and words["matches"]
+
+
+def test_tool_schemas_are_copies_all_the_way_down(tmp_path: Any) -> None:
+    engine = LosslessContextEngine(context_length=8_000)
+    schemas = engine.get_tool_schemas()
+    schemas[0]["parameters"]["properties"]["pattern"]["description"] = "changed"
+    schemas[1]["parameters"]["required"].append("oops")
+    fresh = engine.get_tool_schemas()
+    assert fresh[0]["parameters"]["properties"]["pattern"]["description"] != "changed"
+    assert fresh[1]["parameters"]["required"] == ["node_id"]

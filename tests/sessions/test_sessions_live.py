@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -79,3 +81,108 @@ def test_any_new_list_becomes_the_live_context(store: SessionStore, before: list
     everything = store.load_messages(sid, active_only=False)
     assert len(everything) == total + len(result.inserted_ids)  # nothing deleted
     assert len({m.position for m in everything}) == len(everything)
+
+
+def _replaced(store: SessionStore, sid: str) -> dict[int, list[int]]:
+    """Inserted message id -> the ids its meta says it replaces."""
+    return {m.id: m.meta["replaces"] for m in store.load_messages(sid, active_only=False)
+            if "replaces" in m.meta}
+
+
+def test_a_repeated_run_keeps_the_later_copies(store: SessionStore) -> None:
+    """A run that repeats an earlier one: the compaction kept the real (later) tail, and
+    the summary names every message that left."""
+    sid = store.create_session()
+    run = _msgs("fix the bug", "done", "run the tests", "green")
+    ids = store.append_messages(sid, [*run, *run[:2]])  # A B C D A B
+    summary = {"role": "user", "content": "[CONTEXT COMPACTION] summary"}
+    result = store.sync_live(sid, [summary, *run[:2]])
+    assert result.archived_ids == ids[:4]
+    assert [m.id for m in store.load_messages(sid)] == [*result.inserted_ids, *ids[4:]]
+    assert _replaced(store, sid) == {result.inserted_ids[0]: ids[:4]}
+
+
+def test_a_repeated_run_with_a_cleared_tool_output_is_fully_named(store: SessionStore) -> None:
+    sid = store.create_session()
+    pairs = [m for i in range(4) for m in _msgs(f"ask {i % 2}", f"answer {i % 2}")]
+    call = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c9", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]}
+    output = {"role": "tool", "tool_call_id": "c9", "content": "a long listing " * 20}
+    ids = store.append_messages(sid, [*pairs, call, output, *pairs[:4]])
+    summary = {"role": "user", "content": "[CONTEXT COMPACTION] summary"}
+    cleared = {**output, "content": "[output cleared]"}
+    new = [summary, call, cleared, *pairs[:4]]
+    result = store.sync_live(sid, new)
+    assert [m.to_message() for m in store.load_messages(sid)] == new
+    replaced = _replaced(store, sid)
+    by_content = {store.get_message(i).content: r for i, r in replaced.items()}  # type: ignore[union-attr]
+    assert by_content == {summary["content"]: ids[:8], "[output cleared]": [ids[9]]}
+    assert sorted(result.archived_ids) == sorted({i for r in replaced.values() for i in r})
+    assert [m.id for m in store.load_messages(sid)][1] == ids[8]  # the call itself kept
+
+
+def test_a_cleared_tool_output_is_matched_to_its_original_by_id() -> None:
+    old = ["u", "call", "out-1", "mid", "mid", "out-2", "end"]
+    new = ["u", "call", "cleared-1", "SUMMARY", "cleared-2", "end"]
+    ids_old = [None, None, "c1", None, None, "c2", None]
+    ids_new = [None, None, "c1", None, "c2", None]
+    kept, gaps = plan_sync(old, new, old_ids=ids_old, new_ids=ids_new)
+    assert kept == {0: 0, 1: 1, 6: 5}
+    assert [(g.archived, g.new) for g in gaps] == [([2], [2]), ([3, 4], [3]), ([5], [4])]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    head=st.lists(st.sampled_from("abc"), max_size=6),
+    middle=st.lists(st.sampled_from("abcd"), min_size=1, max_size=8),
+    tail=st.lists(st.sampled_from("abc"), max_size=6),
+    cleared=st.sets(st.integers(0, 11), max_size=3),
+)
+def test_a_compaction_of_repeated_messages_names_everything_it_archived(
+    head: list[str], middle: list[str], tail: list[str], cleared: set[int],
+) -> None:
+    """Kept head and tail (some tool outputs cleared), the middle replaced by a summary:
+    whatever repeats, every run of archived messages has a replacement and vice versa."""
+    old = [*head, *middle, *tail]
+    ids_old: list[str | None] = [f"id{i}" for i in range(len(old))]
+    kept_positions = [*range(len(head)), *range(len(head) + len(middle), len(old))]
+    changed = {p for k, p in enumerate(kept_positions) if k in cleared}
+    new = [f"cleared{p}" if p in changed else old[p] for p in kept_positions[:len(head)]]
+    ids_new: list[str | None] = [ids_old[p] for p in kept_positions[:len(head)]]
+    new.append("SUMMARY")
+    ids_new.append(None)
+    for p in kept_positions[len(head):]:
+        new.append(f"cleared{p}" if p in changed else old[p])
+        ids_new.append(ids_old[p])
+    kept, gaps = plan_sync(old, new, old_ids=ids_old, new_ids=ids_new)
+    assert all(g.archived and g.new for g in gaps)
+    assert len(kept) == len(kept_positions) - len(changed)
+    assert sorted(i for g in gaps for i in g.archived) == sorted(
+        set(range(len(old))) - set(kept))
+
+
+def test_long_repetitive_contexts_are_planned_in_linear_time() -> None:
+    """difflib took 4 s for 8,000 identical messages; the plan must not be quadratic."""
+    started = time.perf_counter()
+    same = ['{"role":"tool","content":"same"}'] * 20_000
+    kept, gaps = plan_sync(same, ["S", *same[:10_000]])
+    alternating = [f"u{i}" if i % 2 else '{"content":"ok"}' for i in range(20_000)]
+    kept2, _ = plan_sync(alternating, ["S", *alternating[10_000:]])
+    assert time.perf_counter() - started < 2.0
+    assert kept == {i: i - 9_999 for i in range(10_000, 20_000)}
+    assert [(g.archived[-1], g.new) for g in gaps] == [(9_999, [0])]
+    assert len(kept2) == 10_000
+
+
+def test_long_id_lists_stay_under_the_sqlite_parameter_limit(store: SessionStore) -> None:
+    sid = store.create_session()
+    ids = store.append_messages(sid, _msgs(*(f"turn {i}" for i in range(1200))))
+    store._db.connection().setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 999)
+    result = store.sync_live(sid, [{"role": "user", "content": "summary"}, *_msgs("x")])
+    assert len(result.archived_ids) == 1200
+    (summary,) = [i for i in result.inserted_ids if store.get_message(i).content == "summary"]  # type: ignore[union-attr]
+    assert [m.id for m in store.originals_of(summary)] == ids
+    other = store.create_session()
+    more = store.append_messages(other, _msgs(*(f"t{i}" for i in range(1100))))
+    (new,) = store.archive_and_replace(other, more, [{"role": "user", "content": "sum"}])
+    assert len(store.originals_of(new)) == 1100

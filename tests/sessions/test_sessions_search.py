@@ -202,3 +202,14 @@ def test_common_words_are_left_out_of_ranking_but_not_of_session_search(
     # ranks at most the latest 5 (the budget) of them
     assert matched(store.search("kubernetes deploy", session_id=a)) == set(a_ids[-5:])
     assert store.search("kubernetes", session_id="no-such-session") == []
+
+
+def test_an_old_message_with_every_common_word_is_still_found(store: SessionStore) -> None:
+    """Both words are too common to rank every match (the budget keeps the latest ones),
+    but the one old message holding both is reached by ranking the messages with all."""
+    store.search_tuning = SearchTuning(rank_budget=20)
+    _, old = _session(store, "the walrus migration broke on tuesday")
+    _session(store, *(f"walrus note {i}" for i in range(60)))
+    _session(store, *(f"migration step {i}" for i in range(60)))
+    assert store.search("walrus migration", limit=3)[0].message_id == old[0]
+    assert store.search("walrus migration zzyzx", limit=3)[0].message_id == old[0]

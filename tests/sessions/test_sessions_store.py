@@ -79,6 +79,10 @@ def test_session_updates(store: SessionStore) -> None:
     with pytest.raises(UsageError, match="no session 'ghost'"):
         store.set_title("ghost", "x")
     with pytest.raises(UsageError, match="no session 'ghost'"):
+        store.set_model("ghost", "m3")
+    store.set_model(sid, "m3")  # a model switch mid-session
+    assert (info := store.get_session(sid)) is not None and info.model == "m3"
+    with pytest.raises(UsageError, match="no session 'ghost'"):
         store.end_session("ghost")
     with pytest.raises(UsageError, match="no session 'ghost'"):
         store.add_token_usage("ghost", 1, 1)

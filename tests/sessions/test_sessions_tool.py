@@ -6,6 +6,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from mnemo.memory import MEMORY_SCHEMA
 from mnemo.sessions import SESSION_SEARCH_SCHEMA, SessionStore, session_search
@@ -31,6 +33,12 @@ def _seed(store: SessionStore) -> dict[str, list[int]]:
             sid, [{"role": "user" if i % 2 == 0 else "assistant", "content": t}
                   for i, t in enumerate(turns)])
     return ids
+
+
+@pytest.fixture
+def seeded(store: SessionStore) -> SessionStore:
+    _seed(store)
+    return store
 
 
 def test_schema_has_the_memory_schema_shape() -> None:
@@ -184,3 +192,72 @@ def test_replies_shown_as_context_do_not_take_the_place_of_matches(store: Sessio
     result = call(store, "econnrefused", limit=2)
     listed = [m["message_id"] for g in result["results"] for m in g["matches"]]
     assert listed == [ids[0], ids[3]]
+
+
+@pytest.mark.parametrize(("kwargs", "needle"), [
+    ({"mode": "around", "message_id": 2**70}, "no message"),
+    ({"mode": "around", "message_id": -(2**70)}, "no message"),
+    ({"mode": "read", "session_id": ["x"]}, "session_id must be a string"),
+    ({"mode": "search", "query": "deploy", "session_id": {"a": 1}}, "session_id must be a string"),
+    ({"mode": "search", "query": ["deploy"]}, "query must be a string"),
+    ({"mode": ["search"]}, "unknown mode"),
+    ({"mode": "recent", "current_session_id": 5}, "current_session_id must be a string"),
+])
+def test_arguments_of_the_wrong_kind_are_refused_clearly(
+    store: SessionStore, kwargs: dict[str, Any], needle: str
+) -> None:
+    _seed(store)
+    result = call(store, **kwargs)
+    assert result["success"] is False and needle in result["error"]
+    assert "unreadable" not in result["error"] and "could not be read" not in result["error"]
+
+
+def test_an_offset_past_any_session_reads_nothing(store: SessionStore) -> None:
+    _seed(store)
+    result = call(store, mode="read", session_id="deploy", offset=2**70)
+    assert result["success"] is True and result["messages"] == []
+    assert "next_offset" not in result
+
+
+def test_lone_surrogates_never_reach_the_json_text(store: SessionStore) -> None:
+    sid = store.create_session()
+    store.append_message(sid, {"role": "tool", "tool_call_id": "c", "content": "ls: bad\udcffname"})
+    out = session_search("bad\udcffname", store=store)
+    out.encode("utf-8")  # a client can send it on
+    assert json.loads(out)["success"] is True
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.floats() | st.integers()
+    | st.integers(min_value=-(2**80), max_value=2**80) | st.text(max_size=20)
+    | st.text(st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF), max_size=3),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
+                                                                max_size=3),
+    max_leaves=6,
+)
+_MODE = st.sampled_from(["search", "read", "around", "recent"])
+_NONE = {"query": None, "mode": "search", "session_id": None, "message_id": None,
+         "limit": None, "offset": None, "current_session_id": None}
+
+
+@settings(max_examples=200, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@example(**{**_NONE, "mode": "around", "message_id": 2**70})
+@example(**{**_NONE, "mode": "read", "session_id": "deploy", "offset": 2**70})
+@example(**{**_NONE, "mode": "read", "session_id": ["x"]})
+@example(**{**_NONE, "query": "deploy", "current_session_id": {"a": 1}})
+@given(query=_JSON | st.just("deploy"), mode=_MODE | _MODE | _JSON,
+       session_id=_JSON | st.just("deploy"),
+       message_id=_JSON | st.integers(1, 12), limit=_JSON, offset=_JSON,
+       current_session_id=_JSON | st.just("deploy"))
+def test_no_arguments_make_the_tool_raise(
+    seeded: SessionStore, query: Any, mode: Any, session_id: Any, message_id: Any, limit: Any,
+    offset: Any, current_session_id: Any,
+) -> None:
+    out = session_search(query, mode=mode, session_id=session_id, message_id=message_id,
+                         limit=limit, offset=offset, store=seeded,
+                         current_session_id=current_session_id)
+    result = json.loads(out)
+    assert isinstance(result, dict) and result["success"] in (True, False)
+    if not result["success"]:
+        assert isinstance(result["error"], str) and "unreadable" not in result["error"]

@@ -4,6 +4,7 @@
 built-in engine (prune old tool output, protect head and tail, summarise the middle into
 a structured handoff, keep the list valid for the API). ``create_engine`` picks the
 engine ``context.engine`` names, from entry points or ``$MNEMO_HOME/plugins``.
+``validate_c12`` checks that a message list is one a chat API accepts.
 """
 
 from mnemo.context.compressor import (
@@ -30,6 +31,7 @@ from mnemo.context.registry import (
     default_context_length,
     load_engine_class,
 )
+from mnemo.context.validity import still_present, validate_c12
 from mnemo.tokens import estimate_messages_tokens_rough, estimate_tokens_rough
 from mnemo.transcripts import parse_transcript
 
@@ -58,5 +60,7 @@ __all__ = [
     "is_summary_message",
     "load_engine_class",
     "parse_transcript",
+    "still_present",
     "summarize_locally",
+    "validate_c12",
 ]

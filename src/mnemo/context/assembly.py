@@ -2,10 +2,9 @@
 
 The output is: the system message (with the compaction note appended once), the head,
 the summary message, the tail. The summary's role is chosen so no two neighbours share a
-role; when both roles would collide it is merged into the first tail message. A final
-pass over the whole list repairs tool-call pairing: a result whose call is not in the
-assistant message right before its run of results is dropped, and a call left without a
-result gets a stub — an API rejects either.
+role; when both roles would collide it is merged into the first tail message. The
+compressor then runs the repairs of ``repair.py`` over the whole list (tool-call pairing,
+same-role neighbours), so what an API rejects never leaves it.
 
 Every output message carries its *origin*, the index of the input message it came from
 (``None`` for messages made here), so the compressor can report exactly which input
@@ -19,18 +18,16 @@ from typing import Any
 
 from mnemo.context.markers import (
     COMPACTION_NOTE,
-    MISSING_RESULT_STUB,
     SUMMARY_END_MARKER,
     summary_content,
 )
-from mnemo.messages import ContentPart, Message, Role, tool_call_ids
+from mnemo.messages import ContentPart, Message, Role
 
 __all__ = [
     "Origins",
     "assemble",
     "choose_summary_role",
     "merge_summary_into",
-    "sanitize_tool_pairs",
     "with_compaction_note",
 ]
 
@@ -113,51 +110,6 @@ def assemble(
         out.append(_copy(messages[i]))
         origins.append(i)
     return out, origins
-
-
-def sanitize_tool_pairs(
-    messages: Sequence[Message], origins: Origins
-) -> tuple[list[Message], Origins, list[int], int]:
-    """Repair call/result pairing (C12 a, b) in one pass.
-
-    Returns the messages, their origins, the origins of the results that were dropped and
-    the number of stubs added.
-    """
-    out: list[Message] = []
-    out_origins: Origins = []
-    dropped: list[int] = []
-    stubs = 0
-    pending: list[str] = []  # calls of the open group, in order, not yet answered
-    answered: set[str] = set()
-
-    def close_group() -> None:
-        nonlocal stubs
-        for call_id in pending:
-            if call_id not in answered:
-                out.append({"role": "tool", "tool_call_id": call_id,
-                            "content": MISSING_RESULT_STUB})
-                out_origins.append(None)
-                stubs += 1
-        pending.clear()
-        answered.clear()
-
-    for message, origin in zip(messages, origins, strict=True):
-        if message.get("role") == "tool":
-            call_id = str(message.get("tool_call_id", ""))
-            if call_id in pending and call_id not in answered:
-                answered.add(call_id)
-                out.append(message)
-                out_origins.append(origin)
-            elif origin is not None:
-                dropped.append(origin)
-            continue
-        close_group()
-        out.append(message)
-        out_origins.append(origin)
-        if message.get("role") == "assistant":
-            pending.extend(dict.fromkeys(tool_call_ids(message)))
-    close_group()
-    return out, out_origins, dropped, stubs
 
 
 def _copy(message: Message) -> Message:

@@ -1,56 +1,56 @@
 """``ContextCompressor``: the built-in engine and its five-step compression (C3–C14).
 
+0. the input is checked (``report.py``) and repaired so an API accepts it (``repair.py``),
 1. prune old tool output (``pruning.py``), 2. protect the head and 3. the tail by tokens
-(``boundaries.py``), 4. summarise the middle (``prompt.py`` for a model,
+(``boundaries.py``), 4. summarise the middle (``model_summary.py`` for a model,
 ``local_summary.py`` without one), 5. fold the previous summary in and put the list back
-together so the API accepts it (``assembly.py``). This module decides, counts and logs;
-the steps live in their own modules.
+together (``assembly.py``, then ``repair.py`` once more). This module decides, counts and
+logs; the steps live in their own modules.
+
+``compress`` is a template: the ``lcm`` engine (``lcm.py``) runs the same steps and
+overrides two hooks — ``_keep_cleared`` (what a cleared tool output that stays in the
+context looks like) and ``_summary_header`` (text above the summary) — plus ``_finish``.
+
+The previous summary (C10) is read from the conversation handed in — a summary message
+in the middle is taken apart — and never from an earlier call, which may have been about
+another conversation. ``_previous_summary`` is only remembered for ``get_status``.
 
 Failure rules (C13): a summariser that raises or answers nothing is replaced by the local
 summariser for this compression and is not retried for 600 s; an authentication or
-network error leaves the conversation unchanged (``last_report.skipped_reason`` says why).
-The progress guard (C3): after two compressions in a row that leave the prompt above the
-threshold, ``should_compress`` says no until the session is reset or a compression
-succeeds, so a conversation that cannot shrink does not loop.
+network error leaves the conversation unchanged (``last_report.skipped_reason`` says why
+and what to check). The progress guard (C3, ``progress.py``) pauses automatic compression
+after two compressions in a row that leave the prompt above the threshold.
 """
 
 from __future__ import annotations
 
+import copy
 import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Self
 
-from mnemo.context.assembly import assemble, sanitize_tool_pairs
+from mnemo.context.assembly import assemble
 from mnemo.context.boundaries import find_head_end, find_tail_start, system_offset
-from mnemo.context.engine import CompressionReport, ContextEngine, Summarizer, usage_tokens
-from mnemo.context.extract import one_line
-from mnemo.context.failures import call_kinds, failure_lines
+from mnemo.context.engine import ContextEngine, Summarizer, usage_tokens
+from mnemo.context.failures import keep_failure_lines
+from mnemo.context.lcm_nodes import Span, take_apart_span
 from mnemo.context.local_summary import summarize_locally
-from mnemo.context.markers import (
-    FALLBACK_NOTICE,
-    SUMMARY_PREFIX,
-    is_summary_message,
-    split_summary_message,
-    strip_fallback_notice,
-)
-from mnemo.context.prompt import (
-    build_summary_prompt,
-    chunk_blocks,
-    serialize_turns,
-    summary_budget,
-    truncate_for_summary,
-    turns_token_limit,
-)
+from mnemo.context.markers import FALLBACK_NOTICE, SYSTEM_ROLES, strip_fallback_notice
+from mnemo.context.model_summary import summarise_with_model
+from mnemo.context.progress import ProgressGuard
+from mnemo.context.prompt import summary_budget
 from mnemo.context.pruning import prune_tool_results
+from mnemo.context.repair import Origins, Repair, repair_messages
+from mnemo.context.report import MIN_MIDDLE_TOKENS, Draft, check_messages, report_status
 from mnemo.errors import (
     ProviderAuthError,
     ProviderConnectionError,
     ProviderTimeoutError,
     UsageError,
 )
-from mnemo.messages import Message, content_text, with_content
+from mnemo.messages import Message
 from mnemo.tokens import estimate_message_tokens_rough, estimate_tokens_rough
 
 if TYPE_CHECKING:
@@ -62,6 +62,7 @@ __all__ = [
     "SUMMARY_FAILURE_COOLDOWN_SECONDS",
     "SUMMARY_TOKENS_CEILING",
     "ContextCompressor",
+    "SummaryOutcome",
 ]
 
 log = logging.getLogger("mnemo.context")
@@ -69,50 +70,30 @@ log = logging.getLogger("mnemo.context")
 SUMMARY_TOKENS_CEILING = 12_000  # fixed (C5)
 MAX_SUMMARY_FRACTION = 0.05  # fixed (C5): the summary's share of the window
 SUMMARY_FAILURE_COOLDOWN_SECONDS = 600.0  # fixed (C5)
-_PAUSE_AFTER = 2  # compressions in a row above the threshold before auto-compression pauses
-_MIN_MIDDLE_TOKENS = 100  # a smaller middle costs more as a summary than as itself
-_ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
+_UNREACHABLE_HINT = {
+    "authentication": "check the api key of the `auxiliary` model in config.yaml (or of "
+                      "`model` when no auxiliary model is set) and its base_url",
+    "connection": "check the base_url of the `auxiliary` model in config.yaml (or of "
+                  "`model` when no auxiliary model is set) and that the server is reachable",
+}
 
 
 @dataclass
-class _Draft:
-    """What ``compress`` has found so far, before it becomes a ``CompressionReport``."""
+class SummaryOutcome:
+    """What the summariser produced for one compression."""
 
-    messages: Sequence[Message]
-    tokens_before: int
-    pruned: list[int]
-    focus_topic: str | None
-    pruned_list: list[Message]
-    tokens: list[int]  # of ``pruned_list``
-    summary: str | None = None
-    fallback: bool = False
-    skipped_reason: str | None = None
-    calls: int = 0
-    stubs: int = 0
-
-    def count(self, out: Sequence[Message], origins: Sequence[int | None]) -> int:
-        """Rough tokens of ``out``; messages that kept their content are not counted again."""
-        total = 0
-        for message, origin in zip(out, origins, strict=True):
-            if origin is not None and message.get("content") is self.pruned_list[origin].get(
-                    "content") and message.get("tool_calls") is self.pruned_list[origin].get(
-                    "tool_calls"):
-                total += self.tokens[origin]
-            else:
-                total += estimate_message_tokens_rough(message)
-        return total
-
-
-@dataclass
-class _Summary:
     body: str | None = None  # None: the conversation stays as it is
     fallback: bool = False
     calls: int = 0
-    skipped: str | None = None
+    skipped: str | None = None  # why ``body`` is None
 
 
 class ContextCompressor(ContextEngine):
-    """The built-in context engine: a five-step compressor with a structured summary."""
+    """The built-in context engine: a five-step compressor with a structured summary.
+
+    ``protect_last_n`` is accepted (and validated) for compatibility with configs written
+    for the seed design, but unused: the tail is chosen by tokens (C8), not by a count.
+    """
 
     def __init__(
         self,
@@ -136,8 +117,7 @@ class ContextCompressor(ContextEngine):
             raise UsageError("protect_first_n must be >= 0 and protect_last_n >= 1")
         self.threshold_percent = threshold_percent
         self.protect_first_n = protect_first_n
-        # Kept for Hermes configs; the tail is chosen by tokens (C8), not by this count.
-        self.protect_last_n = protect_last_n
+        self.protect_last_n = protect_last_n  # unused: see the class docstring
         self.summary_target_ratio = summary_target_ratio
         self.summarizer = summarizer
         self.summary_context_length = summary_context_length
@@ -148,10 +128,9 @@ class ContextCompressor(ContextEngine):
         self.last_prompt_tokens = 0
         self.last_completion_tokens = 0
         self.compression_count = 0
-        self._previous_summary: str | None = None
+        self._previous_summary: str | None = None  # the last summary made, for status only
         self._cooldown_until = 0.0
-        self._misses_in_a_row = 0
-        self._paused_reason: str | None = None
+        self._guard = ProgressGuard()
         self.model = model
         self._set_window(context_length)
 
@@ -183,7 +162,7 @@ class ContextCompressor(ContextEngine):
     def name(self) -> str:
         return "compressor"
 
-    # -- the window and the trigger (C3, C5) ---------------------------------------------
+    # -- the window, the trigger and the session (C3, C5) --------------------------------
 
     def _set_window(self, context_length: int) -> None:
         if not isinstance(context_length, int) or context_length <= 0:
@@ -204,20 +183,24 @@ class ContextCompressor(ContextEngine):
 
     def should_compress(self, prompt_tokens: int | None = None) -> bool:
         tokens = self.last_prompt_tokens if prompt_tokens is None else prompt_tokens
-        return self._paused_reason is None and tokens >= self.threshold_tokens
+        return not self._guard.paused and tokens >= self.threshold_tokens
 
     def should_compress_preflight(self, messages: Sequence[Message]) -> bool:
-        return self._paused_reason is None and super().should_compress_preflight(messages)
+        return not self._guard.paused and super().should_compress_preflight(messages)
+
+    def on_session_start(self, session_id: str) -> None:
+        self._previous_summary = None
+
+    def on_session_end(self, session_id: str, messages: Sequence[Message]) -> None:
+        self._previous_summary = None
 
     def on_session_reset(self) -> None:
         super().on_session_reset()
         self._previous_summary = None
-        self._misses_in_a_row = 0
-        self._paused_reason = None
+        self._guard.reset()
 
     def get_status(self) -> dict[str, Any]:
         status = super().get_status()
-        report = self.last_report
         status.update({
             "model": self.model,
             "threshold_percent": self.threshold_percent,
@@ -225,10 +208,10 @@ class ContextCompressor(ContextEngine):
             "max_summary_tokens": self.max_summary_tokens,
             "summarizer": "model" if self.summarizer else "local",
             "summary_cooldown_seconds": round(self._cooldown_left(), 1),
-            "paused": self._paused_reason is not None,
-            "paused_reason": self._paused_reason,
+            "paused": self._guard.paused,
+            "paused_reason": self._guard.paused_reason,
             "has_summary": self._previous_summary is not None,
-            "last_compression": _report_status(report),
+            "last_compression": report_status(self.last_report),
         })
         return status
 
@@ -243,83 +226,108 @@ class ContextCompressor(ContextEngine):
         current_tokens: int | None = None,
         focus_topic: str | None = None,
     ) -> list[Message]:
-        _check_messages(messages)
+        check_messages(messages)
         focus_topic = (focus_topic or "").strip() or None
-        n = len(messages)
-        original_tokens = [estimate_message_tokens_rough(m) for m in messages]
-        tokens_before = sum(original_tokens)
+        # Step 0: what an API rejects never reaches the steps (C12 a, c).
+        repair = repair_messages(messages, stubs=False)
+        _refuse_nothing_left(messages, repair)
+        work = repair.messages
+        input_tokens = [estimate_message_tokens_rough(m) for m in messages]
+        original_tokens = [input_tokens[o] if o is not None else estimate_message_tokens_rough(m)
+                           for m, o in zip(work, repair.origins, strict=True)]
         tokens = list(original_tokens)
         # Step 1: old tool output.
-        pruned_list, pruned = prune_tool_results(messages, tokens, self.tail_token_budget)
+        pruned_list, pruned = prune_tool_results(work, tokens, self.tail_token_budget)
         for i in pruned:
             tokens[i] = estimate_message_tokens_rough(pruned_list[i])
+        draft = Draft(messages, repair, sum(input_tokens), pruned, focus_topic, pruned_list,
+                      tokens)
         # Steps 2 and 3: the boundaries of the middle.
         system_end = system_offset(pruned_list)
         head_end = find_head_end(pruned_list, self.protect_first_n)
         tail_start = find_tail_start(pruned_list, tokens, head_end, self.tail_token_budget)
-        self._note_failures(messages, pruned_list, tokens,
-                            [i for i in pruned if not head_end <= i < tail_start])
-        middle = list(messages[head_end:tail_start])
-        previous, turns = _take_apart(middle)
-        previous = previous or self._previous_summary
+        self._keep_cleared(draft, [i for i in pruned if not head_end <= i < tail_start])
+        middle = list(work[head_end:tail_start])
+        span = take_apart_span(middle)
         # The summariser reads the middle as it was, before step 1 cleared anything.
         middle_tokens = sum(original_tokens[head_end:tail_start])
-        log.log(self._level, "compress start: %d messages, ~%s tokens (reported: %s, "
+        log.log(self._level, "%scompress start: %d messages, ~%s tokens (reported: %s, "
                 "threshold: %s); middle: %d messages, ~%s tokens; %d old tool outputs cleared",
-                n, f"{tokens_before:,}", current_tokens, f"{self.threshold_tokens:,}",
+                "" if self.name == "compressor" else f"{self.name} ", len(messages),
+                f"{draft.tokens_before:,}", current_tokens, f"{self.threshold_tokens:,}",
                 len(middle), f"{middle_tokens:,}", len(pruned))
-        report = _Draft(messages, tokens_before, pruned, focus_topic, pruned_list, tokens)
-        if not turns or middle_tokens <= _MIN_MIDDLE_TOKENS:
-            report.skipped_reason = (
+        if not span.turns or middle_tokens <= MIN_MIDDLE_TOKENS:
+            inside = [i for i in pruned if head_end <= i < tail_start]
+            return self._finish_pruned_only(draft, inside, (
                 "nothing to summarise: the conversation fits in the protected head and tail"
-                if not turns else "nothing to summarise: the middle is too small to be worth "
-                "a summary")
-            return self._finish_pruned_only(report)
+                if not span.turns else "nothing to summarise: the middle is too small to be "
+                "worth a summary"))
         # Steps 4 and 5: the summary, merged with the previous one.
-        extra = self._pre_compress_text(middle)
-        outcome = self._summarise(turns, previous, focus_topic,
-                                  summary_budget(middle_tokens, self.max_summary_tokens),
-                                  extra, len(middle))
-        report.calls = outcome.calls
+        header = self._summary_header(len(middle), span)
+        budget = summary_budget(middle_tokens, self.max_summary_tokens)
+        outcome = self._summarise(span.turns, span.previous, focus_topic,
+                                  budget - (estimate_tokens_rough(header) if header else 0),
+                                  self._pre_compress_text(middle), len(middle))
+        draft.calls = outcome.calls
         if outcome.body is None:  # auth or network failure: leave everything as it was
-            report.skipped_reason = outcome.skipped
-            report.pruned = []
-            return self._finish(report, [dict(m) for m in messages],  # type: ignore[misc]
-                                list(range(n)))
-        out, origins = assemble(pruned_list, system_end, head_end, tail_start, outcome.body)
-        out, origins, _, report.stubs = sanitize_tool_pairs(out, origins)
-        if report.count(out, origins) >= sum(tokens):
-            report.skipped_reason = "the summary would not be smaller than the turns it replaces"
-            return self._finish_pruned_only(report)
+            draft.skipped_reason, draft.unreachable = outcome.skipped, True
+            return self._finish(draft, [dict(m) for m in messages],  # type: ignore[misc]
+                                None)
+        body = f"{header}\n\n{outcome.body}" if header else outcome.body
+        out, origins = assemble(pruned_list, system_end, head_end, tail_start, body)
+        final = repair_messages(out, origins)
+        draft.stubs = final.stubs
+        if draft.count(final.messages, final.origins) >= sum(tokens):
+            return self._finish_pruned_only(
+                draft, [i for i in pruned if head_end <= i < tail_start],
+                "the summary would not be smaller than the turns it replaces")
         self._previous_summary = strip_fallback_notice(outcome.body)
-        report.summary = outcome.body
-        report.fallback = outcome.fallback
-        return self._finish(report, out, origins)
+        draft.summary = outcome.body
+        draft.fallback = outcome.fallback
+        return self._finish(draft, final.messages, final.origins)
 
-    def _finish_pruned_only(self, report: _Draft) -> list[Message]:
-        """Step 1 alone (and the pairing repair): no summary this time."""
-        copies: list[Message] = [dict(m) for m in report.pruned_list]  # type: ignore[misc]
-        out, origins, _, report.stubs = sanitize_tool_pairs(copies, list(range(len(copies))))
-        report.summary, report.fallback = None, False
-        return self._finish(report, out, origins)
+    # -- hooks the lcm engine overrides -------------------------------------------------
 
-    @staticmethod
-    def _note_failures(messages: Sequence[Message], pruned_list: list[Message],
-                       tokens: list[int], kept: list[int]) -> None:
-        """Under a cleared output that stays in the context, keep the (at most two) lines
-        that say what went wrong: they must still reach the summary when these turns are
-        compacted later."""
-        if not kept:
-            return
-        kinds = call_kinds(messages, {str(messages[i].get("tool_call_id", "")) for i in kept})
-        for i in kept:
-            kind = kinds.get(str(messages[i].get("tool_call_id", "")), "other")
-            lines = failure_lines(truncate_for_summary(content_text(messages[i])), kind)
-            if lines:
-                kept_lines = "\n".join(one_line(line, 300) for line in lines)
-                cleared = content_text(pruned_list[i])
-                pruned_list[i] = with_content(pruned_list[i], f"{cleared}\n{kept_lines}")
-                tokens[i] = estimate_message_tokens_rough(pruned_list[i])
+    def _keep_cleared(self, draft: Draft, indices: list[int]) -> None:
+        """Tool outputs cleared by step 1 that stay in the context: under each, keep the
+        (at most two) lines that say what went wrong, so they still reach the summary
+        when these turns are compacted later."""
+        keep_failure_lines(draft.repair.messages, draft.pruned_list, draft.tokens, indices)
+
+    def _summary_header(self, covered: int, span: Span) -> str:
+        """Text above the summary body; none here (the lcm engine names its node)."""
+        return ""
+
+    def _finish(self, draft: Draft, out: list[Message],
+                origins: Origins | None) -> list[Message]:
+        """Report, count and log; ``origins is None`` means ``out`` is the input unchanged."""
+        summarizer = "model" if self.summarizer and not draft.fallback else "local"
+        report = draft.report(out, origins, summarizer)
+        self.last_report = report
+        if report.changed:
+            self.compression_count += 1
+        if not draft.unreachable:  # an unreachable summariser says nothing about progress
+            self._guard.track(report.tokens_after, self.threshold_tokens)
+        how = report.skipped_reason or (
+            f"summary by the model in {draft.calls} call(s)" if report.summarizer == "model"
+            else "summary by the local summariser" + (" (fallback)" if draft.fallback else ""))
+        log.log(self._level, "compress end: %d -> %d messages, ~%s -> ~%s tokens; %s",
+                report.messages_before, report.messages_after,
+                f"{report.tokens_before:,}", f"{report.tokens_after:,}", how)
+        return out
+
+    # -- the pieces -----------------------------------------------------------------------
+
+    def _finish_pruned_only(self, draft: Draft, inside: list[int], reason: str
+                            ) -> list[Message]:
+        """Step 1 alone (and the repairs): no summary this time, for ``reason``."""
+        self._keep_cleared(draft, inside)
+        copies: list[Message] = [dict(m) for m in draft.pruned_list]  # type: ignore[misc]
+        final = repair_messages(copies, list(range(len(copies))))
+        draft.stubs = final.stubs
+        draft.summary, draft.fallback = None, False
+        draft.skip(reason)
+        return self._finish(draft, final.messages, final.origins)
 
     @property
     def _level(self) -> int:
@@ -328,15 +336,15 @@ class ContextCompressor(ContextEngine):
     def _pre_compress_text(self, middle: list[Message]) -> str:
         if self.pre_compress_hook is None:
             return ""
-        try:
-            return str(self.pre_compress_hook(list(middle)) or "")
+        try:  # copies: a provider that edits what it is shown cannot touch the caller's list
+            return str(self.pre_compress_hook(copy.deepcopy(middle)) or "")
         except Exception as exc:  # a provider must never break compression
             log.warning("compress: pre-compress hook failed (%s: %s); summarising without it",
                         type(exc).__name__, exc)
             return ""
 
     def _summarise(self, turns: list[Message], previous: str | None, focus: str | None,
-                   budget: int, extra: str, removed: int) -> _Summary:
+                   budget: int, extra: str, removed: int) -> SummaryOutcome:
         def local(notice: bool) -> str:
             lead = (f"{FALLBACK_NOTICE} {removed} conversation turns were removed to free "
                     "context space; the summary below was built from them without a model."
@@ -347,23 +355,27 @@ class ContextCompressor(ContextEngine):
             return f"{lead}\n\n{body}" if lead else body
 
         if self.summarizer is None:
-            return _Summary(local(notice=False))
+            return SummaryOutcome(local(notice=False))
         left = self._cooldown_left()
         if left > 0:
             log.info("summary model in cooldown (%.0f s left); using the local summary", left)
-            return _Summary(local(notice=True), fallback=True)
+            return SummaryOutcome(local(notice=True), fallback=True)
         calls = 0
         try:
-            body, calls = self._summarise_with_model(turns, previous, focus, budget, extra)
+            body, calls = summarise_with_model(
+                self.summarizer, turns, window=self.summary_context_length or self.context_length,
+                budget=budget, previous_summary=previous, focus_topic=focus,
+                extra_context=extra, on_empty=_log_empty)
         except ProviderTimeoutError as exc:
             # A timeout is a slow summariser, not an unreachable one (C13): fall back.
             body = ""
             log.warning("summary generation timed out (%s)", exc)
         except (ProviderAuthError, ProviderConnectionError) as exc:
             kind = "authentication" if isinstance(exc, ProviderAuthError) else "connection"
-            reason = f"summary model {kind} failed ({type(exc).__name__}: {exc})"
+            reason = (f"summary model {kind} failed ({type(exc).__name__}: {exc}); "
+                      f"{_UNREACHABLE_HINT[kind]}")
             log.warning("compress skipped: %s; the conversation is unchanged", reason)
-            return _Summary(None, calls=calls, skipped=reason)
+            return SummaryOutcome(None, calls=calls, skipped=reason)
         except Exception as exc:
             body = ""
             log.warning("summary generation failed (%s: %s)", type(exc).__name__, exc)
@@ -371,112 +383,23 @@ class ContextCompressor(ContextEngine):
             self._cooldown_until = self.clock() + SUMMARY_FAILURE_COOLDOWN_SECONDS
             log.warning("%s Using the local summary; summary model cooldown %.0f s",
                         FALLBACK_NOTICE, SUMMARY_FAILURE_COOLDOWN_SECONDS)
-            return _Summary(local(notice=True), fallback=True, calls=calls)
-        return _Summary(body, calls=calls)
-
-    def _summarise_with_model(self, turns: list[Message], previous: str | None,
-                              focus: str | None, budget: int, extra: str) -> tuple[str, int]:
-        assert self.summarizer is not None
-        window = self.summary_context_length or self.context_length
-        limit = turns_token_limit(window, budget=budget, previous_summary=previous,
-                                  focus_topic=focus, extra_context=extra)
-        chunks = chunk_blocks(serialize_turns(turns), limit)
-        running = previous
-        for number, chunk in enumerate(chunks, 1):
-            prompt = build_summary_prompt(chunk, budget=budget, previous_summary=running,
-                                          focus_topic=focus, extra_context=extra)
-            answer = _clean_summary(self.summarizer(prompt))
-            if not answer:
-                log.warning("summary generation returned an empty answer (chunk %d of %d)",
-                            number, len(chunks))
-                return "", number
-            running = answer
-        return running or "", len(chunks)
-
-    def _finish(self, draft: _Draft, out: list[Message],
-                origins: list[int | None]) -> list[Message]:
-        present = {o for o in origins if o is not None}
-        report = CompressionReport(
-            messages_before=len(draft.messages),
-            messages_after=len(out),
-            tokens_before=draft.tokens_before,
-            tokens_after=draft.count(out, origins),
-            removed=[i for i in range(len(draft.messages)) if i not in present],
-            pruned=[i for i in draft.pruned if i in present],
-            summary=draft.summary,
-            fallback=draft.fallback,
-            skipped_reason=draft.skipped_reason,
-            focus_topic=draft.focus_topic,
-            summarizer="model" if self.summarizer and not draft.fallback else "local",
-            summary_calls=draft.calls,
-            stubs_added=draft.stubs,
-        )
-        self.last_report = report
-        if report.changed:
-            self.compression_count += 1
-        self._track_progress(report.tokens_after)
-        how = report.skipped_reason or (
-            f"summary by the model in {draft.calls} call(s)" if report.summarizer == "model"
-            else "summary by the local summariser" + (" (fallback)" if draft.fallback else ""))
-        log.log(self._level, "compress end: %d -> %d messages, ~%s -> ~%s tokens; %s",
-                report.messages_before, report.messages_after,
-                f"{report.tokens_before:,}", f"{report.tokens_after:,}", how)
-        return out
-
-    def _track_progress(self, tokens_after: int) -> None:
-        if tokens_after < self.threshold_tokens:
-            if self._paused_reason is not None:
-                log.info("compress: the prompt is under the threshold again; automatic "
-                         "compression resumes")
-            self._misses_in_a_row = 0
-            self._paused_reason = None
-            return
-        self._misses_in_a_row += 1
-        if self._misses_in_a_row >= _PAUSE_AFTER and self._paused_reason is None:
-            self._paused_reason = (
-                f"{self._misses_in_a_row} compressions in a row left the prompt above the "
-                f"threshold ({tokens_after:,} >= {self.threshold_tokens:,} tokens); automatic "
-                "compression is paused until /new, /reset or a /compact that gets under it")
-            log.warning("compress paused: %s", self._paused_reason)
+            return SummaryOutcome(local(notice=True), fallback=True, calls=calls)
+        return SummaryOutcome(body, calls=calls)
 
 
-def _report_status(report: CompressionReport | None) -> dict[str, Any] | None:
-    if report is None:
-        return None
-    status = report.as_dict()
-    del status["summary"], status["removed"], status["pruned"]
-    status["removed_count"] = len(report.removed)
-    status["pruned_count"] = len(report.pruned)
-    return status
+def _log_empty(number: int, chunks: int) -> None:
+    log.warning("summary generation returned an empty answer (chunk %d of %d)", number, chunks)
 
 
-def _check_messages(messages: Sequence[Message]) -> None:
-    if not isinstance(messages, list | tuple):
-        raise UsageError("compress() takes a list of message dicts")
-    for i, message in enumerate(messages):
-        if not isinstance(message, dict) or message.get("role") not in _ROLES:
-            raise UsageError(f"message {i} is not a chat message (a dict whose 'role' is one "
-                             f"of {', '.join(sorted(_ROLES))})")
-
-
-def _take_apart(middle: list[Message]) -> tuple[str | None, list[Message]]:
-    """Earlier summaries in the middle become the previous summary; the rest are turns."""
-    summaries: list[str] = []
-    turns: list[Message] = []
-    for message in middle:
-        if is_summary_message(message):
-            body, original = split_summary_message(message)
-            summaries.append(strip_fallback_notice(body))
-            if original is not None:
-                turns.append(original)
-        else:
-            turns.append(message)
-    return ("\n\n".join(s for s in summaries if s) or None), turns
-
-
-def _clean_summary(answer: Any) -> str:
-    text = str(answer or "").strip()
-    if text.startswith(SUMMARY_PREFIX):  # a model that echoed the prefix: never nest it
-        text = text[len(SUMMARY_PREFIX):].strip()
-    return text
-
+def _refuse_nothing_left(messages: Sequence[Message], repair: Repair) -> None:
+    """A list that is nothing but tool results without their calls (and a system message)
+    would come back empty: no API accepts that, and C12 d wants a user message."""
+    if any(m.get("role") not in SYSTEM_ROLES for m in repair.messages):
+        return
+    if not any(m.get("role") not in SYSTEM_ROLES for m in messages):
+        return  # nothing but a system message came in: nothing to repair either
+    shown = ", ".join(str(i) for i in repair.dropped[:5]) + (
+        ", …" if len(repair.dropped) > 5 else "")
+    raise UsageError(f"every message to compress is a tool result without its call "
+                     f"(messages {shown}); pass the assistant messages that made the calls, "
+                     "and the user messages, too")

@@ -2,9 +2,10 @@
 
 One pass over the turns collects what a continuing assistant needs: the user's first and
 latest asks, sentences that state a constraint or preference, decisions, questions and
-whether a later reply answered them, tool actions with their outcome, error lines
-verbatim, file paths, URLs, commands and config values. ``local_summary.py`` ranks and
-renders them.
+whether a later reply answered them, whatever else the user said (so a fact stated in
+words no pattern knows is not lost while the summary has room), tool actions with their
+outcome, error lines verbatim, file paths, URLs, commands and config values.
+``local_summary.py`` ranks and renders them; ``textscan.py`` holds the patterns.
 
 Everything here is a bounded regex or a dictionary update per message, and long texts are
 read as the summariser would see them (first 4,000 + last 1,500 characters), so the pass
@@ -13,8 +14,6 @@ stays linear and fast on transcripts of any length.
 
 from __future__ import annotations
 
-import json
-import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -30,90 +29,27 @@ from mnemo.context.failures import (
 )
 from mnemo.context.markers import PRUNED_TOOL_PLACEHOLDER, is_summary_message
 from mnemo.context.prompt import truncate_for_summary
-from mnemo.context.pruning import key_arguments
+from mnemo.context.pruning import key_arguments, parse_call
+from mnemo.context.textscan import (
+    BACKTICK,
+    COMMAND_WORDS,
+    CONFIG,
+    DECISION,
+    FILE_NAME,
+    NOT_CONFIG_KEYS,
+    PATH,
+    PATH_KEYS,
+    PREFERENCE,
+    REMAINING,
+    REQUEST_START,
+    URL,
+    keywords,
+    one_line,
+    sentences,
+)
 from mnemo.messages import Message, content_text, tool_calls_of
 
-__all__ = [
-    "ActionNote",
-    "Facts",
-    "FileNote",
-    "Item",
-    "extract_facts",
-    "keywords",
-    "one_line",
-    "sentences",
-]
-
-_ITEM_CHARS = 400  # longest single item kept from a sentence or line
-
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?。！？])\s+|\n+")
-_WORD = re.compile(r"[^\W_]{3,}", re.UNICODE)
-
-_PREFERENCE = re.compile(
-    r"\b(?:must(?:n't| not)?|never|always|prefer(?:s|red)?|don'?t|do not|avoid|make sure"
-    r"|should(?:n't| not)?|only use|please use|i (?:like|want|need|hate)|no more than"
-    r"|at most|at least|required?|requirement|constraint|instead of|please keep|in sync"
-    r"|keep (?:the|them|it|this|that|these|those)"
-    r"|stick to|i'?d like|i would like|without)\b"
-    r"|不要|必须|总是|永远|优先|禁止|请勿",
-    re.IGNORECASE,
-)
-_DECISION = re.compile(
-    r"\b(?:decided|decision|we(?:'ll| will) (?:use|go with)|i(?:'ll| will) use|going with"
-    r"|chose|choose to|opted|settled on|agreed|let'?s (?:use|go with|keep|switch)"
-    r"|switch(?:ed)? to|instead of)\b|决定|选择",
-    re.IGNORECASE,
-)
-_REMAINING = re.compile(
-    r"\b(?:todo|to-do|next step|next,? i(?:'ll| will)|still need|remaining|left to do"
-    r"|follow[- ]up|later we|after that)\b|待办|下一步",
-    re.IGNORECASE,
-)
-_REQUEST_START = re.compile(
-    r"^(?:(?:and|also|oh|btw|by the way|one more thing)[,:]?\s+)?"
-    r"(?:can you|could you|would you|will you|please|pls)\b",
-    re.IGNORECASE,
-)
-_URL = re.compile(r"https?://[^\s<>()\[\]{}\"'`]{3,300}")
-_EXTENSIONS = (r"(?:py|pyi|js|mjs|ts|tsx|jsx|json|ya?ml|toml|md|rst|txt|cfg|ini|sh|go|rs"
-               r"|java|kt|c|h|cc|cpp|hpp|rb|php|sql|html|css|scss|lock|conf|xml|csv|ipynb"
-               r"|tf|env|log|db)")
-_PATH = re.compile(
-    r"(?<![\w/.~-])(?:~|\.{1,2})?/?(?:[\w.@+-]{1,100}/){1,30}[\w.@+-]{1,100}"
-    rf"|(?<![\w/.-])[\w-]+\.{_EXTENSIONS}\b"
-)
-_FILE_NAME = re.compile(rf"[\w.-]+\.{_EXTENSIONS}")
-_CONFIG = re.compile(
-    r"(?<![\w./-])([A-Za-z][\w-]{0,40}[_.][\w.-]{0,40}[A-Za-z0-9]|[A-Z][A-Z0-9_]{2,40})"
-    r"\s?[=:]\s?"
-    r"(\"[^\"\n]{1,80}\"|'[^'\n]{1,80}'|[^\s,;'\"()\[\]{}]{1,80})"
-)
-# Words in capitals before a colon that label prose rather than set a value.
-_NOT_CONFIG_KEYS = frozenset((
-    "TODO", "NOTE", "WARNING", "WARN", "ERROR", "INFO", "DEBUG", "FIXME", "HACK", "XXX", "FATAL",
-    "FAILED", "PASSED", "HTTP", "HTTPS", "FYI", "BTW", "IMPORTANT", "UPDATE", "EDIT", "USER",
-    "ASSISTANT", "SYSTEM", "TOOL", "RESULT",
-))
-_BACKTICK = re.compile(r"`([^`\n]{2,200})`")
-_COMMAND_WORDS = frozenset((
-    "git", "pip", "pip3", "python", "python3", "pytest", "npm", "npx", "yarn", "pnpm", "node",
-    "make", "cargo", "go", "uv", "poetry", "docker", "kubectl", "helm", "terraform", "curl",
-    "wget", "ls", "cd", "rm", "mv", "cp", "cat", "grep", "sed", "awk", "bash", "sh", "mnemo",
-    "ruff", "mypy", "tox", "nox", "brew", "apt", "apt-get", "systemctl", "psql", "sqlite3", "ssh",
-    "scp", "rsync",
-))
-_PATH_KEYS = ("path", "file_path", "filepath", "file", "filename", "target", "source",
-              "destination", "src", "dst", "directory", "dir")
-_STOPWORDS = frozenset((
-    "the", "and", "you", "can", "could", "would", "what", "which", "how", "why", "does", "did",
-    "this", "that", "with", "for", "from", "have", "has", "are", "was", "were", "will", "please",
-    "also", "just", "there", "their", "about", "into", "your", "our", "its", "any", "some", "then",
-    "than", "when", "where", "who", "whom", "should", "still", "been", "being", "let", "know",
-    "need", "want", "like", "make", "tell", "give", "show", "find", "check", "look", "see", "out",
-    "not", "but", "all", "one", "get", "got", "use", "using", "used", "now", "here", "more",
-    "most", "much", "many", "very", "really", "thing", "things", "way", "yes", "okay", "sure",
-    "thanks", "thank", "doing", "done", "going",
-))
+__all__ = ["ActionNote", "Facts", "FileNote", "Item", "extract_facts"]
 
 
 @dataclass
@@ -165,6 +101,7 @@ class Facts:
 
     turns: int = 0
     asks: list[Item] = field(default_factory=list)
+    said: list[Item] = field(default_factory=list)  # user sentences no pattern took
     preferences: list[Item] = field(default_factory=list)
     decisions: list[Item] = field(default_factory=list)
     resolved: list[Item] = field(default_factory=list)
@@ -179,22 +116,6 @@ class Facts:
     tools: Counter[str] = field(default_factory=Counter)
     tool_failures: Counter[str] = field(default_factory=Counter)
     last_intent: Item | None = None
-
-
-def one_line(text: str, limit: int = _ITEM_CHARS) -> str:
-    """Whitespace collapsed to single spaces, cut at ``limit`` characters with an ellipsis."""
-    flat = " ".join(text[: limit * 2].split())
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
-
-
-def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_SPLIT.split(text) if s.strip()]
-
-
-def keywords(text: str) -> frozenset[str]:
-    """Content words, lower-cased and cut to five letters (a crude, language-free stem)."""
-    return frozenset(w[:5] for w in (m.lower() for m in _WORD.findall(text))
-                     if w not in _STOPWORDS)
 
 
 class _Reader:
@@ -229,20 +150,20 @@ class _Reader:
     def scan_values(self, text: str, order: int, *, by_user: bool) -> None:
         """URLs, paths, config values and commands written in prose."""
         facts = self.facts
-        for url in _URL.findall(text):
+        for url in URL.findall(text):
             self.add(facts.urls, "url", url.rstrip(".,:;"), order)
-        prose = _URL.sub(" ", text) if "://" in text else text
-        for match in _PATH.finditer(prose):
+        prose = URL.sub(" ", text) if "://" in text else text
+        for match in PATH.finditer(prose):
             path = match.group(0)
             if "/" not in path or "." in path.rsplit("/", 1)[-1] or path.startswith(
                     ("/", "~/", "./", "../")) or path.count("/") >= 2:
                 self.note_file(path, order, "mentioned", by_user=by_user)
-        for key, value in _CONFIG.findall(prose):
-            if key not in _NOT_CONFIG_KEYS and not _FILE_NAME.fullmatch(key):
+        for key, value in CONFIG.findall(prose):
+            if key not in NOT_CONFIG_KEYS and not FILE_NAME.fullmatch(key):
                 self.add(facts.config_values, "config", f"{key}={value}", order)
-        for span in _BACKTICK.findall(prose):
+        for span in BACKTICK.findall(prose):
             first = span.split(maxsplit=1)[0] if span.strip() else ""
-            if first in _COMMAND_WORDS:
+            if first in COMMAND_WORDS:
                 self.add(facts.commands, "command", span, order)
         for line in prose.splitlines():
             stripped = line.strip()
@@ -265,13 +186,22 @@ class _Reader:
         if not text.strip():
             return
         facts.asks.append(Item(one_line(text, 300), order))
+        unclaimed: list[str] = []  # sentences no pattern below took
         for sentence in sentences(text):
-            if _PREFERENCE.search(sentence):
+            claimed = False
+            if PREFERENCE.search(sentence):
                 self.add(facts.preferences, "pref", sentence, order)
-            if _DECISION.search(sentence):
+                claimed = True
+            if DECISION.search(sentence):
                 self.add(facts.decisions, "decision", sentence, order)
-            if sentence.endswith(("?", "？")) or _REQUEST_START.match(sentence):
+                claimed = True
+            if sentence.endswith(("?", "？")) or REQUEST_START.match(sentence):
                 self.open_asks.append(_Ask(one_line(sentence, 300), order, keywords(sentence)))
+                claimed = True
+            if not claimed:
+                unclaimed.append(sentence)
+        if unclaimed:  # what the user said that no pattern recognised: kept if room
+            self.add(facts.said, "said", " ".join(unclaimed), order)
         del self.open_asks[:-200]  # an unbounded backlog would make the pass quadratic
         self.scan_values(text, order, by_user=True)
         self.keep_errors(best_error_lines(error_lines(text), 3), order)
@@ -280,11 +210,11 @@ class _Reader:
         facts = self.facts
         if text.strip():
             self.resolve_asks(text, order)
-            found = sentences(text) if (_DECISION.search(text) or _REMAINING.search(text)) else []
+            found = sentences(text) if (DECISION.search(text) or REMAINING.search(text)) else []
             for sentence in found:
-                if _DECISION.search(sentence):
+                if DECISION.search(sentence):
                     self.add(facts.decisions, "decision", sentence, order)
-                if _REMAINING.search(sentence):
+                if REMAINING.search(sentence):
                     self.add(facts.remaining, "todo", sentence, order)
             facts.last_intent = Item(one_line(text, 300), order)
             self.scan_values(text, order, by_user=False)
@@ -311,13 +241,8 @@ class _Reader:
         self.open_asks = still_open
 
     def tool_call(self, call: Any, order: int) -> None:
-        function = call.get("function") or {}
-        name = str(function.get("name", "")) or "tool"
-        raw = function.get("arguments")
-        try:
-            args = json.loads(raw) if isinstance(raw, str) else raw
-        except ValueError:
-            args = raw
+        parsed = parse_call(call)
+        name, args = parsed.name or "tool", parsed.arguments
         shown = key_arguments(args)
         kind = tool_kind(name, args)
         key = f"{name} {shown}".strip()
@@ -327,9 +252,9 @@ class _Reader:
         note.count += 1
         note.last = order
         self.facts.tools[name] += 1
-        self.calls[str(call.get("id", ""))] = note
+        self.calls[parsed.id] = note
         if isinstance(args, dict):
-            for k in _PATH_KEYS:
+            for k in PATH_KEYS:
                 value = args.get(k)
                 if isinstance(value, str) and value:
                     self.note_file(value, order, "written" if kind == "write" else "read")
@@ -398,6 +323,6 @@ def extract_facts(turns: Sequence[Message], *, prior_pending: Iterable[str] = ()
             reader.tool_result(message, text, order)
         elif text.strip():  # a system or developer note in the middle of the conversation
             for sentence in sentences(text):
-                if _PREFERENCE.search(sentence):
+                if PREFERENCE.search(sentence):
                     reader.add(reader.facts.preferences, "pref", sentence, order)
     return reader.finish()

@@ -15,12 +15,15 @@ the failure lines under a tool output it clears.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from typing import Any
 
-from mnemo.messages import Message, tool_calls_of
+from mnemo.context.prompt import truncate_for_summary
+from mnemo.context.pruning import calls_by_id
+from mnemo.context.textscan import one_line
+from mnemo.messages import Message, content_text, with_content
+from mnemo.tokens import estimate_message_tokens_rough
 
 __all__ = [
     "COMMAND_KEYS",
@@ -30,6 +33,7 @@ __all__ = [
     "error_shape",
     "failure_lines",
     "is_logged_error",
+    "keep_failure_lines",
     "tool_kind",
 ]
 
@@ -130,20 +134,28 @@ def failure_lines(text: str, kind: str, limit: int = 2) -> list[str]:
 
 def call_kinds(messages: Sequence[Message], wanted: set[str]) -> dict[str, str]:
     """``tool_kind`` of the calls whose ids are in ``wanted``."""
-    kinds: dict[str, str] = {}
-    for message in messages:
-        for call in tool_calls_of(message) if message.get("role") == "assistant" else []:
-            raw: dict[str, Any] = dict(call)
-            call_id = str(raw.get("id", ""))
-            if call_id in wanted:
-                function = raw.get("function") or {}
-                arguments = function.get("arguments")
-                try:
-                    args = json.loads(arguments) if isinstance(arguments, str) else arguments
-                except ValueError:
-                    args = None
-                kinds[call_id] = tool_kind(str(function.get("name", "")), args)
-    return kinds
+    return {call_id: tool_kind(call.name, call.arguments)
+            for call_id, call in calls_by_id(messages, wanted).items()}
+
+
+def keep_failure_lines(originals: Sequence[Message], cleared: list[Message],
+                       tokens: list[int], indices: Sequence[int]) -> None:
+    """Under each cleared tool output ``cleared[i]`` (``i`` in ``indices``), add the (at
+    most two) lines of ``originals[i]`` that say what went wrong, and recount its tokens.
+
+    The compressor clears old output to save space, but a failure must still reach the
+    summary when those turns are compacted later.
+    """
+    if not indices:
+        return
+    kinds = call_kinds(originals, {str(originals[i].get("tool_call_id", "")) for i in indices})
+    for i in indices:
+        kind = kinds.get(str(originals[i].get("tool_call_id", "")), "other")
+        lines = failure_lines(truncate_for_summary(content_text(originals[i])), kind)
+        if lines:
+            kept = "\n".join(one_line(line, 300) for line in lines)
+            cleared[i] = with_content(cleared[i], f"{content_text(cleared[i])}\n{kept}")
+            tokens[i] = estimate_message_tokens_rough(cleared[i])
 
 
 def _exception_line(text: str, after: int) -> tuple[int, str]:

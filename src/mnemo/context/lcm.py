@@ -2,7 +2,9 @@
 
 The engine compacts like the built-in compressor — same trigger, same head and tail
 boundaries, same summariser with its fallback and cooldown, same C12 repairs, same report
-— and is built on it. What differs is what a compaction leaves behind:
+— because it *is* the compressor's ``compress``: it overrides the two hooks of that
+template (``_keep_cleared``, ``_summary_header``) and ``_finish``. What differs is what a
+compaction leaves behind:
 
 * the summarised span becomes one **summary node** (``lcm_nodes.py``): the summary with a
   header naming a node id and the tools that bring the originals back;
@@ -15,49 +17,39 @@ boundaries, same summariser with its fallback and cooldown, same C12 repairs, sa
   node becomes one of its children: summaries of summaries, a tree the model can walk
   down with ``context_expand``.
 
-``context_grep`` and ``context_expand`` (``lcm_tools.py``) read the archive through a
-``SessionIndex`` (``lcm_index.py``) that maps node ids to their messages; it is read from
-the store when a session starts and again when the session has grown since.
+``context_grep`` (``lcm_grep.py``) and ``context_expand`` (``lcm_expand.py``) read the
+archive through a ``SessionIndex`` (``lcm_index.py``) that maps node ids to their
+messages; it is read from the store when a session starts and again when the session has
+grown since.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Self
 
-from mnemo.context.assembly import assemble, sanitize_tool_pairs
-from mnemo.context.boundaries import find_head_end, find_tail_start, system_offset
-from mnemo.context.compressor import (
-    _MIN_MIDDLE_TOKENS,
-    ContextCompressor,
-    _check_messages,
-    _Draft,
-)
+from mnemo.context.compressor import ContextCompressor
 from mnemo.context.engine import Summarizer
+from mnemo.context.lcm_expand import CONTEXT_EXPAND_SCHEMA, context_expand
+from mnemo.context.lcm_grep import CONTEXT_GREP_SCHEMA, context_grep
 from mnemo.context.lcm_index import SessionIndex, build_index
 from mnemo.context.lcm_nodes import (
     NodeKind,
+    Span,
     new_node_id,
     node_of,
     summary_node_header,
-    take_apart_span,
     with_tool_node,
 )
-from mnemo.context.lcm_tools import (
-    CONTEXT_EXPAND_SCHEMA,
-    CONTEXT_GREP_SCHEMA,
-    context_expand,
-    context_grep,
-)
-from mnemo.context.markers import strip_fallback_notice
-from mnemo.context.prompt import summary_budget
-from mnemo.context.pruning import prune_tool_results
+from mnemo.context.repair import Origins
+from mnemo.context.report import Draft
 from mnemo.errors import MnemoError
 from mnemo.messages import Message
 from mnemo.sessions import SessionStore
-from mnemo.tokens import estimate_message_tokens_rough, estimate_tokens_rough
+from mnemo.tokens import estimate_message_tokens_rough
 
 if TYPE_CHECKING:
     from mnemo.config import MnemoConfig
@@ -117,6 +109,7 @@ class LosslessContextEngine(ContextCompressor):
     # -- sessions -------------------------------------------------------------------------
 
     def on_session_start(self, session_id: str) -> None:
+        super().on_session_start(session_id)
         self.session_id = session_id
         self._forget_nodes()
         if self.sessions is None:
@@ -158,7 +151,7 @@ class LosslessContextEngine(ContextCompressor):
     # -- tools ----------------------------------------------------------------------------
 
     def get_tool_schemas(self) -> list[dict[str, Any]]:
-        return [dict(CONTEXT_GREP_SCHEMA), dict(CONTEXT_EXPAND_SCHEMA)]
+        return [copy.deepcopy(CONTEXT_GREP_SCHEMA), copy.deepcopy(CONTEXT_EXPAND_SCHEMA)]
 
     def handle_tool_call(self, name: str, args: dict[str, Any]) -> str:
         tool = _TOOLS.get(name)
@@ -189,7 +182,7 @@ class LosslessContextEngine(ContextCompressor):
             self._index = build_index(self.sessions, self.session_id)
         return self._index
 
-    # -- compress -------------------------------------------------------------------------
+    # -- compress: the compressor's steps, with nodes ------------------------------------
 
     def compress(
         self,
@@ -197,77 +190,21 @@ class LosslessContextEngine(ContextCompressor):
         current_tokens: int | None = None,
         focus_topic: str | None = None,
     ) -> list[Message]:
-        _check_messages(messages)
-        focus_topic = (focus_topic or "").strip() or None
         self._pending = {}
-        n = len(messages)
-        original_tokens = [estimate_message_tokens_rough(m) for m in messages]
-        tokens_before = sum(original_tokens)
-        tokens = list(original_tokens)
-        # Step 1: old tool output (the originals stay in the archive).
-        pruned_list, pruned = prune_tool_results(messages, tokens, self.tail_token_budget)
-        for i in pruned:
-            tokens[i] = estimate_message_tokens_rough(pruned_list[i])
-        # Steps 2 and 3: the boundaries of the span.
-        system_end = system_offset(pruned_list)
-        head_end = find_head_end(pruned_list, self.protect_first_n)
-        tail_start = find_tail_start(pruned_list, tokens, head_end, self.tail_token_budget)
-        kept = [i for i in pruned if not head_end <= i < tail_start]
-        inside = [i for i in pruned if head_end <= i < tail_start]
-        self._make_tool_nodes(messages, pruned_list, tokens, kept)
-        middle = list(messages[head_end:tail_start])
-        span = take_apart_span(middle)
-        middle_tokens = sum(original_tokens[head_end:tail_start])
-        log.log(self._level, "lcm compress start: %d messages, ~%s tokens (reported: %s, "
-                "threshold: %s); span: %d messages, ~%s tokens, %d earlier node(s); %d old "
-                "tool outputs cleared", n, f"{tokens_before:,}", current_tokens,
-                f"{self.threshold_tokens:,}", len(middle), f"{middle_tokens:,}",
-                len(span.child_nodes), len(pruned))
-        draft = _Draft(messages, tokens_before, pruned, focus_topic, pruned_list, tokens)
-        if not span.turns or middle_tokens <= _MIN_MIDDLE_TOKENS:
-            draft.skipped_reason = (
-                "nothing to summarise: the conversation fits in the protected head and tail"
-                if not span.turns else "nothing to summarise: the span is too small to be "
-                "worth a summary node")
-            return self._pruned_only(draft, inside)
-        # Step 4: the summary node, folding in the summaries of the nodes in the span.
-        node_id = self._node_id("summary")
-        header = summary_node_header(node_id, len(middle), span.child_nodes)
-        budget = summary_budget(middle_tokens, self.max_summary_tokens)
-        outcome = self._summarise(span.turns, span.previous, focus_topic,
-                                  budget - estimate_tokens_rough(header),
-                                  self._pre_compress_text(middle), len(middle))
-        draft.calls = outcome.calls
-        if outcome.body is None:  # auth or network failure: leave everything as it was
-            draft.skipped_reason = outcome.skipped
-            draft.pruned = []
-            return self._finish(draft, [dict(m) for m in messages],  # type: ignore[misc]
-                                list(range(n)))
-        # Step 5: the list put back together so that an API accepts it (C11, C12).
-        out, origins = assemble(pruned_list, system_end, head_end, tail_start,
-                                f"{header}\n\n{outcome.body}")
-        out, origins, _, draft.stubs = sanitize_tool_pairs(out, origins)
-        if draft.count(out, origins) >= sum(tokens):
-            draft.skipped_reason = "the summary would not be smaller than the turns it replaces"
-            return self._pruned_only(draft, inside)
-        self._previous_summary = strip_fallback_notice(outcome.body)
-        draft.summary = outcome.body
-        draft.fallback = outcome.fallback
-        return self._finish(draft, out, origins)
+        return super().compress(messages, current_tokens, focus_topic)
 
-    def _make_tool_nodes(self, messages: Sequence[Message], pruned_list: list[Message],
-                         tokens: list[int], indices: list[int]) -> None:
-        """Cleared outputs that stay in the context become tool-output nodes (keeping
-        the lines that say what failed, as the compressor does)."""
+    def _keep_cleared(self, draft: Draft, indices: list[int]) -> None:
+        """Cleared outputs that stay in the context become tool-output nodes (keeping the
+        lines that say what failed, as the compressor does)."""
         for i in indices:
-            pruned_list[i] = with_tool_node(pruned_list[i], self._node_id("tool_output"))
-            tokens[i] = estimate_message_tokens_rough(pruned_list[i])
-        self._note_failures(messages, pruned_list, tokens, indices)
+            draft.pruned_list[i] = with_tool_node(draft.pruned_list[i],
+                                                  self._node_id("tool_output"))
+            draft.tokens[i] = estimate_message_tokens_rough(draft.pruned_list[i])
+        super()._keep_cleared(draft, indices)
 
-    def _pruned_only(self, draft: _Draft, rest: list[int]) -> list[Message]:
-        """No summary this time: the outputs cleared inside the span stay too, as nodes."""
-        self._make_tool_nodes(draft.messages, draft.pruned_list, draft.tokens, rest)
-        return self._finish_pruned_only(draft)
+    def _summary_header(self, covered: int, span: Span) -> str:
+        """The summary node's header: its id, what it stands for, its child nodes."""
+        return summary_node_header(self._node_id("summary"), covered, span.child_nodes)
 
     def _node_id(self, kind: NodeKind) -> str:
         known = self._index.nodes if self._index is not None else {}
@@ -276,8 +213,8 @@ class LosslessContextEngine(ContextCompressor):
         self._pending[node_id] = kind
         return node_id
 
-    def _finish(self, draft: _Draft, out: list[Message],
-                origins: list[int | None]) -> list[Message]:
+    def _finish(self, draft: Draft, out: list[Message],
+                origins: Origins | None) -> list[Message]:
         """The compressor's report and progress guard, then which nodes made it out."""
         result = super()._finish(draft, out, origins)
         live: list[str] = []

@@ -17,6 +17,12 @@ is not known until the agent stores the engine's output. A message is a node onl
 the mark is where the engine puts it (at the start of a summary, on the line after a
 placeholder), so a tool result or a summary that merely *quotes* a node is never taken
 for one.
+
+``take_apart_span`` is how *every* engine reads earlier summaries in the middle it is
+about to summarise (C10): plain summaries and summary nodes alike become the previous
+summary (node headers removed, never nested text), the rest are the turns. The
+compressor uses it too, so a conversation compacted by ``lcm`` and then by the
+compressor (the engine was switched) is taken apart the same way.
 """
 
 from __future__ import annotations

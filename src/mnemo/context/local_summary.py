@@ -9,11 +9,19 @@ the best ones within the summary budget.
 Ranking: each kind of fact has a base weight (the user's goal and preferences first, then
 open asks, decisions, errors and config values, files that were changed, …); within one
 kind, newer lines rank higher with a logarithmic decay, so a session with five hundred
-errors still leaves room for its file list. Lines carried over from the previous summary
-keep the weight of their kind but count as older than every new line. Lines that mention
-the focus topic (C14) get a large boost. The two best lines of every section are kept
-first, then the rest by weight until the budget is spent; the kept lines are printed in
-conversation order under their headings. Obvious secrets are replaced by ``[REDACTED]``.
+errors still leaves room for its file list. Whatever else the user said (sentences no
+pattern recognised) goes under Critical Context as "User said: …", weighted below every
+recognised kind but above files that were only read: nothing the user said is dropped
+while the budget has room, and a statement made once is not outranked by the twentieth
+look-alike request ("step 12: refactor …" — lines of one shape decay together). Those
+lines take at most a quarter of the characters of what the summary replaces, so a
+summary of small turns never grows past them. Lines carried over from the previous
+summary keep the weight of their kind but count as older than every new line. Lines
+about the focus topic (C14: they contain it, share a word with it, or — for CJK — most
+of its character bigrams) get a large boost. The two best lines of every section are
+kept first, then the rest by weight until the budget is spent; the kept lines are
+printed in conversation order under their headings. Obvious secrets are replaced by
+``[REDACTED]``.
 """
 
 from __future__ import annotations
@@ -24,9 +32,11 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from mnemo.context.extract import Facts, FileNote, Item, extract_facts, keywords, one_line
+from mnemo.context.extract import Facts, FileNote, Item, extract_facts
+from mnemo.context.failures import error_shape
 from mnemo.context.prompt import PROGRESS_SUBSECTIONS, TEMPLATE_SECTIONS
-from mnemo.messages import Message
+from mnemo.context.textscan import one_line, topic_matcher
+from mnemo.messages import Message, content_text
 
 __all__ = ["parse_summary_sections", "redact_secrets", "render_sections", "summarize_locally"]
 
@@ -35,6 +45,8 @@ _NONE = "(none)"
 _LATEST = "Latest request in these turns: "
 _FOCUS = "Focus of this compaction: "
 _LAST_STEP = "Last step in these turns: "
+_SAID = "User said: "
+_SAID_SHARE = 0.25  # "User said" lines restate at most this share of what they replace
 _FOCUS_BOOST = 30.0
 _DECAY = 4.0  # weight lost each time the number of newer lines of the same kind doubles
 _RESERVED_PER_SECTION = 2
@@ -129,12 +141,14 @@ def summarize_locally(
     previous = parse_summary_sections(previous_summary or "")
     facts = extract_facts(turns, prior_pending=previous.get("Pending User Asks", []))
     candidates = _candidates(facts, previous, focus_topic, extra_context)
-    focus_words = keywords(focus_topic or "")
+    about = topic_matcher(focus_topic) if focus_topic else None
     for line in candidates:
         line.text = redact_secrets(line.text)
-        if focus_words and focus_words & keywords(line.text):
+        if about is not None and about(line.text):
             line.weight += _FOCUS_BOOST
-    kept = _fit(candidates, budget_tokens * 4 - len(render_sections({})) - 8)
+    replaced = sum(len(content_text(t)) for t in turns) + len(previous_summary or "")
+    kept = _fit(candidates, budget_tokens * 4 - len(render_sections({})) - 8,
+                said_room=int(replaced * _SAID_SHARE))
     by_section: dict[str, list[str]] = {}
     for line in sorted(kept, key=lambda c: c.order):
         by_section.setdefault(line.section, []).append(line.text)
@@ -156,11 +170,12 @@ def _canonical(heading: str, names: Sequence[str]) -> str | None:
     return None
 
 
-def _fit(candidates: list[_Line], max_chars: int) -> list[_Line]:
+def _fit(candidates: list[_Line], max_chars: int, *, said_room: int) -> list[_Line]:
     """The best lines whose rendering fits in ``max_chars``.
 
     The two best lines of every section go first, so a crowded kind of fact cannot push a
-    whole section out; then the rest by weight.
+    whole section out; then the rest by weight. "User said" lines together take at most
+    ``said_room`` characters: a summary that restated the turns would not be smaller.
     """
     ordered = sorted(candidates, key=lambda c: (-c.weight, c.order))
     per_section: Counter[str] = Counter()
@@ -170,12 +185,15 @@ def _fit(candidates: list[_Line], max_chars: int) -> list[_Line]:
         per_section[line.section] += 1
         (first if per_section[line.section] <= _RESERVED_PER_SECTION else rest).append(line)
     kept: list[_Line] = []
-    used = 0
+    used = said = 0
     for line in first + rest:
         cost = len(line.text) + 7  # "- [ ] " and the newline at most
-        if used + cost <= max_chars:
-            kept.append(line)
-            used += cost
+        is_said = line.section == "Critical Context" and line.text.startswith(_SAID)
+        if used + cost > max_chars or (is_said and said + cost > said_room):
+            continue
+        kept.append(line)
+        used += cost
+        said += cost if is_said else 0
     return kept
 
 
@@ -231,6 +249,7 @@ def _candidates(facts: Facts, previous: dict[str, list[str]], focus_topic: str |
                        + _new("line", items, base))
 
     lines = _goal_lines(facts, previous, focus_topic)
+    in_goal = {line.order for line in lines if line.order >= 0}  # asks the Goal quotes
     lines += section("Constraints & Preferences", facts.preferences, 90)
     lines += _progress_lines(facts, previous)
     lines += section("Key Decisions", facts.decisions, 80)
@@ -245,6 +264,9 @@ def _candidates(facts: Facts, previous: dict[str, list[str]], focus_topic: str |
                         ("command", facts.commands)):
         prefix, base = _CRITICAL[kind]
         critical += _new(kind, items, base, prefix + "{}")
+    prefix, base = _CRITICAL["said"]
+    critical += [_Candidate(_said_kind(item.text), prefix + item.text, item.order, base)
+                 for item in facts.said if item.order not in in_goal]
     if extra_context.strip():
         prefix, base = _CRITICAL["provider"]
         critical.append(_Candidate("provider", prefix + one_line(extra_context, 600),
@@ -254,15 +276,27 @@ def _candidates(facts: Facts, previous: dict[str, list[str]], focus_topic: str |
     return lines
 
 
+# Critical Context lines by kind: (prefix, base weight). "said" is whatever else the user
+# said: below every kind a pattern recognised (>= 55), above files that were only read
+# (45) or mentioned (35) — a tool can read a file again, nothing recovers what the user
+# said once it is summarised away.
 _CRITICAL = {"error": ("", 76.0), "config": ("Config: ", 70.0), "url": ("URL: ", 64.0),
-             "command": ("Command: ", 60.0), "provider": ("From memory providers: ", 66.0)}
+             "command": ("Command: ", 60.0), "provider": ("From memory providers: ", 66.0),
+             "said": (_SAID, 50.0)}
 
 
 def _critical_kind(text: str) -> tuple[str, float]:
     for kind, (prefix, base) in _CRITICAL.items():
         if prefix and text.startswith(prefix):
-            return kind, base
+            return (_said_kind(text[len(prefix):]) if kind == "said" else kind), base
     return "error", _CRITICAL["error"][1]
+
+
+def _said_kind(text: str) -> str:
+    """Lines of one shape ("step 3: refactor a3.py", "step 4: …" — numbers blanked)
+    compete among themselves by recency; a statement made once keeps its full weight,
+    however old it is and however many summaries it has been carried through."""
+    return f"said {error_shape(text)}"
 
 
 def _goal_lines(facts: Facts, previous: dict[str, list[str]],

@@ -7,9 +7,9 @@ The prompt casts the model as a summarisation agent writing a checkpoint for a
 the ten-section template below within a stated token budget. The second and later
 compressions send the previous summary plus the new turns and ask for one merged summary.
 
-A prompt never exceeds the summariser's window: the serialised turns are cut into chunks
-of about 60% of it, summarised in order, each chunk's summary becoming the previous
-summary of the next.
+A prompt never exceeds the summariser's window: ``model_summary.py`` plans the calls
+(chunks of the serialised turns, each chunk's summary becoming the previous summary of
+the next) with the pieces defined here.
 """
 
 from __future__ import annotations
@@ -30,13 +30,14 @@ __all__ = [
     "SUMMARY_TEMPLATE",
     "TEMPLATE_SECTIONS",
     "TRUNCATION_MARKER",
+    "block_cost",
     "build_summary_prompt",
     "chunk_blocks",
+    "chunk_ranges",
     "serialize_message",
     "serialize_turns",
     "summary_budget",
     "truncate_for_summary",
-    "turns_token_limit",
 ]
 
 CONTENT_MAX = 6_000  # fixed (C9): longest message text sent to the summariser
@@ -46,8 +47,7 @@ TRUNCATION_MARKER = "\n...[truncated]...\n"
 
 SUMMARY_RATIO = 0.20  # fixed (C5): summary tokens per token of summarised turns
 MIN_SUMMARY_TOKENS = 2_000  # fixed (C5)
-CHUNK_WINDOW_SHARE = 0.60  # serialised turns per prompt, as a share of the window (C9)
-_MIN_CHUNK_TOKENS = 512  # below this a chunk says too little to be worth a call
+CHUNK_WINDOW_SHARE = 0.60  # the largest prompt, as a share of the summariser's window (C9)
 
 TEMPLATE_SECTIONS = (
     "Goal",
@@ -130,11 +130,19 @@ ADDITIONAL CONTEXT (from the memory providers; use it to judge what matters):
 {extra}"""
 
 
-def truncate_for_summary(text: str) -> str:
-    """Cap a message at 6,000 chars: the first 4,000, a marker, the last 1,500."""
-    if len(text) <= CONTENT_MAX:
+def truncate_for_summary(text: str, max_chars: int = CONTENT_MAX) -> str:
+    """Cap a message at 6,000 chars: the first 4,000, a marker, the last 1,500.
+
+    A smaller ``max_chars`` (a summariser with a small window) keeps the same shares of
+    the head and the tail.
+    """
+    if len(text) <= max_chars:
         return text
-    return text[:CONTENT_HEAD] + TRUNCATION_MARKER + text[-CONTENT_TAIL:]
+    scale = max_chars / CONTENT_MAX
+    head, tail = int(CONTENT_HEAD * scale), int(CONTENT_TAIL * scale)
+    if head + tail + len(TRUNCATION_MARKER) > max_chars:  # too small for the marker
+        return text[:max(max_chars, 0)]
+    return text[:head] + TRUNCATION_MARKER + (text[-tail:] if tail else "")
 
 
 def serialize_message(message: Message) -> str:
@@ -184,40 +192,27 @@ def build_summary_prompt(
     return "\n\n".join(parts)
 
 
-def turns_token_limit(
-    window: int,
-    *,
-    budget: int,
-    previous_summary: str | None,
-    focus_topic: str | None,
-    extra_context: str,
-) -> int:
-    """Most tokens of serialised turns one prompt may carry for a ``window``-token model.
+def chunk_ranges(costs: Sequence[int], max_tokens: int) -> list[range]:
+    """Consecutive runs of blocks whose ``costs`` add up to at most ``max_tokens`` each (a
+    block larger than that is a run of its own: the caller cuts blocks to fit first)."""
+    runs: list[range] = []
+    start, size = 0, 0
+    for i, cost in enumerate(costs):
+        if i > start and size + cost > max_tokens:
+            runs.append(range(start, i))
+            start, size = i, 0
+        size += cost
+    if start < len(costs):
+        runs.append(range(start, len(costs)))
+    return runs
 
-    The whole prompt stays within 60% of the window, and leaves room for an answer of
-    ``budget`` tokens; the running summary of a chunked pass is assumed to grow to the
-    full ``budget``.
-    """
-    skeleton = build_summary_prompt("", budget=budget, previous_summary=previous_summary or "x",
-                                    focus_topic=focus_topic, extra_context=extra_context)
-    previous = max(estimate_tokens_rough(previous_summary or ""), budget)
-    room = min(int(window * CHUNK_WINDOW_SHARE), window - budget)
-    limit = room - estimate_tokens_rough(skeleton) - previous
-    return max(limit, _MIN_CHUNK_TOKENS)
+
+def block_cost(block: str) -> int:
+    """Tokens a block adds to a chunk (its rough estimate plus the blank line joining it)."""
+    return estimate_tokens_rough(block) + 1
 
 
 def chunk_blocks(blocks: Sequence[str], max_tokens: int) -> list[str]:
     """Join serialised blocks into chunks of at most ``max_tokens`` (a block is never split)."""
-    chunks: list[str] = []
-    current: list[str] = []
-    size = 0
-    for block in blocks:
-        cost = estimate_tokens_rough(block) + 1
-        if current and size + cost > max_tokens:
-            chunks.append("\n\n".join(current))
-            current, size = [], 0
-        current.append(block)
-        size += cost
-    if current:
-        chunks.append("\n\n".join(current))
-    return chunks
+    return ["\n\n".join(blocks[i] for i in run)
+            for run in chunk_ranges([block_cost(b) for b in blocks], max_tokens)]

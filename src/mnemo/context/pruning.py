@@ -8,13 +8,16 @@ so the model still knows what it did. Of identical large outputs (the same file 
 times) only the newest copy is kept, wherever the older ones are.
 
 The walk is one pass backwards plus one dictionary of output texts: linear in the size of
-the transcript.
+the transcript. ``parse_call`` reads a tool call (its arguments are JSON text, a dict, or
+whatever a client sent) for everything in this package that needs to say what a call did.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from mnemo.context.markers import PRUNED_TOOL_PLACEHOLDER
@@ -22,8 +25,12 @@ from mnemo.messages import Message, content_text, tool_calls_of, with_content
 
 __all__ = [
     "PRUNE_MIN_CHARS",
+    "ParsedCall",
+    "calls_by_id",
     "describe_call",
+    "json_or_raw",
     "key_arguments",
+    "parse_call",
     "protected_start",
     "prune_tool_results",
 ]
@@ -84,43 +91,72 @@ def prune_tool_results(
             newest[text] = i
     if not texts:
         return list(messages), []
-    calls = _calls_by_id(messages)
+    cleared = [i for i, text in texts.items() if i < start or newest[text] != i]
+    calls = calls_by_id(messages, {str(messages[i].get("tool_call_id", "")) for i in cleared})
     result = list(messages)
     pruned: list[int] = []
-    for i, text in texts.items():
+    for i in cleared:
+        text = texts[i]
         duplicate = newest[text] != i
-        if i >= start and not duplicate:
-            continue
         call_id = str(messages[i].get("tool_call_id", ""))
-        name, arguments = calls.get(call_id, ("", None))
-        line = describe_call(name, arguments, len(text), duplicate=duplicate)
+        found = calls.get(call_id)
+        line = (describe_call(found.name, found.arguments, len(text), duplicate=duplicate)
+                if found else describe_call("", None, len(text), duplicate=duplicate))
         result[i] = with_content(messages[i], f"{PRUNED_TOOL_PLACEHOLDER}\n{line}")
         pruned.append(i)
     return result, pruned
 
 
-def _calls_by_id(messages: Sequence[Message]) -> dict[str, tuple[str, Any]]:
-    calls: dict[str, tuple[str, Any]] = {}
+@dataclass(frozen=True)
+class ParsedCall:
+    """One tool call: ``arguments`` is the parsed JSON when the text was JSON, else the
+    value as sent (a dict, or text that is not JSON)."""
+
+    id: str
+    name: str
+    arguments: Any
+
+
+def parse_call(call: Any) -> ParsedCall:
+    """The id, name and arguments of one tool call (missing parts are empty)."""
+    raw: dict[str, Any] = call if isinstance(call, dict) else {}
+    function = raw.get("function")
+    if not isinstance(function, dict):
+        function = {}
+    return ParsedCall(str(raw.get("id", "")), str(function.get("name", "") or ""),
+                      json_or_raw(function.get("arguments")))
+
+
+def json_or_raw(arguments: Any) -> Any:
+    """Tool-call arguments parsed when they are JSON text; anything else as it is."""
+    if isinstance(arguments, str):
+        with contextlib.suppress(ValueError, RecursionError):  # not JSON: kept as written
+            return json.loads(arguments)
+    return arguments
+
+
+def calls_by_id(messages: Sequence[Message],
+                wanted: Container[str] | None = None) -> dict[str, ParsedCall]:
+    """The tool calls of the assistant messages, by id: all of them, or those in
+    ``wanted`` (only those are parsed: arguments can be large)."""
+    calls: dict[str, ParsedCall] = {}
     for message in messages:
         if message.get("role") != "assistant":
             continue
         for call in tool_calls_of(message):
-            raw: dict[str, Any] = dict(call)
-            function = raw.get("function") or {}
-            calls[str(raw.get("id", ""))] = (str(function.get("name", "")),
-                                             function.get("arguments"))
+            if wanted is None or str(call.get("id", "")) in wanted:
+                parsed = parse_call(call)
+                calls[parsed.id] = parsed
     return calls
 
 
 def key_arguments(arguments: Any) -> str:
     """The few arguments that say what a call did, as ``k=v`` pairs (JSON text or a dict)."""
+    arguments = json_or_raw(arguments)
     if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments)
-        except ValueError:
-            return _clip(arguments)
+        return _clip(arguments)
     if not isinstance(arguments, dict):
-        return _clip(json.dumps(arguments, ensure_ascii=False)) if arguments else ""
+        return _clip(json.dumps(arguments, ensure_ascii=False, default=str)) if arguments else ""
     scalars = {k: v for k, v in arguments.items()
                if isinstance(v, str | int | float | bool) and v != ""}
     ordered = [k for k in _KEY_ARGS if k in scalars]

@@ -43,8 +43,9 @@ DEFAULT_ENGINE = "compressor"
 # The window assumed for a named remote model whose context_length is not configured.
 DEFAULT_CONTEXT_LENGTH = 128_000
 
-# The built-in engine, so that a source checkout without package metadata still works.
-_BUILTIN = {"compressor": "mnemo.context.compressor:ContextCompressor"}
+# The built-in engines, so that a source checkout without package metadata still works.
+_BUILTIN = {"compressor": "mnemo.context.compressor:ContextCompressor",
+            "lcm": "mnemo.context.lcm:LosslessContextEngine"}
 _KEY = "context.engine"
 
 

@@ -6,7 +6,7 @@ first use (a forked child gets fresh ones too). Connections run in autocommit mo
 every write goes through ``transaction()``, which takes the write lock up front
 (``BEGIN IMMEDIATE``) so two writers queue on the busy timeout instead of deadlocking on
 a lock upgrade. Every ``sqlite3.Error`` leaves this module as a ``StoreError`` that says
-what to check.
+what to check, except a value SQLite cannot bind (the caller's bug), a ``UsageError``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from mnemo.errors import StoreError
+from mnemo.errors import StoreError, UsageError
 from mnemo.sessions.migrations import apply_migrations
 
 __all__ = ["DEFAULT_BUSY_TIMEOUT", "Database", "store_errors"]
@@ -29,11 +29,35 @@ log = logging.getLogger("mnemo.sessions")
 DEFAULT_BUSY_TIMEOUT = 30.0  # seconds a writer waits for another one to finish
 
 
+# Result codes (``sqlite_errorname``) that mean the file itself is damaged or is not a
+# database; any other error leaves a healthy file that must not be thrown away.
+_DAMAGED = ("SQLITE_CORRUPT", "SQLITE_NOTADB")
+
+
+def _is_damaged(exc: sqlite3.DatabaseError) -> bool:
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if name:
+        return name.startswith(_DAMAGED)
+    text = str(exc)
+    return "malformed" in text or "not a database" in text
+
+
 @contextlib.contextmanager
 def store_errors(path: Path | str) -> Iterator[None]:
-    """Turn ``sqlite3`` errors into one actionable ``StoreError``."""
+    """Turn ``sqlite3`` errors into one actionable ``MnemoError``.
+
+    A value SQLite cannot take (a list as an id, an integer past 64 bits, text that is
+    not UTF-8) is the caller's mistake: ``UsageError``. Only a damaged file is called
+    unreadable; other failures say what to check.
+    """
     try:
         yield
+    except (sqlite3.ProgrammingError, sqlite3.InterfaceError, OverflowError,
+            UnicodeEncodeError) as exc:
+        raise UsageError(
+            f"the session store was given a value it cannot store or look up ({exc}); "
+            "pass ids and text as strings and numbers below 2**63."
+        ) from exc
     except sqlite3.OperationalError as exc:
         text = str(exc)
         if "locked" in text or "busy" in text:
@@ -46,9 +70,14 @@ def store_errors(path: Path | str) -> Iterator[None]:
             "or run `mnemo doctor`."
         ) from exc
     except sqlite3.DatabaseError as exc:
+        if _is_damaged(exc):
+            raise StoreError(
+                f"session database {path} is unreadable ({exc}); move it aside and a new "
+                "one will be created."
+            ) from exc
         raise StoreError(
-            f"session database {path} is unreadable ({exc}); move it aside and a new one "
-            "will be created."
+            f"session database {path} refused the change ({exc}); try again, and run "
+            "`mnemo doctor` if it keeps failing."
         ) from exc
 
 
@@ -106,16 +135,20 @@ class Database:
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction holding the write lock from its first statement."""
+        """A write transaction holding the write lock from its first statement.
+
+        On any error it is rolled back — unless SQLite already did (a full disk or an
+        I/O error ends the transaction by itself), so the error raised is the real one.
+        """
         with store_errors(self.path):
             conn = self.connection()
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
+                conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                _rollback(conn)
                 raise
-            conn.execute("COMMIT")
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:
@@ -131,7 +164,10 @@ class Database:
             conn.execute("BEGIN")
             try:
                 yield conn
-            finally:
+            except BaseException:
+                _rollback(conn)
+                raise
+            if conn.in_transaction:
                 conn.execute("COMMIT")
 
     def journal_mode(self) -> str:
@@ -146,3 +182,16 @@ class Database:
         for conn in conns:
             with contextlib.suppress(sqlite3.Error):
                 conn.close()
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    """Roll back after an error, unless SQLite has already ended the transaction.
+
+    A failing ROLLBACK is only logged: the error that led here is the one to report.
+    """
+    if not conn.in_transaction:
+        return
+    try:
+        conn.execute("ROLLBACK")
+    except sqlite3.Error as exc:
+        log.warning("rollback failed after an error: %s", exc)

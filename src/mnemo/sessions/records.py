@@ -7,6 +7,12 @@ not know (``reasoning``, ``refusal``, …) are kept in ``extra``. What the full-
 sees is a separate, derived text (``index_text``): the content's text, the speaker's
 ``name``, and every tool call's name and arguments, so a search can find what a tool was
 asked to do as well as what it answered.
+
+Text that cannot be stored as UTF-8 — lone surrogates, which ``os.fsdecode`` produces for
+a file name that is not valid UTF-8 and which a broken JSON escape (``"\\ud800"``) can
+carry — is stored with each such character replaced by U+FFFD (``clean_text``), in every
+text and JSON column; a well-formed surrogate pair becomes the character it encodes.
+Tool output is never refused for it, and the message read back is the cleaned one.
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ __all__ = [
     "SearchHit",
     "SessionInfo",
     "StoredMessage",
+    "clean_optional",
+    "clean_text",
     "encode_message",
     "has_cjk",
     "index_text",
@@ -63,6 +71,25 @@ def has_cjk(text: str) -> bool:
     return _CJK_RE.search(text) is not None
 
 
+def clean_text(text: str) -> str:
+    """``text`` as it can be stored: each lone surrogate replaced by U+FFFD.
+
+    Paired surrogates (``"\\ud83d\\ude00"``) are joined into the character they encode.
+    Plain text is returned as is, at the cost of one encode for non-ASCII text.
+    """
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
+
+
+def clean_optional(text: str | None) -> str | None:
+    return None if text is None else clean_text(text)
+
+
 def iso_time(timestamp: float | None) -> str | None:
     """A UNIX timestamp as an ISO-8601 UTC string (seconds precision)."""
     if timestamp is None:
@@ -71,8 +98,9 @@ def iso_time(timestamp: float | None) -> str | None:
 
 
 def _dumps(value: Any) -> str:
-    # ensure_ascii=False keeps CJK text literal, which the CJK flag (a GLOB) relies on.
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    # ensure_ascii=False keeps CJK text literal, which the CJK flag (a GLOB) relies on;
+    # it also lets lone surrogates through as characters, which clean_text replaces.
+    return clean_text(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
 def index_text(message: Message | dict[str, Any]) -> str:
@@ -121,7 +149,7 @@ def encode_message(message: Any, where: str = "message") -> EncodedMessage:
     elif raw is None:
         kind, content = "null", None
     elif isinstance(raw, str):
-        kind, content = "text", raw
+        kind, content = "text", clean_text(raw)
     elif isinstance(raw, list) and all(isinstance(p, dict) for p in raw):
         kind, content = "parts", _dumps(raw)
     else:
@@ -141,14 +169,14 @@ def encode_message(message: Any, where: str = "message") -> EncodedMessage:
         calls_json = _dumps(calls) if calls is not None else None
     except (TypeError, ValueError) as exc:
         raise UsageError(f"{where} holds a value that is not JSON-serialisable ({exc}).") from exc
-    text = index_text(message)
+    text = clean_text(index_text(message))
     return EncodedMessage(
         role=role,
         content=content,
         content_kind=kind,
         tool_calls=calls_json,
-        tool_call_id=message.get("tool_call_id"),
-        name=message.get("name"),
+        tool_call_id=clean_optional(message.get("tool_call_id")),
+        name=clean_optional(message.get("name")),
         extra=extra_json,
         # Stored only when it differs from the content, so plain chat is not kept twice.
         search_text=None if text == (content or "") and kind == "text" else text,

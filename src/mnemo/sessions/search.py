@@ -13,7 +13,9 @@ ranked by BM25. Then the best candidates are rescored (``SearchTuning``):
 
 Cost is bounded on a large archive: words found in more than ``rank_budget`` messages
 are left out of the ranking when rarer ones exist (they still count for coverage), and
-BM25 ranks at most the latest ``rank_budget`` matches.
+BM25 ranks at most the latest ``rank_budget`` matches. When that cuts the ranking short,
+the messages holding *every* query word found in the archive are ranked too (an AND of
+the words, with the same budget): far fewer, so older matches are not out of reach.
 
 CJK runs go through the trigram index (3+ characters) or a substring scan of the rows
 flagged as holding CJK text (1–2 characters, too short for trigrams); their candidates
@@ -30,15 +32,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from mnemo.sessions.hits import BODY_SQL, build_hits, snippet_around
 from mnemo.sessions.query import ParsedQuery, Term, escape_like, fts_quote, parse_query
 from mnemo.sessions.records import SearchHit
+from mnemo.sessions.rows import id_chunks
 
 __all__ = ["SearchFilters", "SearchTuning", "run_search", "snippet_around"]
 
-_SNIPPET_START, _SNIPPET_END, _ELLIPSIS = ">>", "<<", "…"
-_SNIPPET_TOKENS = 24
-_SNIPPET_CHARS = 160
-_BODY = "coalesce(m.search_text, m.content, '')"
+_BODY = BODY_SQL
 _WORDS = re.compile(r"[^\W_]+")
 
 
@@ -123,7 +124,7 @@ def run_search(
     else:
         scores = _literal_scores(conn, parsed.literal, filters, limit, tuning.literal_scan)
     best = sorted(scores.items(), key=lambda kv: (-kv[1], -kv[0]))[:limit]
-    return _hits(conn, parsed, best, added, prefix=tuning.prefix)
+    return build_hits(conn, parsed, best, added)
 
 
 # -- words -----------------------------------------------------------------------------
@@ -138,12 +139,32 @@ def _word_scores(
 ) -> dict[int, float]:
     # Within one session every word counts (global frequencies say little there, and
     # the session's id span keeps the index walk short).
-    terms = list(parsed.terms) if filters.id_span else _ranking_terms(conn, parsed.terms, tuning)
+    present: list[Term] = []
+    if filters.id_span:
+        terms, saturated = list(parsed.terms), False
+    else:
+        terms, present, saturated = _ranking_terms(conn, parsed.terms, tuning)
     if not terms:
         return {}
+    scores = _bm25(conn, " OR ".join(t.fts(prefix=tuning.prefix) for t in terms), filters,
+                   tuning)
+    if saturated and len(present) > 1:
+        # The OR ranking only saw the latest matches. Messages holding every word found
+        # in the archive are far fewer, so ranking them apart reaches back to older ones.
+        every = " AND ".join(t.fts(prefix=tuning.prefix) for t in present)
+        for i, score in _bm25(conn, every, filters, tuning).items():
+            scores[i] = max(score, scores.get(i, score))
+    if not tuning.rescore or not scores:
+        return scores
+    return _rescore(conn, parsed, scores, filters, tuning, added)
+
+
+def _bm25(
+    conn: sqlite3.Connection, expression: str, filters: SearchFilters, tuning: SearchTuning
+) -> dict[int, float]:
+    """The ``pool`` best of the latest ``rank_budget`` matches of an FTS5 expression."""
     where, params = filters.sql()
     span, span_params = filters.span_sql("f.rowid")
-    expression = " OR ".join(t.fts(prefix=tuning.prefix) for t in terms)
     # BM25 costs a few microseconds per matching row, so at most ``rank_budget`` rows are
     # ranked: the most recent matches (FTS5 walks its rowids backwards and stops).
     rows = conn.execute(
@@ -154,21 +175,22 @@ def _word_scores(
         f") ORDER BY rank LIMIT ?",
         [expression, *span_params, *params, tuning.rank_budget, tuning.pool],
     ).fetchall()
-    scores = {int(r["id"]): -float(r["rank"]) for r in rows}
-    if not tuning.rescore or not scores:
-        return scores
-    return _rescore(conn, parsed, scores, filters, tuning, added)
+    return {int(r["id"]): -float(r["rank"]) for r in rows}
 
 
 def _ranking_terms(
     conn: sqlite3.Connection, terms: Sequence[Term], tuning: SearchTuning
-) -> list[Term]:
+) -> tuple[list[Term], list[Term], bool]:
     """The terms worth ranking by: rarest first, common ones dropped when rare ones exist.
 
     A word in tens of thousands of messages adds little to the ranking but most of its
     cost; it still counts in the coverage bonus. Counts stop at the budget, so this step
-    is cheap however common a word is.
+    is cheap however common a word is. Also returned: the terms found at all (in query
+    order), and whether the ranking will be cut short (a term dropped, or more matches
+    than the budget).
     """
+    if len(terms) == 1:  # nothing to choose between: counting would only cost time
+        return list(terms), list(terms), False
     counted: list[tuple[int, int, Term]] = []
     for index, term in enumerate(terms):
         count = conn.execute(
@@ -184,7 +206,8 @@ def _ranking_terms(
             break
         kept.append(term)
         total += count
-    return kept
+    present = [term for _, _, term in counted]
+    return kept, present, len(kept) < len(counted) or total > tuning.rank_budget
 
 
 def _rescore(
@@ -275,12 +298,12 @@ def _adjacent(
 def _passing(conn: sqlite3.Connection, ids: Sequence[int], filters: SearchFilters) -> set[int]:
     """Those of ``ids`` that the filters allow."""
     where, params = filters.sql()
-    marks = ", ".join("?" for _ in ids)
-    return {
-        int(r[0]) for r in conn.execute(
-            f"SELECT m.id FROM messages m WHERE m.id IN ({marks}) AND {where}", [*ids, *params]
-        )
-    }
+    allowed: set[int] = set()
+    for part, marks in id_chunks(ids):
+        allowed.update(int(r[0]) for r in conn.execute(
+            f"SELECT m.id FROM messages m WHERE m.id IN ({marks}) AND {where}", [*part, *params]
+        ))
+    return allowed
 
 
 # -- CJK and literal text --------------------------------------------------------------
@@ -349,86 +372,8 @@ def _literal_scores(
 
 
 def _bodies(conn: sqlite3.Connection, ids: Sequence[int] | set[int]) -> dict[int, str]:
-    id_list = list(ids)
-    marks = ", ".join("?" for _ in id_list)
-    return {
-        int(r[0]): str(r[1])
-        for r in conn.execute(f"SELECT id, body FROM message_docs WHERE id IN ({marks})", id_list)
-    }
-
-
-# -- results ---------------------------------------------------------------------------
-
-
-def snippet_around(body: str, needles: Sequence[str], width: int = _SNIPPET_CHARS) -> str:
-    """A window of ``body`` around the first needle found, the needle marked."""
-    folded = body.casefold()
-    found = [(folded.find(n.casefold()), n) for n in needles if n and n.casefold() in folded]
-    if not found:
-        flat = " ".join(body.split())
-        return flat if len(flat) <= width else flat[:width].rstrip() + _ELLIPSIS
-    start, needle = min(found)
-    end = start + len(needle)
-    left = max(0, start - (width - len(needle)) // 2)
-    right = min(len(body), max(end, left + width))
-    text = (
-        body[left:start] + _SNIPPET_START + body[start:end] + _SNIPPET_END + body[end:right]
-    )
-    text = " ".join(text.split())
-    return (_ELLIPSIS if left > 0 else "") + text + (_ELLIPSIS if right < len(body) else "")
-
-
-def _hits(
-    conn: sqlite3.Connection,
-    parsed: ParsedQuery,
-    best: list[tuple[int, float]],
-    added: set[int],
-    *,
-    prefix: bool,
-) -> list[SearchHit]:
-    if not best:
-        return []
-    ids = [i for i, _ in best]
-    marks = ", ".join("?" for _ in ids)
-    rows = {
-        int(r["id"]): r
-        for r in conn.execute(
-            f"SELECT m.id, m.session_id, m.role, m.timestamp, m.active, m.compacted, "
-            f"m.position, m.external_id, {_BODY} AS body FROM messages m WHERE m.id IN ({marks})",
-            ids,
-        )
-    }
-    snippets: dict[int, str] = {}
-    if parsed.terms and not parsed.cjk:
-        # Exact terms for the same reason as in the coverage step.
-        expression = parsed.fts_expression(prefix=False)
-        snippets = {
-            int(r[0]): str(r[1])
-            for r in conn.execute(
-                f"SELECT rowid, snippet(messages_fts, 0, ?, ?, ?, ?) FROM messages_fts "
-                f"WHERE messages_fts MATCH ? AND rowid IN ({marks})",
-                [_SNIPPET_START, _SNIPPET_END, _ELLIPSIS, _SNIPPET_TOKENS, expression, *ids],
-            )
-        }
-    needles = [*parsed.cjk, *(t.text for t in parsed.terms)] or [parsed.literal]
-    hits: list[SearchHit] = []
-    for i, score in best:
-        row = rows.get(i)
-        if row is None:
-            continue
-        body = str(row["body"])
-        hits.append(SearchHit(
-            session_id=row["session_id"],
-            message_id=i,
-            role=row["role"],
-            content=body,
-            snippet=snippets.get(i) or snippet_around(body, needles),
-            score=score,
-            timestamp=row["timestamp"],
-            compacted=bool(row["compacted"]),
-            active=bool(row["active"]),
-            position=row["position"],
-            external_id=row["external_id"],
-            matched=i not in added,
-        ))
-    return hits
+    bodies: dict[int, str] = {}
+    for part, marks in id_chunks(list(ids)):
+        bodies.update((int(r[0]), str(r[1])) for r in conn.execute(
+            f"SELECT id, body FROM message_docs WHERE id IN ({marks})", part))
+    return bodies

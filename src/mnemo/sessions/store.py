@@ -4,7 +4,9 @@ The agent creates a session, appends each message as it happens, and on compacti
 ``archive_and_replace``: the compacted messages are flagged (``active=0, compacted=1``),
 never deleted, and the summary that replaces them is inserted where they were, in the same
 transaction. ``load_messages`` gives back the live context; ``search``, ``read_session``
-and ``messages_around`` reach everything, archived or not (SPEC D1–D3).
+and ``messages_around`` reach everything, archived or not (SPEC D1–D3). The compaction
+methods are thin: their work lives in ``archive``; row encoding in ``rows``, ranking in
+``search``.
 
 Safe to use from several threads (one SQLite connection per thread) and several
 processes (WAL; writers queue on the busy timeout). Methods return new objects and never
@@ -13,31 +15,35 @@ keep or change the dicts a caller passes in.
 
 from __future__ import annotations
 
-import json
 import secrets
 import time
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from mnemo.errors import UsageError
 from mnemo.home import Home
 from mnemo.messages import Message
+from mnemo.sessions import archive
 from mnemo.sessions.db import DEFAULT_BUSY_TIMEOUT, Database
-from mnemo.sessions.live import LiveSync, message_key, plan_sync
-from mnemo.sessions.records import (
-    SearchHit,
-    SessionInfo,
-    StoredMessage,
-    encode_message,
+from mnemo.sessions.live import LiveSync
+from mnemo.sessions.records import SearchHit, SessionInfo, StoredMessage, clean_optional, clean_text
+from mnemo.sessions.rows import (
+    encode_rows,
+    insert_rows,
+    message_id_param,
+    meta_json,
+    no_session,
+    require_session,
+    sql_count,
+    touch,
 )
 from mnemo.sessions.search import SearchFilters, SearchTuning, run_search
 
 __all__ = ["MAX_SEARCH_LIMIT", "SessionStore", "new_session_id"]
 
 MAX_SEARCH_LIMIT = 1000
-_PREVIEW_CHARS = 100
 
 _SESSION_COLUMNS = """
     s.*,
@@ -47,42 +53,12 @@ _SESSION_COLUMNS = """
     (SELECT substr(coalesce(m.search_text, m.content, ''), 1, 200) FROM messages m
         WHERE m.session_id = s.id AND m.role = 'user' ORDER BY m.position LIMIT 1) AS preview
 """
-_INSERT_MESSAGE = """
-    INSERT INTO messages (session_id, position, role, content, content_kind, tool_calls,
-                          tool_call_id, name, timestamp, external_id, meta, extra, search_text)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-"""
-
-
-class _Row(NamedTuple):
-    """The columns of one message insert, after the session id and position."""
-
-    role: str
-    content: str | None
-    content_kind: str
-    tool_calls: str | None
-    tool_call_id: str | None
-    name: str | None
-    timestamp: float
-    external_id: str | None
-    meta: str | None
-    extra: str | None
-    search_text: str | None
 
 
 def new_session_id(now: float | None = None) -> str:
     """A sortable, readable id: ``20250131_142501_9f3a1c``."""
     stamp = datetime.fromtimestamp(time.time() if now is None else now).strftime("%Y%m%d_%H%M%S")
     return f"{stamp}_{secrets.token_hex(3)}"
-
-
-def _meta_json(meta: dict[str, Any] | None) -> str | None:
-    if not meta:
-        return None
-    try:
-        return json.dumps(meta, ensure_ascii=False)
-    except (TypeError, ValueError) as exc:
-        raise UsageError(f"meta must be JSON-serialisable ({exc}).") from exc
 
 
 class SessionStore:
@@ -138,8 +114,8 @@ class SessionStore:
         """
         now = time.time() if started_at is None else started_at
         sid = session_id or new_session_id(now)
-        meta_json = _meta_json(meta)
-        rows = self._encode_rows(messages, None, None, None) if messages else []
+        session_meta = meta_json(meta)
+        rows = encode_rows(messages) if messages else []
         with self._db.transaction() as conn:
             if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone():
                 raise UsageError(f"session {sid!r} already exists; pick another id or omit it.")
@@ -150,11 +126,12 @@ class SessionStore:
             conn.execute(
                 "INSERT INTO sessions (id, source, model, system_prompt, parent_id, title, "
                 "started_at, updated_at, meta) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (sid, source, model, system_prompt, parent_id, title, now, now, meta_json),
+                (sid, clean_text(source), clean_text(model), clean_text(system_prompt),
+                 parent_id, clean_optional(title), now, now, session_meta),
             )
             if rows:
-                self._insert(conn, sid, rows, [float(i + 1) for i in range(len(rows))])
-                self._touch(conn, sid, rows)
+                insert_rows(conn, sid, rows, [float(i + 1) for i in range(len(rows))])
+                touch(conn, sid, rows)
         return sid
 
     def get_session(self, session_id: str) -> SessionInfo | None:
@@ -171,22 +148,24 @@ class SessionStore:
                 f"UPDATE sessions SET {assignments} WHERE id = ?", [*params, session_id]
             )
             if cursor.rowcount == 0:
-                raise UsageError(_no_session(session_id))
+                raise UsageError(no_session(session_id))
 
     def update_system_prompt(self, session_id: str, system_prompt: str) -> None:
-        self._update_session(session_id, "system_prompt = ?", [system_prompt])
+        self._update_session(session_id, "system_prompt = ?", [clean_text(system_prompt)])
 
     def set_title(self, session_id: str, title: str | None) -> None:
-        self._update_session(session_id, "title = ?", [title])
+        self._update_session(session_id, "title = ?", [clean_optional(title)])
 
     def set_model(self, session_id: str, model: str) -> None:
-        self._update_session(session_id, "model = ?", [model])
+        """Record the model the session now talks to (after a switch mid-session)."""
+        self._update_session(session_id, "model = ?", [clean_text(model)])
 
     def end_session(self, session_id: str, reason: str | None = None) -> None:
         """Record that the session ended (it can still be appended to when resumed)."""
         now = time.time()
         self._update_session(
-            session_id, "ended_at = ?, end_reason = ?, updated_at = ?", [now, reason, now]
+            session_id, "ended_at = ?, end_reason = ?, updated_at = ?",
+            [now, clean_optional(reason), now]
         )
 
     def add_token_usage(self, session_id: str, prompt_tokens: int, completion_tokens: int) -> None:
@@ -206,7 +185,7 @@ class SessionStore:
             rows = conn.execute(
                 f"SELECT {_SESSION_COLUMNS} FROM sessions s {where} "
                 f"ORDER BY s.started_at DESC, s.id DESC LIMIT ? OFFSET ?",
-                [*params, max(0, limit), max(0, offset)],
+                [*params, sql_count(limit, "limit"), sql_count(offset, "offset")],
             ).fetchall()
         return [SessionInfo.from_row(r) for r in rows]
 
@@ -218,7 +197,7 @@ class SessionStore:
             rows = conn.execute(
                 f"SELECT {_SESSION_COLUMNS} FROM sessions s WHERE s.id IS NOT ? "
                 f"ORDER BY s.updated_at DESC, s.id DESC LIMIT ?",
-                [exclude_session_id, max(0, limit)],
+                [exclude_session_id, sql_count(limit, "limit")],
             ).fetchall()
         return [SessionInfo.from_row(r) for r in rows]
 
@@ -229,7 +208,7 @@ class SessionStore:
                 "SELECT count(*) FROM messages WHERE session_id = ?", (session_id,)
             ).fetchone()[0]
             if conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount == 0:
-                raise UsageError(_no_session(session_id))
+                raise UsageError(no_session(session_id))
         return int(count)
 
     # -- messages ------------------------------------------------------------------------
@@ -260,68 +239,16 @@ class SessionStore:
         metas: Sequence[dict[str, Any] | None] | None = None,
     ) -> list[int]:
         """Store messages at the end of the session in one transaction (all or none)."""
-        rows = self._encode_rows(messages, timestamps, external_ids, metas)
+        rows = encode_rows(messages, timestamps, external_ids, metas)
         with self._db.transaction() as conn:
-            self._require_session(conn, session_id)
+            require_session(conn, session_id)
             top = conn.execute(
                 "SELECT max(position) FROM messages WHERE session_id = ?", (session_id,)
             ).fetchone()[0]
             start = int(top) + 1 if top is not None else 1
-            ids = self._insert(conn, session_id, rows, [start + i for i in range(len(rows))])
-            self._touch(conn, session_id, rows)
+            ids = insert_rows(conn, session_id, rows, [start + i for i in range(len(rows))])
+            touch(conn, session_id, rows)
         return ids
-
-    def _encode_rows(
-        self,
-        messages: Sequence[Message | dict[str, Any]],
-        timestamps: Sequence[float] | None,
-        external_ids: Sequence[str | None] | None,
-        metas: Sequence[dict[str, Any] | None] | None,
-    ) -> list[_Row]:
-        if isinstance(messages, dict):
-            raise UsageError("append_messages takes a list of messages; use append_message "
-                             "for one.")
-        for label, extra in (("timestamps", timestamps), ("external_ids", external_ids),
-                             ("metas", metas)):
-            if extra is not None and len(extra) != len(messages):
-                raise UsageError(f"{label} has {len(extra)} items for {len(messages)} "
-                                 "messages; give one per message.")
-        now = time.time()
-        rows: list[_Row] = []
-        for index, message in enumerate(messages):
-            enc = encode_message(message, f"message {index}")
-            rows.append(_Row(
-                role=enc.role, content=enc.content, content_kind=enc.content_kind,
-                tool_calls=enc.tool_calls, tool_call_id=enc.tool_call_id, name=enc.name,
-                timestamp=float(timestamps[index]) if timestamps is not None else now,
-                external_id=external_ids[index] if external_ids is not None else None,
-                meta=_meta_json(metas[index]) if metas is not None else None,
-                extra=enc.extra, search_text=enc.search_text,
-            ))
-        return rows
-
-    @staticmethod
-    def _require_session(conn: Any, session_id: str) -> None:
-        if not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
-            raise UsageError(_no_session(session_id))
-
-    @staticmethod
-    def _insert(
-        conn: Any, session_id: str, rows: list[_Row], positions: Sequence[float]
-    ) -> list[int]:
-        ids: list[int] = []
-        for row, position in zip(rows, positions, strict=True):
-            cursor = conn.execute(_INSERT_MESSAGE, (session_id, position, *row))
-            ids.append(int(cursor.lastrowid))
-        return ids
-
-    @staticmethod
-    def _touch(conn: Any, session_id: str, rows: list[_Row]) -> None:
-        latest = max((r.timestamp for r in rows), default=time.time())
-        conn.execute(
-            "UPDATE sessions SET updated_at = max(updated_at, ?) WHERE id = ?",
-            (latest, session_id),
-        )
 
     def load_messages(self, session_id: str, *, active_only: bool = True) -> list[StoredMessage]:
         """The session's messages in order; by default only the live (non-archived) ones."""
@@ -335,7 +262,8 @@ class SessionStore:
 
     def get_message(self, message_id: int) -> StoredMessage | None:
         with self._db.reading() as conn:
-            row = conn.execute("SELECT * FROM messages WHERE id = ?", (message_id,)).fetchone()
+            row = conn.execute("SELECT * FROM messages WHERE id = ?",
+                               (message_id_param(message_id),)).fetchone()
         return StoredMessage.from_row(row) if row else None
 
     def archive_and_replace(
@@ -353,41 +281,8 @@ class SessionStore:
         archived message, so ``load_messages`` returns head, summary, tail in order; each
         records the ids it replaces in ``meta["replaces"]`` (see ``originals_of``).
         """
-        ids = sorted({int(i) for i in archived_ids})
-        if not ids:
-            raise UsageError("archive_and_replace needs at least one message id to archive.")
-        replacement_meta = {**(meta or {}), "replaces": ids}
-        rows = self._encode_rows(replacements, None, None, [replacement_meta] * len(replacements))
-        marks = ", ".join("?" for _ in ids)
-        with self._db.transaction() as conn:
-            self._require_session(conn, session_id)
-            found = conn.execute(
-                f"SELECT id, position, active FROM messages "
-                f"WHERE session_id = ? AND id IN ({marks})",
-                [session_id, *ids],
-            ).fetchall()
-            missing = sorted(set(ids) - {int(r["id"]) for r in found})
-            if missing:
-                raise UsageError(f"messages {missing} are not in session {session_id!r}; "
-                                 "archive only ids that load_messages returned for it.")
-            stale = sorted(int(r["id"]) for r in found if not r["active"])
-            if stale:
-                raise UsageError(f"messages {stale} are already archived; reload the session "
-                                 "with load_messages and archive only active ids.")
-            last = max(float(r["position"]) for r in found)
-            following = conn.execute(
-                "SELECT min(position) FROM messages WHERE session_id = ? AND position > ?",
-                (session_id, last),
-            ).fetchone()[0]
-            step = 1.0 if following is None else (float(following) - last) / (len(rows) + 1)
-            conn.execute(
-                f"UPDATE messages SET active = 0, compacted = 1 WHERE id IN ({marks})", ids
-            )
-            new_ids = self._insert(
-                conn, session_id, rows, [last + step * (i + 1) for i in range(len(rows))]
-            )
-            self._touch(conn, session_id, rows)
-        return new_ids
+        return archive.archive_and_replace(self._db, session_id, archived_ids, replacements,
+                                           meta=meta)
 
     def sync_live(
         self,
@@ -404,58 +299,11 @@ class SessionStore:
         list, each after the archived messages it replaces, with their ids in
         ``meta["replaces"]``. Calling it again with the same list changes nothing.
         """
-        rows = self._encode_rows(messages, None, None, None)
-        new_keys = [message_key(m) for m in messages]
-        with self._db.transaction() as conn:
-            self._require_session(conn, session_id)
-            live = [StoredMessage.from_row(r) for r in conn.execute(
-                "SELECT * FROM messages WHERE session_id = ? AND active = 1 ORDER BY position",
-                (session_id,),
-            )]
-            kept, gaps = plan_sync([message_key(m.to_message()) for m in live], new_keys)
-            archived = [live[i].id for gap in gaps for i in gap.archived]
-            if archived:
-                marks = ", ".join("?" for _ in archived)
-                conn.execute(
-                    f"UPDATE messages SET active = 0, compacted = 1 WHERE id IN ({marks})",
-                    archived,
-                )
-            inserted: list[int] = []
-            for gap in gaps:
-                if not gap.new:
-                    continue
-                low = live[gap.after].position if gap.after is not None else None
-                high = live[gap.before].position if gap.before is not None else None
-                start = conn.execute(
-                    "SELECT max(position) FROM messages WHERE session_id = ? "
-                    "AND position > coalesce(?, -1e308) AND position < coalesce(?, 1e308)",
-                    (session_id, low, high),
-                ).fetchone()[0]
-                if start is None:
-                    start = low if low is not None else (high - 1 if high is not None else 0.0)
-                step = 1.0 if high is None else (high - start) / (len(gap.new) + 1)
-                replaces = {**(meta or {}), "replaces": [live[i].id for i in gap.archived]}
-                gap_rows = [rows[j]._replace(meta=_meta_json(replaces)) for j in gap.new]
-                positions = [start + step * (k + 1) for k in range(len(gap_rows))]
-                inserted += self._insert(conn, session_id, gap_rows, positions)
-            if inserted:
-                self._touch(conn, session_id, [rows[j] for gap in gaps for j in gap.new])
-        return LiveSync(kept=len(kept), archived_ids=archived, inserted_ids=inserted)
+        return archive.sync_live(self._db, session_id, messages, meta=meta)
 
     def originals_of(self, message_id: int) -> list[StoredMessage]:
         """The archived messages a replacement (summary) stands for, in order."""
-        message = self.get_message(message_id)
-        if message is None:
-            raise UsageError(f"no message {message_id}; use an id from search or load_messages.")
-        ids = [int(i) for i in message.meta.get("replaces", [])]
-        if not ids:
-            return []
-        marks = ", ".join("?" for _ in ids)
-        with self._db.reading() as conn:
-            rows = conn.execute(
-                f"SELECT * FROM messages WHERE id IN ({marks}) ORDER BY position", ids
-            ).fetchall()
-        return [StoredMessage.from_row(r) for r in rows]
+        return archive.originals_of(self._db, message_id)
 
     def count_messages(self, session_id: str | None = None) -> int:
         with self._db.reading() as conn:
@@ -481,7 +329,8 @@ class SessionStore:
             rows = conn.execute(
                 f"SELECT * FROM messages WHERE session_id = ? {where} "
                 f"ORDER BY position LIMIT ? OFFSET ?",
-                (session_id, -1 if limit is None else max(0, limit), max(0, offset)),
+                (session_id, -1 if limit is None else sql_count(limit, "limit"),
+                 sql_count(offset, "offset")),
             ).fetchall()
         return [StoredMessage.from_row(r) for r in rows]
 
@@ -491,18 +340,19 @@ class SessionStore:
         """The message and its neighbours in its session (archived ones included)."""
         with self._db.snapshot() as conn:
             row = conn.execute(
-                "SELECT session_id, position FROM messages WHERE id = ?", (message_id,)
+                "SELECT session_id, position FROM messages WHERE id = ?",
+                (message_id_param(message_id),),
             ).fetchone()
             if row is None:
                 raise UsageError(f"no message {message_id}; use an id from a search result.")
             sid, pos = row["session_id"], row["position"]
             earlier = conn.execute(
                 "SELECT * FROM messages WHERE session_id = ? AND position < ? "
-                "ORDER BY position DESC LIMIT ?", (sid, pos, max(0, before)),
+                "ORDER BY position DESC LIMIT ?", (sid, pos, sql_count(before, "before")),
             ).fetchall()
             rest = conn.execute(
                 "SELECT * FROM messages WHERE session_id = ? AND position >= ? "
-                "ORDER BY position LIMIT ?", (sid, pos, max(0, after) + 1),
+                "ORDER BY position LIMIT ?", (sid, pos, min(sql_count(after, "after"), 10**9) + 1),
             ).fetchall()
         return [StoredMessage.from_row(r) for r in [*reversed(earlier), *rest]]
 
@@ -523,6 +373,8 @@ class SessionStore:
         only that session's live messages (what the model already sees) but keeps what
         compaction archived. ``role`` limits to one role or several.
         """
+        if not isinstance(query, str):
+            raise UsageError(f"a search query must be text, not {type(query).__name__}.")
         roles = (role,) if isinstance(role, str) else tuple(role or ())
         filters = SearchFilters(
             session_id=session_id,
@@ -533,11 +385,8 @@ class SessionStore:
         )
         with self._db.snapshot() as conn:
             return run_search(
-                conn, query, limit=min(max(0, limit), MAX_SEARCH_LIMIT), filters=filters,
+                conn, query, limit=min(sql_count(limit, "limit"), MAX_SEARCH_LIMIT),
+                filters=filters,
                 tuning=self.search_tuning,
             )
 
-
-def _no_session(session_id: str) -> str:
-    return f"no session {session_id!r}; create it with create_session or list them with " \
-           "`mnemo sessions list`."

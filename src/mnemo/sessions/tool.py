@@ -18,9 +18,9 @@ import json
 import re
 from typing import Any
 
-from mnemo.errors import MnemoError
+from mnemo.errors import MnemoError, UsageError
 from mnemo.messages import tool_call_text
-from mnemo.sessions.records import StoredMessage, iso_time
+from mnemo.sessions.records import StoredMessage, clean_text, iso_time
 from mnemo.sessions.store import SessionStore
 
 __all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "MODES", "SESSION_SEARCH_SCHEMA", "session_search"]
@@ -34,6 +34,7 @@ NEIGHBOURS = 1  # messages each side of a search match
 _MATCH_CHARS = 1500
 _CONTEXT_CHARS = 400
 _READ_CHARS = 2000
+_INT_MAX, _INT_MIN = 2**63 - 1, -(2**63)  # SQLite's integer range
 
 _DESCRIPTION = """\
 Search your past conversations, including turns that were compacted out of this one. \
@@ -109,17 +110,31 @@ def _clip(text: str, limit: int) -> str:
 
 
 def _int_arg(name: str, value: Any, *, default: int) -> int:
+    """A whole-number argument (a numeric string or float accepted), within ±2**63."""
     if value is None:
         return default
-    if isinstance(value, bool):
-        raise _Refused(f"{name} must be a whole number, not {value!r}.")
-    if isinstance(value, int):
+    number: int | None = None
+    whole_float = isinstance(value, float) and value.is_integer()
+    numeric_text = isinstance(value, str) and re.fullmatch(r"\s*-?\d{1,12}\s*", value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif whole_float or numeric_text:
+        number = int(value)
+    if number is None:
+        raise _Refused(f"{name} must be a whole number, not {_shown(value)}.")
+    return max(_INT_MIN, min(number, _INT_MAX))
+
+
+def _text_arg(name: str, value: Any, what: str) -> str | None:
+    """A string argument or None; anything else is refused with what to pass."""
+    if value is None or isinstance(value, str):
         return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and re.fullmatch(r"\s*-?\d{1,12}\s*", value):
-        return int(value)
-    raise _Refused(f"{name} must be a whole number, not {value!r}.")
+    raise _Refused(f"{name} must be a string ({what}), not {type(value).__name__}.")
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:60] + "…"
 
 
 def _message_view(message: StoredMessage, limit: int, *, match: bool = False) -> Result:
@@ -157,13 +172,13 @@ def _search(
     store: SessionStore, query: str | None, session_id: str | None, limit: int,
     current_session_id: str | None,
 ) -> Result:
-    if query is None or not str(query).strip():
+    if query is None or not query.strip():
         raise _Refused("mode 'search' needs a query: a few distinctive keywords. To list "
                        "sessions without a query use mode 'recent'.")
     # Extra hits: replies already shown as the context of a match are skipped below,
     # and the next real match takes their place.
     hits = store.search(
-        str(query), limit=3 * limit, session_id=session_id,
+        query, limit=3 * limit, session_id=session_id,
         exclude_active_of=current_session_id,
     )
     groups: dict[str, list[Result]] = {}
@@ -235,7 +250,8 @@ def _around(store: SessionStore, message_id: Any) -> Result:
     mid = _int_arg("message_id", message_id, default=0)
     target = store.get_message(mid)
     if target is None:
-        raise _Refused(f"no message {mid}; use a message_id from a search result.")
+        raise _Refused(f"no message {_shown(message_id)}; use a message_id from a search "
+                       "result.")
     window = store.messages_around(mid, AROUND_WINDOW, AROUND_WINDOW)
     return {
         "success": True,
@@ -280,22 +296,28 @@ def session_search(
 ) -> str:
     """Run one ``session_search`` tool call and return its result as JSON text."""
     try:
+        if mode not in MODES:
+            raise _Refused(f"unknown mode {_shown(mode)}; use one of: {', '.join(MODES)}.")
         count = _int_arg("limit", limit, default=DEFAULT_LIMIT)
         count = max(1, min(count, MAX_LIMIT))
         start = _int_arg("offset", offset, default=0)
+        text = _text_arg("query", query, "a few keywords")
+        sid = _text_arg("session_id", session_id, "an id from mode 'search' or 'recent'")
+        current = _text_arg("current_session_id", current_session_id, "the agent's session")
         if mode == "search":
-            result = _search(store, query, session_id, count, current_session_id)
+            result = _search(store, text, sid, count, current)
         elif mode == "read":
-            result = _read(store, session_id, start)
+            result = _read(store, sid, start)
         elif mode == "around":
             result = _around(store, message_id)
-        elif mode == "recent":
-            result = _recent(store, count, current_session_id)
         else:
-            raise _Refused(f"unknown mode {mode!r}; use one of: {', '.join(MODES)}.")
+            result = _recent(store, count, current)
     except _Refused as exc:
+        result = {"success": False, "error": str(exc)}
+    except UsageError as exc:  # an argument the checks above let through: still the call's
         result = {"success": False, "error": str(exc)}
     except MnemoError as exc:
         result = {"success": False, "error": f"{exc} (the session archive could not be read; "
                                              "answer without it)"}
-    return json.dumps(result, ensure_ascii=False)
+    # Lone surrogates in a query or stored text would break the JSON a client sends on.
+    return clean_text(json.dumps(result, ensure_ascii=False))

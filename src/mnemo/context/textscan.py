@@ -1,0 +1,169 @@
+"""The text side of reading facts: sentences, content words, and the patterns of C15.
+
+``extract.py`` reads conversation turns with these; ``local_summary.py`` uses the same
+words to decide what a focus topic (C14) is about. Everything here works on text in any
+language the agents are used in:
+
+* ``sentences`` splits after ``. ! ?`` followed by whitespace, and after ``。！？；``
+  whatever follows (CJK text puts no space between sentences);
+* ``keywords`` are the content words: Latin-script words of three letters or more,
+  lower-cased and cut to five letters (a crude, language-free stem), and the character
+  bigrams of CJK runs (CJK has no spaces, so a run is a whole clause: its bigrams are
+  what two texts share when they talk about the same thing);
+* ``topic_matcher`` decides whether a line is about a focus topic: it contains the topic,
+  shares a Latin keyword with it, or holds at least half of the topic's CJK bigrams;
+* the patterns spot preferences and constraints, decisions, to-dos, requests, URLs, file
+  paths, config values and commands. Every one is bounded (no unbounded repeat next to
+  another), so a pass stays linear on text of any length.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+__all__ = [
+    "BACKTICK",
+    "COMMAND_WORDS",
+    "CONFIG",
+    "DECISION",
+    "FILE_NAME",
+    "ITEM_CHARS",
+    "NOT_CONFIG_KEYS",
+    "PATH",
+    "PATH_KEYS",
+    "PREFERENCE",
+    "REMAINING",
+    "REQUEST_START",
+    "STOPWORDS",
+    "URL",
+    "cjk_bigrams",
+    "keywords",
+    "latin_keywords",
+    "one_line",
+    "sentences",
+    "topic_matcher",
+]
+
+ITEM_CHARS = 400  # longest single item kept from a sentence or line
+
+# Western punctuation ends a sentence before whitespace; CJK punctuation ends one
+# whatever follows (CJK text puts no space between sentences).
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])\s*|\n+")
+# Hiragana, katakana, CJK ideographs (and extension A, compatibility), hangul.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_CJK_RUN = re.compile(f"[{_CJK}]+")
+_LATIN_WORD = re.compile(f"[^\\W_{_CJK}]{{3,}}")
+
+PREFERENCE = re.compile(
+    r"\b(?:must(?:n't| not)?|never|always|prefer(?:s|red)?|don'?t|do not|avoid|make sure"
+    r"|should(?:n't| not)?|only use|please use|i (?:like|want|need|hate)|no more than"
+    r"|at most|at least|required?|requirement|constraint|instead of|please keep|in sync"
+    r"|keep (?:the|them|it|this|that|these|those)"
+    r"|stick to|i'?d like|i would like|without)\b"
+    r"|不要|必须|总是|永远|优先|禁止|请勿",
+    re.IGNORECASE,
+)
+DECISION = re.compile(
+    r"\b(?:decided|decision|we(?:'ll| will) (?:use|go with)|i(?:'ll| will) use|going with"
+    r"|chose|choose to|opted|settled on|agreed|let'?s (?:use|go with|keep|switch)"
+    r"|switch(?:ed)? to|instead of)\b|决定|选择",
+    re.IGNORECASE,
+)
+REMAINING = re.compile(
+    r"\b(?:todo|to-do|next step|next,? i(?:'ll| will)|still need|remaining|left to do"
+    r"|follow[- ]up|later we|after that)\b|待办|下一步",
+    re.IGNORECASE,
+)
+REQUEST_START = re.compile(
+    r"^(?:(?:and|also|oh|btw|by the way|one more thing)[,:]?\s+)?"
+    r"(?:can you|could you|would you|will you|please|pls)\b",
+    re.IGNORECASE,
+)
+URL = re.compile(r"https?://[^\s<>()\[\]{}\"'`]{3,300}")
+_EXTENSIONS = (r"(?:py|pyi|js|mjs|ts|tsx|jsx|json|ya?ml|toml|md|rst|txt|cfg|ini|sh|go|rs"
+               r"|java|kt|c|h|cc|cpp|hpp|rb|php|sql|html|css|scss|lock|conf|xml|csv|ipynb"
+               r"|tf|env|log|db)")
+PATH = re.compile(
+    r"(?<![\w/.~-])(?:~|\.{1,2})?/?(?:[\w.@+-]{1,100}/){1,30}[\w.@+-]{1,100}"
+    rf"|(?<![\w/.-])[\w-]+\.{_EXTENSIONS}\b"
+)
+FILE_NAME = re.compile(rf"[\w.-]+\.{_EXTENSIONS}")
+CONFIG = re.compile(
+    r"(?<![\w./-])([A-Za-z][\w-]{0,40}[_.][\w.-]{0,40}[A-Za-z0-9]|[A-Z][A-Z0-9_]{2,40})"
+    r"\s?[=:]\s?"
+    r"(\"[^\"\n]{1,80}\"|'[^'\n]{1,80}'|[^\s,;'\"()\[\]{}]{1,80})"
+)
+# Words in capitals before a colon that label prose rather than set a value.
+NOT_CONFIG_KEYS = frozenset((
+    "TODO", "NOTE", "WARNING", "WARN", "ERROR", "INFO", "DEBUG", "FIXME", "HACK", "XXX", "FATAL",
+    "FAILED", "PASSED", "HTTP", "HTTPS", "FYI", "BTW", "IMPORTANT", "UPDATE", "EDIT", "USER",
+    "ASSISTANT", "SYSTEM", "TOOL", "RESULT",
+))
+BACKTICK = re.compile(r"`([^`\n]{2,200})`")
+COMMAND_WORDS = frozenset((
+    "git", "pip", "pip3", "python", "python3", "pytest", "npm", "npx", "yarn", "pnpm", "node",
+    "make", "cargo", "go", "uv", "poetry", "docker", "kubectl", "helm", "terraform", "curl",
+    "wget", "ls", "cd", "rm", "mv", "cp", "cat", "grep", "sed", "awk", "bash", "sh", "mnemo",
+    "ruff", "mypy", "tox", "nox", "brew", "apt", "apt-get", "systemctl", "psql", "sqlite3", "ssh",
+    "scp", "rsync",
+))
+PATH_KEYS = ("path", "file_path", "filepath", "file", "filename", "target", "source",
+              "destination", "src", "dst", "directory", "dir")
+STOPWORDS = frozenset((
+    "the", "and", "you", "can", "could", "would", "what", "which", "how", "why", "does", "did",
+    "this", "that", "with", "for", "from", "have", "has", "are", "was", "were", "will", "please",
+    "also", "just", "there", "their", "about", "into", "your", "our", "its", "any", "some", "then",
+    "than", "when", "where", "who", "whom", "should", "still", "been", "being", "let", "know",
+    "need", "want", "like", "make", "tell", "give", "show", "find", "check", "look", "see", "out",
+    "not", "but", "all", "one", "get", "got", "use", "using", "used", "now", "here", "more",
+    "most", "much", "many", "very", "really", "thing", "things", "way", "yes", "okay", "sure",
+    "thanks", "thank", "doing", "done", "going",
+))
+
+
+def one_line(text: str, limit: int = ITEM_CHARS) -> str:
+    """Whitespace collapsed to single spaces, cut at ``limit`` characters with an ellipsis."""
+    flat = " ".join(text[: limit * 2].split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_SPLIT.split(text) if s.strip()]
+
+
+def latin_keywords(text: str) -> frozenset[str]:
+    """Latin-script content words, lower-cased and cut to five letters."""
+    return frozenset(w[:5] for w in (m.lower() for m in _LATIN_WORD.findall(text))
+                     if w not in STOPWORDS)
+
+
+def cjk_bigrams(text: str) -> frozenset[str]:
+    """The character bigrams of the CJK runs of ``text`` (a lone character counts alone)."""
+    grams: set[str] = set()
+    for run in _CJK_RUN.findall(text):
+        if len(run) == 1:
+            grams.add(run)
+        grams.update(run[i:i + 2] for i in range(len(run) - 1))
+    return frozenset(grams)
+
+
+def keywords(text: str) -> frozenset[str]:
+    """Content words: Latin stems and CJK bigrams (see the module docstring)."""
+    return latin_keywords(text) | cjk_bigrams(text)
+
+
+def topic_matcher(topic: str) -> Callable[[str], bool]:
+    """A test for "this line is about ``topic``" (see the module docstring)."""
+    folded = topic.strip().casefold()
+    latin = latin_keywords(topic)
+    grams = cjk_bigrams(topic)
+
+    def about(text: str) -> bool:
+        if folded and folded in text.casefold():
+            return True
+        if latin and latin & latin_keywords(text):
+            return True
+        return bool(grams) and 2 * len(grams & cjk_bigrams(text)) >= len(grams)
+
+    return about

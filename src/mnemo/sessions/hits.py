@@ -1,0 +1,95 @@
+"""Search results as the caller sees them: ``SearchHit`` rows with a marked snippet.
+
+The snippet comes from FTS5's ``snippet()`` when the query has words (it knows where the
+stemmed matches are); otherwise — CJK runs, symbols, or a reply added next to a match —
+``snippet_around`` cuts a window of the text around the first needle found. Matches are
+marked ``>>like this<<`` in both cases.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from mnemo.sessions.query import ParsedQuery
+from mnemo.sessions.records import SearchHit
+from mnemo.sessions.rows import id_chunks
+
+__all__ = ["BODY_SQL", "build_hits", "snippet_around"]
+
+_SNIPPET_START, _SNIPPET_END, _ELLIPSIS = ">>", "<<", "…"
+_SNIPPET_TOKENS = 24
+_SNIPPET_CHARS = 160
+BODY_SQL = "coalesce(m.search_text, m.content, '')"  # the indexed text of ``messages m``
+
+
+def snippet_around(body: str, needles: Sequence[str], width: int = _SNIPPET_CHARS) -> str:
+    """A window of ``body`` around the first needle found, the needle marked."""
+    folded = body.casefold()
+    found = [(folded.find(n.casefold()), n) for n in needles if n and n.casefold() in folded]
+    if not found:
+        flat = " ".join(body.split())
+        return flat if len(flat) <= width else flat[:width].rstrip() + _ELLIPSIS
+    start, needle = min(found)
+    end = start + len(needle)
+    left = max(0, start - (width - len(needle)) // 2)
+    right = min(len(body), max(end, left + width))
+    text = (
+        body[left:start] + _SNIPPET_START + body[start:end] + _SNIPPET_END + body[end:right]
+    )
+    text = " ".join(text.split())
+    return (_ELLIPSIS if left > 0 else "") + text + (_ELLIPSIS if right < len(body) else "")
+
+
+def build_hits(
+    conn: sqlite3.Connection,
+    parsed: ParsedQuery,
+    best: list[tuple[int, float]],
+    added: set[int],
+) -> list[SearchHit]:
+    """``best`` (message id, score) pairs, in order, as hits with their snippets.
+
+    ``added`` holds the ids that contain no query word (replies next to a match).
+    """
+    if not best:
+        return []
+    ids = [i for i, _ in best]
+    rows: dict[int, sqlite3.Row] = {}
+    snippets: dict[int, str] = {}
+    # Exact terms (no prefixes) mark the snippet, for the same reason as in coverage.
+    expression = parsed.fts_expression(prefix=False) if parsed.terms and not parsed.cjk else ""
+    for part, marks in id_chunks(ids):
+        rows.update((int(r["id"]), r) for r in conn.execute(
+            f"SELECT m.id, m.session_id, m.role, m.timestamp, m.active, m.compacted, "
+            f"m.position, m.external_id, {BODY_SQL} AS body "
+            f"FROM messages m WHERE m.id IN ({marks})",
+            part,
+        ))
+        if expression:
+            snippets.update((int(r[0]), str(r[1])) for r in conn.execute(
+                f"SELECT rowid, snippet(messages_fts, 0, ?, ?, ?, ?) FROM messages_fts "
+                f"WHERE messages_fts MATCH ? AND rowid IN ({marks})",
+                [_SNIPPET_START, _SNIPPET_END, _ELLIPSIS, _SNIPPET_TOKENS, expression, *part],
+            ))
+    needles = [*parsed.cjk, *(t.text for t in parsed.terms)] or [parsed.literal]
+    hits: list[SearchHit] = []
+    for i, score in best:
+        row = rows.get(i)
+        if row is None:
+            continue
+        body = str(row["body"])
+        hits.append(SearchHit(
+            session_id=row["session_id"],
+            message_id=i,
+            role=row["role"],
+            content=body,
+            snippet=snippets.get(i) or snippet_around(body, needles),
+            score=score,
+            timestamp=row["timestamp"],
+            compacted=bool(row["compacted"]),
+            active=bool(row["active"]),
+            position=row["position"],
+            external_id=row["external_id"],
+            matched=i not in added,
+        ))
+    return hits
