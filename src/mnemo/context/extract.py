@@ -102,6 +102,7 @@ class Facts:
     turns: int = 0
     asks: list[Item] = field(default_factory=list)
     said: list[Item] = field(default_factory=list)  # user sentences no pattern took
+    noted: list[Item] = field(default_factory=list)  # assistant statements no pattern took
     preferences: list[Item] = field(default_factory=list)
     decisions: list[Item] = field(default_factory=list)
     resolved: list[Item] = field(default_factory=list)
@@ -116,6 +117,9 @@ class Facts:
     tools: Counter[str] = field(default_factory=Counter)
     tool_failures: Counter[str] = field(default_factory=Counter)
     last_intent: Item | None = None
+
+
+_MIN_NOTED_CHARS = 25
 
 
 class _Reader:
@@ -210,12 +214,21 @@ class _Reader:
         facts = self.facts
         if text.strip():
             self.resolve_asks(text, order)
-            found = sentences(text) if (DECISION.search(text) or REMAINING.search(text)) else []
-            for sentence in found:
+            unclaimed: list[str] = []
+            for sentence in sentences(text):
+                claimed = False
                 if DECISION.search(sentence):
                     self.add(facts.decisions, "decision", sentence, order)
+                    claimed = True
                 if REMAINING.search(sentence):
                     self.add(facts.remaining, "todo", sentence, order)
+                    claimed = True
+                # What the assistant found out ("the worker retries three times"); short
+                # acknowledgements ("Done.") carry nothing worth a line.
+                if not claimed and len(sentence) >= _MIN_NOTED_CHARS:
+                    unclaimed.append(sentence)
+            if unclaimed:
+                self.add(facts.noted, "noted", " ".join(unclaimed), order)
             facts.last_intent = Item(one_line(text, 300), order)
             self.scan_values(text, order, by_user=False)
         for call in tool_calls_of(message):

@@ -15,7 +15,9 @@ recognised kind but above files that were only read: nothing the user said is dr
 while the budget has room, and a statement made once is not outranked by the twentieth
 look-alike request ("step 12: refactor …" — lines of one shape decay together). Those
 lines take at most a quarter of the characters of what the summary replaces, so a
-summary of small turns never grows past them. Lines carried over from the previous
+summary of small turns never grows past them. What the assistant stated in plain prose
+("the worker retries three times") becomes "Assistant noted: …", just below the user's
+lines, within a quarter of what the assistant wrote. Lines carried over from the previous
 summary keep the weight of their kind but count as older than every new line. Lines
 about the focus topic (C14: they contain it, share a word with it, or — for CJK — most
 of its character bigrams) get a large boost. The two best lines of every section are
@@ -46,7 +48,11 @@ _LATEST = "Latest request in these turns: "
 _FOCUS = "Focus of this compaction: "
 _LAST_STEP = "Last step in these turns: "
 _SAID = "User said: "
-_SAID_SHARE = 0.25  # "User said" lines restate at most this share of what they replace
+_NOTED = "Assistant noted: "
+# "User said" lines restate the turns: they take at most this share of the characters
+# they replace; "Assistant noted" lines at most this share of what the assistant wrote.
+_SAID_SHARE = 0.25
+_NOTED_SHARE = 0.25
 _FOCUS_BOOST = 30.0
 _DECAY = 4.0  # weight lost each time the number of newer lines of the same kind doubles
 _RESERVED_PER_SECTION = 2
@@ -147,8 +153,12 @@ def summarize_locally(
         if about is not None and about(line.text):
             line.weight += _FOCUS_BOOST
     replaced = sum(len(content_text(t)) for t in turns) + len(previous_summary or "")
+    # Assistant prose is restated against what the assistant wrote, not the tool output
+    # around it (often cleared already), so a tool-heavy middle still shrinks.
+    written = sum(len(content_text(t)) for t in turns if t.get("role") == "assistant")
     kept = _fit(candidates, budget_tokens * 4 - len(render_sections({})) - 8,
-                said_room=int(replaced * _SAID_SHARE))
+                said_room=int(replaced * _SAID_SHARE),
+                noted_room=int(written * _NOTED_SHARE))
     by_section: dict[str, list[str]] = {}
     for line in sorted(kept, key=lambda c: c.order):
         by_section.setdefault(line.section, []).append(line.text)
@@ -170,7 +180,8 @@ def _canonical(heading: str, names: Sequence[str]) -> str | None:
     return None
 
 
-def _fit(candidates: list[_Line], max_chars: int, *, said_room: int) -> list[_Line]:
+def _fit(candidates: list[_Line], max_chars: int, *, said_room: int,
+         noted_room: int) -> list[_Line]:
     """The best lines whose rendering fits in ``max_chars``.
 
     The two best lines of every section go first, so a crowded kind of fact cannot push a
@@ -185,15 +196,19 @@ def _fit(candidates: list[_Line], max_chars: int, *, said_room: int) -> list[_Li
         per_section[line.section] += 1
         (first if per_section[line.section] <= _RESERVED_PER_SECTION else rest).append(line)
     kept: list[_Line] = []
-    used = said = 0
+    used = 0
+    restated = {_SAID: 0, _NOTED: 0}
+    rooms = {_SAID: said_room, _NOTED: noted_room}
     for line in first + rest:
         cost = len(line.text) + 7  # "- [ ] " and the newline at most
-        is_said = line.section == "Critical Context" and line.text.startswith(_SAID)
-        if used + cost > max_chars or (is_said and said + cost > said_room):
+        kind = next((p for p in rooms if line.section == "Critical Context"
+                     and line.text.startswith(p)), None)
+        if used + cost > max_chars or (kind and restated[kind] + cost > rooms[kind]):
             continue
         kept.append(line)
         used += cost
-        said += cost if is_said else 0
+        if kind:
+            restated[kind] += cost
     return kept
 
 
@@ -267,6 +282,9 @@ def _candidates(facts: Facts, previous: dict[str, list[str]], focus_topic: str |
     prefix, base = _CRITICAL["said"]
     critical += [_Candidate(_said_kind(item.text), prefix + item.text, item.order, base)
                  for item in facts.said if item.order not in in_goal]
+    prefix, base = _CRITICAL["noted"]
+    critical += [_Candidate("noted " + _said_kind(item.text), prefix + item.text, item.order,
+                            base) for item in facts.noted]
     if extra_context.strip():
         prefix, base = _CRITICAL["provider"]
         critical.append(_Candidate("provider", prefix + one_line(extra_context, 600),
@@ -282,13 +300,14 @@ def _candidates(facts: Facts, previous: dict[str, list[str]], focus_topic: str |
 # said once it is summarised away.
 _CRITICAL = {"error": ("", 76.0), "config": ("Config: ", 70.0), "url": ("URL: ", 64.0),
              "command": ("Command: ", 60.0), "provider": ("From memory providers: ", 66.0),
-             "said": (_SAID, 50.0)}
+             "said": (_SAID, 50.0), "noted": (_NOTED, 47.0)}
 
 
 def _critical_kind(text: str) -> tuple[str, float]:
     for kind, (prefix, base) in _CRITICAL.items():
         if prefix and text.startswith(prefix):
-            return (_said_kind(text[len(prefix):]) if kind == "said" else kind), base
+            shape = _said_kind(text[len(prefix):])
+            return {"said": shape, "noted": "noted " + shape}.get(kind, kind), base
     return "error", _CRITICAL["error"][1]
 
 
