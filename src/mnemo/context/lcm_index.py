@@ -167,11 +167,11 @@ def _share_out(index: SessionIndex, rows: dict[int, _Row], originals: tuple[int,
 def _adopt_orphans(index: SessionIndex, rows: dict[int, _Row]) -> None:
     """Archived messages that no node claims go to the node that most likely took them.
 
-    ``sync_live`` matches messages by content: when a run of messages repeats an earlier
-    run, it can keep the earlier copies live and archive the later ones in a gap with no
-    new message (so no ``replaces`` list names them), or hand them to a replacement that
-    is not a node. They left the context in a compaction all the same, and
-    ``context_expand`` only opens nodes. A tool result goes to a cleared copy of itself
+    ``sync_live`` names what each replacement replaces (``replaces``) and lines repeated
+    runs up with the compaction's shape, so this is rare; it remains a safety net for
+    archives written by older versions and for edits made outside mnemo. Such messages
+    left the context in a compaction all the same, and ``context_expand`` only opens
+    nodes. A tool result goes to a cleared copy of itself
     (same ``tool_call_id``) that claims nothing; anything else to the summary node just
     before it. Only a node stored after the message can take it, so the tree has no
     cycles.

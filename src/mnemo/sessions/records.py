@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from mnemo.errors import UsageError
+from mnemo.messages import ROLES as MESSAGE_ROLES
 from mnemo.messages import Message, content_text, tool_call_text, tool_calls_of
 
 __all__ = [
@@ -41,7 +42,7 @@ __all__ = [
     "iso_time",
 ]
 
-ROLES = ("system", "user", "assistant", "tool", "developer", "function")
+ROLES = MESSAGE_ROLES  # one list for the whole package (mnemo.messages)
 
 # Han (with extensions and compatibility forms), kana and Hangul. The same ranges feed
 # the Python regex used on queries and the SQL GLOB class that flags stored rows, so a
