@@ -7,13 +7,14 @@ Shared by the context tests (imported as ``convgen``: pytest puts this folder on
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Sequence
 from typing import Any
 
 from hypothesis import strategies as st
 
-from mnemo.context import SUMMARY_PREFIX, still_present, validate_c12
+from mnemo.context import SUMMARY_PREFIX, is_summary_message, still_present, validate_c12
 from mnemo.context.boundaries import latest_user_index
 from mnemo.context.markers import PRUNED_TOOL_PLACEHOLDER, SUMMARY_END_MARKER, summary_content
 from mnemo.messages import content_text
@@ -232,3 +233,28 @@ def messy_conversations(draw: st.DrawFn) -> list[Msg]:
     for k in range(draw(st.integers(1, 4))):
         _break(_Code(draw(_CODE)), out, k)
     return out
+
+
+def check_compression(engine: Any, conversation: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Compress with ``engine`` and check what every engine's output must satisfy:
+    the input untouched, C12 (a)–(e), kept messages in order, the latest user message
+    kept, at most one summary and none nested, a summary only when it saved tokens, and a
+    report that matches the output."""
+    before = copy.deepcopy(conversation)
+    output: list[dict[str, Any]] = engine.compress(conversation)
+    report = engine.last_report
+    assert report is not None
+    assert conversation == before, "the input list was modified"
+    assert not c12_violations(output, conversation), c12_violations(output, conversation)
+    assert kept_in_order(output, conversation, report.removed)
+    expected = latest_user(conversation)
+    if expected is not None:
+        assert survives(expected, output), "the latest user message was lost"
+    assert sum(1 for m in output if is_summary_message(m)) <= 1
+    for message in output:
+        assert content_text(message).count(SUMMARY_PREFIX) <= 1, "a summary was nested"
+    if report.summary is not None:
+        assert report.removed, "a summary replaced nothing"
+        assert report.tokens_after < report.tokens_before
+    assert report.messages_after == len(output)
+    return output

@@ -10,24 +10,21 @@ and every message ever sent must come back through ``context_expand``.
 
 from __future__ import annotations
 
-import copy
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from convgen import (
     c12_violations,
+    check_compression,
     conversations,
-    kept_in_order,
-    latest_user,
     messy_conversations,
-    survives,
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lcmdriver import Driver, unrecoverable
 
-from mnemo.context import SUMMARY_PREFIX, is_summary_message
+from mnemo.context import is_summary_message
 from mnemo.context.lcm import LosslessContextEngine
 from mnemo.context.lcm_nodes import node_of
 from mnemo.messages import content_text
@@ -37,26 +34,14 @@ Msg = dict[str, Any]
 
 
 def check_output(engine: LosslessContextEngine, conversation: list[Msg]) -> list[Msg]:
-    before = copy.deepcopy(conversation)
-    output: list[Msg] = engine.compress(conversation)  # type: ignore[arg-type,assignment]
+    output = check_compression(engine, conversation)
     report = engine.last_report
     assert report is not None
-    assert conversation == before, "the input list was modified"
-    assert not c12_violations(output, conversation), c12_violations(output, conversation)
-    assert kept_in_order(output, conversation, report.removed)
-    expected = latest_user(conversation)
-    if expected is not None:
-        assert survives(expected, output), "the latest user message was lost"
-    summaries = [m for m in output if is_summary_message(m)]
-    assert len(summaries) <= 1
     for message in output:
-        assert content_text(message).count(SUMMARY_PREFIX) <= 1, "a summary was nested"
         assert content_text(message).count("[LCM SUMMARY NODE") <= 1, "a node was nested"
     if report.summary is not None:
-        assert report.removed and report.tokens_after < report.tokens_before
-        found = node_of(summaries[0])
-        assert found == (engine.last_node_id, "summary")
-    assert report.messages_after == len(output)
+        summaries = [m for m in output if is_summary_message(m)]
+        assert node_of(summaries[0]) == (engine.last_node_id, "summary")
     # Every cleared output left in the context is a node that points at its original.
     for message in output:
         if message.get("role") == "tool" and content_text(message).startswith(
