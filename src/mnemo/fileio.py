@@ -21,9 +21,11 @@ import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO, Any
 
 __all__ = [
     "atomic_write_text",
+    "atomic_writer",
     "exclusive_lock",
     "fsync_dir",
     "is_read_only",
@@ -69,13 +71,22 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` (UTF-8) so readers see all of it or none of it."""
+@contextlib.contextmanager
+def atomic_writer(path: Path, *, binary: bool = False) -> Iterator[IO[Any]]:
+    """A handle on a temp file that replaces ``path`` when the block ends without error.
+
+    The temp file sits next to ``path`` (``.mem_<name>.*.tmp``), is flushed and fsynced,
+    then renamed over ``path`` and the folder fsynced. If the block raises, the temp file
+    is removed and ``path`` is untouched. A new file gets the permissions ``open()``
+    would give it (the umask applies); an existing file keeps its own.
+    """
     fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix(path), suffix=".tmp")
     tmp = Path(tmp_name)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+        handle: IO[Any]
+        with (os.fdopen(fd, "wb") if binary
+              else os.fdopen(fd, "w", encoding="utf-8", newline="")) as handle:
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         if path.exists():
@@ -89,6 +100,12 @@ def atomic_write_text(path: Path, text: str) -> None:
             tmp.unlink()
         raise
     fsync_dir(path.parent)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` (UTF-8) so readers see all of it or none of it."""
+    with atomic_writer(path) as handle:
+        handle.write(text)
 
 
 def is_read_only(path: Path) -> bool:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from mnemo.errors import ModelUnavailableError
+from mnemo.fileio import temp_prefix
 from mnemo.home import Home
 from mnemo.llm import local_model
 from mnemo.llm.local_model import (
@@ -86,7 +87,7 @@ def test_a_corrupted_file_is_rebuilt_from_the_parts(tmp_path: Path) -> None:
 def test_stale_temp_files_from_a_crash_are_removed(tmp_path: Path) -> None:
     target = tmp_path / "models" / "m.gguf"
     target.parent.mkdir(parents=True)
-    stale = target.parent / ".m.gguf.abc123.tmp"
+    stale = target.parent / f"{temp_prefix(target)}abc123.tmp"  # the shared temp naming
     stale.write_bytes(b"half a model")
     assemble_model(write_parts(tmp_path / "p"), target, SHA)
     assert not stale.exists()

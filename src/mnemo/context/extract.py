@@ -15,7 +15,7 @@ stays linear and fast on transcripts of any length.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -185,25 +185,34 @@ class _Reader:
             else:
                 known.text, known.order, known.count = line, order, known.count + 1
 
+    @staticmethod
+    def claim(text: str, rules: Sequence[tuple[Callable[[str], object],
+                                               Callable[[str], None]]]) -> list[str]:
+        """Give each sentence of ``text`` to every rule whose test it passes; return the
+        sentences no rule took."""
+        unclaimed: list[str] = []
+        for sentence in sentences(text):
+            taken = [act for test, act in rules if test(sentence)]
+            for act in taken:
+                act(sentence)
+            if not taken:
+                unclaimed.append(sentence)
+        return unclaimed
+
     def user(self, text: str, order: int) -> None:
         facts = self.facts
         if not text.strip():
             return
         facts.asks.append(Item(one_line(text, 300), order))
-        unclaimed: list[str] = []  # sentences no pattern below took
-        for sentence in sentences(text):
-            claimed = False
-            if PREFERENCE.search(sentence):
-                self.add(facts.preferences, "pref", sentence, order)
-                claimed = True
-            if DECISION.search(sentence):
-                self.add(facts.decisions, "decision", sentence, order)
-                claimed = True
-            if sentence.endswith(("?", "？")) or REQUEST_START.match(sentence):
-                self.open_asks.append(_Ask(one_line(sentence, 300), order, keywords(sentence)))
-                claimed = True
-            if not claimed:
-                unclaimed.append(sentence)
+
+        def ask(sentence: str) -> None:
+            self.open_asks.append(_Ask(one_line(sentence, 300), order, keywords(sentence)))
+
+        unclaimed = self.claim(text, [
+            (PREFERENCE.search, lambda s: self.add(facts.preferences, "pref", s, order)),
+            (DECISION.search, lambda s: self.add(facts.decisions, "decision", s, order)),
+            (lambda s: s.endswith(("?", "？")) or REQUEST_START.match(s), ask),
+        ])
         if unclaimed:  # what the user said that no pattern recognised: kept if room
             self.add(facts.said, "said", " ".join(unclaimed), order)
         del self.open_asks[:-200]  # an unbounded backlog would make the pass quadratic
@@ -214,19 +223,12 @@ class _Reader:
         facts = self.facts
         if text.strip():
             self.resolve_asks(text, order)
-            unclaimed: list[str] = []
-            for sentence in sentences(text):
-                claimed = False
-                if DECISION.search(sentence):
-                    self.add(facts.decisions, "decision", sentence, order)
-                    claimed = True
-                if REMAINING.search(sentence):
-                    self.add(facts.remaining, "todo", sentence, order)
-                    claimed = True
-                # What the assistant found out ("the worker retries three times"); short
-                # acknowledgements ("Done.") carry nothing worth a line.
-                if not claimed and len(sentence) >= _MIN_NOTED_CHARS:
-                    unclaimed.append(sentence)
+            # The rest is what the assistant found out ("the worker retries three times");
+            # short acknowledgements ("Done.") carry nothing worth a line.
+            unclaimed = [s for s in self.claim(text, [
+                (DECISION.search, lambda s: self.add(facts.decisions, "decision", s, order)),
+                (REMAINING.search, lambda s: self.add(facts.remaining, "todo", s, order)),
+            ]) if len(s) >= _MIN_NOTED_CHARS]
             if unclaimed:
                 self.add(facts.noted, "noted", " ".join(unclaimed), order)
             facts.last_intent = Item(one_line(text, 300), order)

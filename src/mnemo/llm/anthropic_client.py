@@ -20,7 +20,7 @@ from mnemo.llm.anthropic_format import (
     to_anthropic_messages,
     to_anthropic_tools,
 )
-from mnemo.llm.failures import Endpoint
+from mnemo.llm.endpoint_client import EndpointClient
 from mnemo.llm.retry import RetryPolicy
 from mnemo.llm.sdk_errors import call_once
 from mnemo.llm.types import ChatResponse
@@ -46,7 +46,7 @@ def import_anthropic() -> ModuleType:
     return anthropic
 
 
-class AnthropicChatClient:
+class AnthropicChatClient(EndpointClient):
     """A ``ChatClient`` for one Claude model (or an Anthropic-compatible endpoint)."""
 
     def __init__(
@@ -64,37 +64,15 @@ class AnthropicChatClient:
         retry: RetryPolicy | None = None,
     ) -> None:
         self._sdk_module = import_anthropic()
-        self._model = model
-        self._context_length = context_length
-        self.timeout = timeout
-        self.default_max_tokens = max_tokens
-        self.default_temperature = temperature
-        self.retry = retry if retry is not None else RetryPolicy(max_retries=max_retries)
-        self._sdk = self._sdk_module.Anthropic(
-            api_key=api_key,
-            base_url=base_url or None,
-            timeout=timeout,
-            max_retries=0,
-        )
-        self.base_url = str(self._sdk.base_url).rstrip("/")
-        self._endpoint = Endpoint(self.base_url, model, key_source, api_key or "")
+        super().__init__(model, timeout=timeout, max_retries=max_retries,
+                         context_length=context_length, max_tokens=max_tokens,
+                         temperature=temperature, retry=retry)
+        self._bind(self._sdk_module.Anthropic(api_key=api_key, base_url=base_url or None,
+                                              timeout=timeout, max_retries=0),
+                   key_source=key_source, api_key=api_key)
         # Recent SDKs dropped sampling parameters from messages.create; send only what the
         # installed one accepts rather than fail every call.
         self._accepted = frozenset(inspect.signature(self._sdk.messages.create).parameters)
-
-    @property
-    def model(self) -> str:
-        return self._model
-
-    @property
-    def context_length(self) -> int | None:
-        return self._context_length
-
-    def __repr__(self) -> str:
-        return f"AnthropicChatClient(model={self._model!r}, base_url={self.base_url!r})"
-
-    def close(self) -> None:
-        self._sdk.close()
 
     def build_request(
         self,

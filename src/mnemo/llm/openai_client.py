@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mnemo.errors import ProviderError
-from mnemo.llm.failures import Endpoint
+from mnemo.llm.endpoint_client import EndpointClient
 from mnemo.llm.retry import RetryPolicy
 from mnemo.llm.sdk_errors import call_once
 from mnemo.llm.types import ChatResponse, Usage, wrap_tools
@@ -32,7 +32,7 @@ log = logging.getLogger("mnemo.llm")
 _NO_KEY = "not-needed"
 
 
-class OpenAIChatClient:
+class OpenAIChatClient(EndpointClient):
     """A ``ChatClient`` for one model behind an OpenAI-compatible endpoint.
 
     ``base_url`` empty means OpenAI's own API. ``timeout`` bounds each attempt (seconds);
@@ -56,45 +56,23 @@ class OpenAIChatClient:
         retry: RetryPolicy | None = None,
         extra_body: Mapping[str, Any] | None = None,
     ) -> None:
-        self._model = model
-        self._context_length = context_length
-        self.timeout = timeout
-        self.default_max_tokens = max_tokens
-        self.default_temperature = temperature
-        self.retry = retry if retry is not None else RetryPolicy(max_retries=max_retries)
+        super().__init__(model, timeout=timeout, max_retries=max_retries,
+                         context_length=context_length, max_tokens=max_tokens,
+                         temperature=temperature, retry=retry)
         self._extra_body = dict(extra_body or {})
         # Imported here, not at module level: the SDK takes half a second to import and
         # commands that never call a model should not pay for it.
         import openai
 
         self._openai = openai
-        self._sdk = openai.OpenAI(
-            api_key=api_key or _NO_KEY,
-            base_url=base_url or None,
-            timeout=timeout,
-            max_retries=0,
-        )
-        self.base_url = str(self._sdk.base_url).rstrip("/")
-        self._endpoint = Endpoint(self.base_url, model, key_source, api_key or "")
+        self._bind(openai.OpenAI(api_key=api_key or _NO_KEY, base_url=base_url or None,
+                                 timeout=timeout, max_retries=0),
+                   key_source=key_source, api_key=api_key)
         # OpenAI's own API wants max_completion_tokens (its reasoning models reject
         # max_tokens); most other servers know only max_tokens.
         self._max_tokens_field = (
             "max_completion_tokens" if "api.openai.com" in self.base_url else "max_tokens"
         )
-
-    @property
-    def model(self) -> str:
-        return self._model
-
-    @property
-    def context_length(self) -> int | None:
-        return self._context_length
-
-    def __repr__(self) -> str:
-        return f"OpenAIChatClient(model={self._model!r}, base_url={self.base_url!r})"
-
-    def close(self) -> None:
-        self._sdk.close()
 
     def complete(
         self,
