@@ -1,7 +1,11 @@
-"""Fixtures every test gets: its own MNEMO_HOME, and no network beyond 127.0.0.1.
+"""Fixtures every test gets: its own MNEMO_HOME, no network beyond 127.0.0.1, and a
+check that every request sent to a ``ScriptedChatClient`` was API-valid (C12).
 
 The network guard refuses connections to anything but loopback from the test process,
 so a test that would silently need the internet (or an API key) fails loudly instead.
+The request check fails a test whose code sent an invalid request even where that code
+caught the client's exception; a test that needs an invalid request builds its client
+with ``strict=False``.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import Any
 import pytest
 
 from mnemo.home import Home
+from mnemo.llm.testing import take_violations
 from support.fixtures import fake_openai  # a shared fixture: the fake OpenAI server
 
 __all__ = ["fake_openai"]
@@ -33,6 +38,15 @@ def _guarded_connect(self: socket.socket, address: Any) -> Any:
 @pytest.fixture(autouse=True)
 def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+
+
+@pytest.fixture(autouse=True)
+def _every_scripted_request_is_valid() -> Iterator[None]:
+    take_violations()  # whatever an earlier test left is its own business
+    yield
+    violations = take_violations()
+    if violations:
+        pytest.fail("invalid request(s) sent to a ScriptedChatClient:\n" + "\n".join(violations))
 
 
 @pytest.fixture(autouse=True)

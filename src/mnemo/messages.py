@@ -13,6 +13,7 @@ from typing import Any, Literal, NotRequired, TypedDict, cast
 
 __all__ = [
     "ROLES",
+    "SYSTEM_ROLES",
     "ContentPart",
     "FunctionCall",
     "Message",
@@ -30,6 +31,8 @@ Role = Literal["system", "user", "assistant", "tool", "developer"]
 # The roles of a chat message, in the order error messages list them. A leading
 # "developer" message is what newer OpenAI models call the system message.
 ROLES: tuple[Role, ...] = ("system", "developer", "user", "assistant", "tool")
+# The roles a leading "system message" may have.
+SYSTEM_ROLES = frozenset({"system", "developer"})
 
 
 class FunctionCall(TypedDict):

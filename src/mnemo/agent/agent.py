@@ -16,6 +16,15 @@ Every message is persisted to the session store as it happens. Recall and memory
 are appended to the user's message in the request only, never stored, so the stored
 conversation is what the user and the model actually said. A context-length error from
 the API compacts the context and retries the call once.
+
+Every request is made API-valid at the one place requests are built (``_request``): a
+conversation can hold shapes an API rejects — a user message left without an answer by
+a failed call, then the next user message; a tool call whose run was interrupted — and
+the request repairs them (C12: same-role neighbours joined, missing results stubbed)
+while the stored conversation stays as it happened. With ``agent.validate_requests``
+each request is checked before that repair, and a violation is logged with the
+request's shape (roles and tool-call ids, never content): a debugging aid that shows
+which conversations needed the repair.
 """
 
 from __future__ import annotations
@@ -36,8 +45,10 @@ from mnemo.agent.tools import (
     session_tool_schemas,
     tool_result_message,
 )
+from mnemo.api_validity import request_shape, validate_c12
 from mnemo.config import MnemoConfig
 from mnemo.context import CompressionReport, ContextEngine, is_summary_message
+from mnemo.context.repair import repair_messages
 from mnemo.errors import ContextLengthExceededError, UsageError
 from mnemo.home import Home
 from mnemo.llm import ChatClient, ChatResponse
@@ -356,15 +367,36 @@ class Agent:
         log.info("model call: prompt_tokens=%d completion_tokens=%d threshold=%d",
                  usage.prompt_tokens, usage.completion_tokens, self.engine.threshold_tokens)
 
-    def _request(self, extra: str) -> list[Message]:
-        """System prompt + conversation, with ``extra`` appended to the latest user message."""
+    def _request(self, extra: str = "", *, ask: str = "") -> list[Message]:
+        """System prompt + conversation, API-valid (C12), with ``extra`` appended to the
+        latest user message and ``ask`` (a request of the agent's own, like the flush
+        prompt) at the end: joined to the last message when that is the user's, so two
+        user messages never follow each other."""
         request: list[Message] = [self._system_message(), *self.messages]
+        if ask:
+            if request[-1].get("role") == "user":
+                request[-1] = _with_extra(request[-1], ask)
+            else:
+                request.append({"role": "user", "content": ask})
         if extra:
             for index in range(len(request) - 1, 0, -1):
                 if request[index].get("role") == "user":
                     request[index] = _with_extra(request[index], extra)
                     break
-        return request
+        return self._valid(request)
+
+    def _valid(self, request: list[Message]) -> list[Message]:
+        """``request`` repaired where the conversation holds a shape an API rejects."""
+        if self.config.agent.validate_requests:
+            problems = validate_c12(request)
+            if problems:
+                log.warning("request needed repair (%s): %s", "; ".join(problems),
+                            request_shape(request))
+        repair = repair_messages(request)
+        if repair.changed:
+            log.info("request repaired before sending (%s): %s", repair.describe(),
+                     request_shape(request))
+        return repair.messages
 
     def _append(self, message: Message) -> None:
         assert self.session_id is not None
@@ -413,9 +445,9 @@ class Agent:
         if "memory" not in self.tools or not self.nudger.flush_due():
             return
         self.nudger.wrote()  # one flush per stretch of turns, whatever happens below
-        request: list[Message] = [
-            self._system_message(), *self.messages,
-            {"role": "user", "content": FLUSH_PROMPT.format(reason=why)}]
+        # Before a compaction the conversation ends with the user's message: the flush
+        # prompt joins it rather than following it as a second user message (C12 c).
+        request = self._request(ask=FLUSH_PROMPT.format(reason=why))
         only_memory = self.tools.schemas({"memory"})
         try:
             for _ in range(_FLUSH_MAX_CALLS):

@@ -154,6 +154,8 @@ class SecurityConfig(_Section):
 
 class AgentConfig(_Section):
     max_tool_iterations: int = Field(default=25, ge=1)
+    # Debugging aid: check every request against C12 and log a violation's shape.
+    validate_requests: bool = False
 
 
 class LoggingConfig(_Section):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mnemo.messages import ContentPart, Message, content_text
+from mnemo.messages import SYSTEM_ROLES, ContentPart, Message, content_text
 
 __all__ = [
     "COMPACTION_NOTE",
@@ -51,8 +51,6 @@ MISSING_RESULT_STUB = "[Result from earlier conversation — see context summary
 # First words of a summary the local summariser wrote because the model failed (C13).
 FALLBACK_NOTICE = "Summary generation was unavailable."
 
-# The roles a leading "system message" may have; newer OpenAI models call it "developer".
-SYSTEM_ROLES = frozenset({"system", "developer"})
 
 
 def summary_content(body: str) -> str:

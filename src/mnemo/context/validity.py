@@ -1,12 +1,7 @@
 """Checking that a message list is one a chat API accepts (C12), and that a message survived.
 
-``validate_c12(messages, source=None)`` lists every way ``messages`` breaks C12: a
-malformed message (``mnemo.transcripts.validate_message``), (a) a tool result that does
-not answer a call of the assistant message right before its run of results, (b) a call
-left without a result, (c) two user messages in a row, or two assistant messages in a
-row. Given the ``source`` list it was made from, it also checks (d) a user message
-survived if there was one, and (e) a leading system message is still first and no
-system message was added. An empty list means valid.
+``validate_c12`` (re-exported from the leaf module ``mnemo.api_validity``, where the
+model-client test double can reach it too) lists every way a list breaks C12.
 
 The property-based tests, ``bench/validity_bench.py`` and anyone who builds message lists
 by hand use the same function, so "valid" means one thing everywhere.
@@ -21,69 +16,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from mnemo.context.markers import SYSTEM_ROLES
-from mnemo.messages import Message, tool_call_ids
-from mnemo.transcripts import validate_message
+from mnemo.api_validity import validate_c12
+from mnemo.messages import Message
 
 __all__ = ["still_present", "validate_c12"]
-
-_MAX_SHAPE_PROBLEMS = 5  # a list of junk says so a few times, not ten thousand
-
-
-def validate_c12(messages: Sequence[Message | dict[str, Any]],
-                 source: Sequence[Message | dict[str, Any]] | None = None) -> list[str]:
-    """Every way ``messages`` breaks C12 (a)–(c), and (d)–(e) against ``source``."""
-    problems: list[str] = []
-    shape = 0
-    for i, message in enumerate(messages):
-        problem = validate_message(message)
-        if problem:
-            shape += 1
-            if shape <= _MAX_SHAPE_PROBLEMS:
-                problems.append(f"message {i}: {problem}")
-    if shape:
-        return problems  # the order checks below would only repeat the same trouble
-    open_ids: list[str] = []
-    answered: set[str] = set()
-    for i, message in enumerate(messages):
-        role = message.get("role")
-        if role == "tool":
-            call_id = str(message.get("tool_call_id"))
-            if call_id not in open_ids or call_id in answered:
-                problems.append(f"(a) tool result {call_id!r} at {i} does not answer a call "
-                                "of the assistant message right before it")
-            answered.add(call_id)
-            continue
-        missing = [c for c in open_ids if c not in answered]
-        if missing:
-            problems.append(f"(b) tool calls {missing} before message {i} have no result")
-        open_ids, answered = (tool_call_ids(message) if role == "assistant" else []), set()
-        if i and role in ("user", "assistant") and messages[i - 1].get("role") == role:
-            problems.append(f"(c) messages {i - 1} and {i} are both {role}")
-    missing = [c for c in open_ids if c not in answered]
-    if missing:
-        problems.append(f"(b) tool calls {missing} at the end have no result")
-    if source is not None:
-        problems += _against_source(messages, source)
-    return problems
-
-
-def _against_source(messages: Sequence[Message | dict[str, Any]],
-                    source: Sequence[Message | dict[str, Any]]) -> list[str]:
-    problems: list[str] = []
-    if any(m.get("role") == "user" for m in source) and not any(
-            m.get("role") == "user" for m in messages):
-        problems.append("(d) no user message survived")
-    first = source[0].get("role") if source else None
-    if first in SYSTEM_ROLES and (not messages or messages[0].get("role") != first):
-        problems.append(f"(e) the {first} message is not first any more")
-    if _systems(messages) > _systems(source):
-        problems.append("(e) a system message was added")
-    return problems
-
-
-def _systems(messages: Sequence[Message | dict[str, Any]]) -> int:
-    return sum(1 for m in messages if m.get("role") in SYSTEM_ROLES)
 
 
 def still_present(message: Message | dict[str, Any],

@@ -11,7 +11,12 @@ a user's own integration) script the replies instead of starting a server::
     ])
 
 Every call is recorded in ``requests`` (deep copies, so later changes by the caller do
-not rewrite history). Usage is the rough estimate of C4 unless a reply is a full
+not rewrite history). Every request is also checked with ``validate_c12`` (SPEC C12) —
+strict by default: an invalid request raises ``InvalidRequestError`` and is recorded in
+``violations``, and ``take_violations()`` hands the recorded ones to a test runner (our
+``tests/conftest.py`` fails any test that made one, even where the code under test
+swallowed the exception). A test that means to send an invalid request passes
+``strict=False``. Usage is the rough estimate of C4 unless a reply is a full
 ``ChatResponse``. Running out of replies is a bug in the test and raises ``RuntimeError``
 (unless a ``default`` is given), never a provider error the code under test might swallow.
 """
@@ -25,16 +30,33 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias, cast
 
+from mnemo.api_validity import request_shape, validate_c12
 from mnemo.llm.types import ChatResponse, Usage, wrap_tools
 from mnemo.messages import Message, content_text
 from mnemo.tokens import estimate_messages_tokens_rough, estimate_tokens_rough, message_token_text
 
 __all__ = [
     "ChatRequest",
+    "InvalidRequestError",
     "Script",
     "ScriptedChatClient",
     "assistant_tool_call",
+    "take_violations",
 ]
+
+# Violations seen by strict clients and not yet taken by a test runner.
+_unclaimed_violations: list[str] = []
+
+
+class InvalidRequestError(AssertionError):
+    """A strict ``ScriptedChatClient`` was sent a request a chat API would reject (C12)."""
+
+
+def take_violations() -> list[str]:
+    """The C12 violations strict clients saw since the last call, and forget them."""
+    taken = list(_unclaimed_violations)
+    _unclaimed_violations.clear()
+    return taken
 
 
 @dataclass(frozen=True)
@@ -91,8 +113,11 @@ class ScriptedChatClient:
         model: str = "scripted-model",
         context_length: int | None = None,
         default: Script | None = None,
+        strict: bool = True,
     ) -> None:
         self._model = model
+        self.strict = strict
+        self.violations: list[str] = []
         self._context_length = context_length
         self._replies: deque[Script] = deque(replies)
         self.default = default
@@ -130,6 +155,7 @@ class ScriptedChatClient:
             temperature=temperature,
         )
         self.requests.append(request)
+        self._check(request)
         if self._replies:
             script = self._replies.popleft()
         elif self.default is not None:
@@ -145,6 +171,18 @@ class ScriptedChatClient:
         if isinstance(reply, ChatResponse):
             return reply
         return self._respond(request, reply)
+
+    def _check(self, request: ChatRequest) -> None:
+        if not self.strict:
+            return
+        problems = validate_c12(request.messages)
+        if not problems:
+            return
+        violation = (f"request #{len(self.requests)} breaks C12: {'; '.join(problems)} "
+                     f"[{request_shape(request.messages)}]")
+        self.violations.append(violation)
+        _unclaimed_violations.append(violation)
+        raise InvalidRequestError(violation)
 
     def _respond(self, request: ChatRequest, reply: str | Mapping[str, Any]) -> ChatResponse:
         if isinstance(reply, str):
