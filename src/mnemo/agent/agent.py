@@ -29,6 +29,7 @@ which conversations needed the repair.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -54,8 +55,17 @@ from mnemo.home import Home
 from mnemo.llm import ChatClient, ChatResponse
 from mnemo.memory import MemoryManager, MemoryStore, build_memory_context_block
 from mnemo.memory.builtin import WRITE_ACTIONS
+from mnemo.memory.entries import TARGETS
+from mnemo.memory.tool import MAX_FAILED_CALLS_PER_TURN
+from mnemo.memory.grounding import (
+    Evidence,
+    GroundingMode,
+    check_grounding,
+    refusal_message,
+    route_target,
+)
 from mnemo.memory.plugins import create_memory_manager
-from mnemo.messages import Message, content_text
+from mnemo.messages import Message, content_text, tool_call_text, tool_calls_of
 from mnemo.prompt import SKILL_VIEW_SCHEMA, SystemPrompt, build_system_prompt, skill_view
 from mnemo.sessions import SessionStore
 from mnemo.sessions.store import new_session_id
@@ -126,6 +136,7 @@ class Agent:
         clock: Callable[[], datetime] = datetime.now,
         resume_session_id: str | None = None,
         owns_sessions: bool = False,
+        grounding: GroundingMode | None = None,
     ) -> None:
         self.client = client
         self.engine = engine
@@ -150,6 +161,9 @@ class Agent:
         self.on_event: Callable[[str, dict[str, Any]], None] | None = None
         self._compacted = False
         self._fresh_compaction = False  # no response since the last compaction yet
+        # M9: how strictly the model's memory writes must match what was said.
+        self.grounding: GroundingMode = grounding or config.memory.grounding or "lenient"
+        self.refused_writes = 0  # ungrounded memory writes refused in this process
 
     # -- session lifecycle ----------------------------------------------------------------
 
@@ -262,13 +276,70 @@ class Agent:
         for schema, owner in session_tool_schemas(self.manager, self.engine):
             name = schema["name"]
             handler: ToolHandler
-            if owner == "memory":
+            if owner == "memory" and name == "memory":
+                handler = self._memory_call
+            elif owner == "memory":
                 handler = partial(self.manager.handle_tool_call, name)
             elif owner == "engine":
                 handler = partial(self.engine.handle_tool_call, name)
             else:
                 handler = handlers[name]
             self.tools.add(schema, handler)
+
+    def _memory_call(self, args: dict[str, Any]) -> str:
+        """The model's memory call, with its writes grounded and routed first (M9)."""
+        assert self.manager is not None
+        refusal = self._ground_write(args)
+        if refusal is not None:
+            return refusal
+        routed = _route(args)
+        result = self.manager.handle_tool_call("memory", routed)
+        if routed.get("target") != args.get("target"):
+            result = _with_note(result, f"Saved under target {routed['target']!r}: facts "
+                                "about the user go to 'user', facts about the environment "
+                                "and your own notes to 'memory'.")
+        return result
+
+    def _ground_write(self, args: dict[str, Any]) -> str | None:
+        """A refusal (the tool's JSON result) when a write says what nobody said."""
+        if (self.grounding == "off" or args.get("action") not in ("add", "replace", "batch")
+                or self.memory.failed_calls_this_turn >= MAX_FAILED_CALLS_PER_TURN):
+            return None  # past the loop breaker's limit the tool itself says stop
+        texts = [str(args.get("content") or "")]
+        for operation in args.get("operations") or []:
+            if isinstance(operation, dict):
+                texts.append(str(operation.get("content") or ""))
+        evidence = Evidence(self._evidence_texts(args))
+        for text in texts:
+            verdict = check_grounding(text, evidence, self.grounding)
+            if verdict.grounded:
+                continue
+            self.refused_writes += 1
+            self.memory.failed_calls_this_turn += 1  # the M6 loop breaker counts these too
+            log.info("memory write refused as ungrounded (%s): %d unsupported word(s)",
+                     self.grounding, len(verdict.unsupported))
+            self._emit("memory_refused", unsupported=list(verdict.unsupported))
+            return json.dumps({"success": False, "error": refusal_message(verdict)})
+        return None
+
+    def _evidence_texts(self, args: dict[str, Any]) -> list[str]:
+        """What the user and the tools (other than memory itself) said in the live
+        conversation, plus the entry a replace rewrites: the evidence for a write."""
+        texts: list[str] = []
+        memory_calls: set[str] = set()
+        for message in self.messages:
+            role = message.get("role")
+            if role == "assistant":
+                memory_calls |= {str(c.get("id")) for c in tool_calls_of(message)
+                                 if tool_call_text(c).startswith("memory(")}
+            elif ((role == "user" and not is_summary_message(message))
+                  or (role == "tool" and str(message.get("tool_call_id")) not in memory_calls)):
+                texts.append(content_text(message))
+        target = args.get("target")
+        if args.get("action") == "replace" and args.get("old_text") and target in TARGETS:
+            texts += [entry for entry in self.memory.entries_for(target)
+                      if str(args["old_text"]) in entry]
+        return texts
 
     def _session_search(self, args: dict[str, Any]) -> str:
         return session_search(
@@ -500,6 +571,8 @@ class Agent:
                 f"compactions {s['compactions']}")
         if s["paused"]:
             line += " · auto-compaction paused"
+        if self.refused_writes:
+            line += f" · memory writes refused {self.refused_writes}"
         return line
 
 
@@ -511,6 +584,24 @@ def _with_extra(message: Message, extra: str) -> Message:
     else:
         copy["content"] = f"{content or ''}\n\n{extra}"
     return copy  # type: ignore[return-value]
+
+
+def _route(args: dict[str, Any]) -> dict[str, Any]:
+    """``args`` with an add's target moved to the store its text belongs in (M9)."""
+    if args.get("action") != "add" or args.get("target") not in ("user", "memory"):
+        return args
+    target = route_target(str(args.get("content") or ""), str(args["target"]))
+    return args if target == args["target"] else {**args, "target": target}
+
+
+def _with_note(result: str, note: str) -> str:
+    try:
+        data = json.loads(result)
+    except ValueError:
+        return result
+    if not isinstance(data, dict) or not data.get("success"):
+        return result
+    return json.dumps({**data, "note": note})
 
 
 def _title_of(text: str) -> str:

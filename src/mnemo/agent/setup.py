@@ -21,7 +21,13 @@ from mnemo.context.engine import Summarizer
 from mnemo.context.registry import DEFAULT_CONTEXT_LENGTH
 from mnemo.errors import MnemoError
 from mnemo.home import Home
-from mnemo.llm import ChatClient, make_summarizer, resolve_chat_client, resolve_model_choice
+from mnemo.llm import (
+    ChatClient,
+    client_for_choice,
+    make_summarizer,
+    resolve_chat_client,
+    resolve_model_choice,
+)
 from mnemo.memory import MemoryStore
 from mnemo.memory.plugins import create_memory_manager
 from mnemo.prompt import SystemPrompt, build_system_prompt
@@ -92,7 +98,11 @@ def build_agent(
     """
     home = home or Home()
     home.ensure()
-    client = client or resolve_chat_client(config, home=home)
+    local = False  # the embedded model: its memory writes are held to the strict check (M9)
+    if client is None:
+        choice = resolve_model_choice(config, home=home)
+        client = client_for_choice(choice, home=home)
+        local = choice.kind == "local"
     if summarizer is None:
         summarizer = summarizer_for(config, home, client)
     engine = create_engine(config, home=home, summarizer=summarizer,
@@ -102,7 +112,8 @@ def build_agent(
                  memory=MemoryStore.from_config(config, home),
                  sessions=SessionStore(home.state_db),
                  cwd=cwd, platform=platform, clock=clock, resume_session_id=resume_session_id,
-                 owns_sessions=True)
+                 owns_sessions=True,
+                 grounding=config.memory.grounding or ("strict" if local else "lenient"))
 
 
 def preview_system_prompt(

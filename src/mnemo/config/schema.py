@@ -88,6 +88,9 @@ class MemoryConfig(_Section):
     nudge_interval: int = Field(default=10, ge=0)
     flush_min_turns: int = Field(default=6, ge=0)
     overflow: Literal["reject", "archive"] = "reject"
+    # M9: model writes must be supported by what the user or a tool said. None = strict
+    # with the embedded local model, lenient with a hosted one.
+    grounding: Literal["strict", "lenient", "off"] | None = None
     # One external provider by name (``mnemo memory providers`` lists them); "" = none.
     provider: str = ""
     # Settings handed to providers, by provider name (free-form: each provider validates).

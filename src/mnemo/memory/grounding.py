@@ -1,0 +1,288 @@
+"""Grounded memory writes (SPEC M9): a model may only remember what was actually said.
+
+A small model asked to save "Hi! I'm Ana and I like short answers" may write "I love
+eating cookies", or embellish "works on billing" into "has worked on billing for over a
+year". A false memory is worse than none — it reaches every later system prompt, unseen
+by the user — so before a write made by the model is stored, its text is checked against
+the *evidence*: what the user and the tools said in the live conversation (never the
+assistant's own words).
+
+The check is deterministic and offline (no second model call):
+
+* **names and numbers** must appear in the evidence exactly (``Carla``, ``8080``,
+  ``3.11``; small number words count as their digits);
+* **content words** (stop words and the frame words every memory entry uses — "user",
+  "prefers", "name" — aside) must be supported by an evidence word with the same stem,
+  or by one of a few synonyms people use for preferences ("like" ~ "prefer" ~ "love");
+* **CJK** text is checked by characters, since it has no spaces to split on.
+
+``strict`` refuses a write with any unsupported word; ``lenient`` (for hosted models,
+which hallucinate less and paraphrase more) accepts one with names and numbers intact
+and most content words supported. ``off`` accepts everything. Writes a user makes through
+the CLI never come here.
+
+``route_target`` is the second half of M9: facts about the user belong in ``user``,
+facts about the environment in ``memory``; a write whose text clearly says which one it
+is, and names the other, is moved.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = [
+    "Evidence",
+    "GroundingMode",
+    "GroundingVerdict",
+    "check_grounding",
+    "refusal_message",
+    "route_target",
+]
+
+GroundingMode = Literal["strict", "lenient", "off"]
+
+# Lenient mode: share of content words that must be supported.
+_LENIENT_SUPPORT = 0.6
+_MAX_REPORTED = 6  # unsupported words named in a refusal
+
+_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*", re.UNICODE)
+_NUMBER = re.compile(r"\d+(?:[.,:/-]\d+)*")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
+_STOP_WORDS = frozenset(str.split("""
+a an the and or but if then so of to in on at by for from with without about as into onto
+over under than that this these those there here it its is are was were be been being am
+do does did done doing have has had having will would shall should can could may might
+must not no nor very just also too only own same such both each few more most other some
+any all i me my mine myself you your yours we us our ours he him his she her hers they
+them their theirs what which who whom whose when where why how again further once up down
+out off s t don't doesn't didn't isn't aren't i'm i've i'd i'll it's let's that's
+get gets got really quite much many lot lots one ones thing things
+"""))
+
+# Words a memory entry uses to frame a fact, whoever said it: "User prefers…",
+# "The user's name is…", "Remember that…". They carry no claim of their own.
+_FRAME_WORDS = frozenset(str.split("""
+user users user's person people assistant agent note notes fact facts memory remember
+remembered said says say told tell tells mentioned mentions mention stated states state
+name named called call goes go is are was his her their they he she them
+prefer prefers preferred preference preferences preferring
+like likes liked want wants wanted wish wishes
+currently usually always generally often sometimes
+project projects repo repository codebase environment setup machine team system
+use uses used using
+"""))
+
+# The same frame words in CJK text ("用户喜欢…" is "the user likes…").
+_CJK_FRAME = re.compile("用户|用戶|使用者|ユーザー|사용자")
+
+# Words people use for the same preference: one stands for the others.
+_SYNONYMS: tuple[frozenset[str], ...] = (
+    frozenset({"like", "love", "enjoy", "prefer", "fond", "favorite", "favourite", "want",
+               "adore", "appreciate"}),
+    frozenset({"hate", "dislike", "detest", "loathe", "avoid", "can't", "cannot"}),
+    frozenset({"short", "brief", "concise", "terse", "succinct", "shorter"}),
+    frozenset({"long", "lengthy", "verbose", "longer", "wordy"}),
+    frozenset({"answer", "response", "reply", "explanation", "answers", "responses"}),
+    frozenset({"work", "job", "employ", "employed"}),
+    frozenset({"live", "reside", "based", "stay", "from"}),
+)
+
+# ("one" is left out: it is a pronoun as often as a number.)
+_NUMBER_WORDS: dict[str, str] = {
+    "zero": "0", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
+    "seven": "7", "eight": "8", "nine": "9", "ten": "10",
+    "eleven": "11", "twelve": "12", "twenty": "20", "hundred": "100"}
+
+# Common CJK function characters (particles, pronouns, copulas) that support nothing.
+_CJK_FUNCTION = frozenset("的了是在我你他她它们这那有和就不也都要会说吗呢吧啊很与及把被着过个之")
+
+_USER_SIGNALS = re.compile(
+    r"\b(?:user|user's|the user|his|her|their|he|she|they|prefers?|likes?|dislikes?|hates?|"
+    r"loves?|name is|is called|lives? in|born|birthday|works? (?:on|at|as|for)|"
+    r"communication|speaks?|timezone|time zone|pronouns?)\b", re.IGNORECASE)
+_ENV_SIGNALS = re.compile(
+    r"(?:[~.]?/[\w.-]+/|`[^`]+`|\b[\w-]+\.(?:py|js|ts|go|rs|toml|ya?ml|json|md|sh|cfg|ini|"
+    r"lock|txt)\b|\b(?:repo|repository|server|port|version|install(?:ed)?|deploy(?:s|ed)?|"
+    r"config(?:uration)?|database|endpoint|branch|pipeline|build|compiler|docker|"
+    r"kubernetes|env(?:ironment)? var(?:iable)?s?|command|cli|api|package|library|"
+    r"python|node|npm|pip|make|ci)\b)", re.IGNORECASE)
+_USER_ONLY_NAMES = re.compile(r"^(?:the )?user\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class GroundingVerdict:
+    """Whether a memory entry is supported by the evidence, and which words are not."""
+
+    grounded: bool
+    unsupported: tuple[str, ...] = ()
+    support: float = 1.0  # share of the entry's checked words found in the evidence
+
+
+class Evidence:
+    """What the user and the tools said, indexed for ``check_grounding``.
+
+    Built once per check from the texts (the agent passes the user messages and tool
+    results of its live conversation); each text is read once.
+    """
+
+    def __init__(self, texts: Iterable[str]) -> None:
+        self.stems: set[str] = set()
+        self.words: set[str] = set()
+        self.numbers: set[str] = set()
+        self.cjk: set[str] = set()
+        for text in texts:
+            self._read(_normalise(text))
+
+    def _read(self, text: str) -> None:
+        for match in _WORD.finditer(text):
+            word = match.group().lower()
+            self.words.add(word)
+            self.stems.add(_stem(word))
+            if word in _NUMBER_WORDS:
+                self.numbers.add(_NUMBER_WORDS[word])
+        for match in _NUMBER.finditer(text):
+            self.numbers.update(_number_forms(match.group()))
+        self.cjk.update(_CJK.findall(text))
+
+    def supports_word(self, word: str) -> bool:
+        """``word`` or its stem was said, or a synonym of it was (preference words)."""
+        stem = _stem(word)
+        if word in self.words or stem in self.stems:
+            return True
+        return any(stem in group and group & self.stems for group in _SYNONYM_STEMS)
+
+
+def check_grounding(content: str, evidence: Evidence | Sequence[str],
+                    mode: GroundingMode = "strict") -> GroundingVerdict:
+    """Is ``content`` (a memory entry the model wants to write) supported by ``evidence``?"""
+    if mode == "off":
+        return GroundingVerdict(True)
+    if not isinstance(evidence, Evidence):
+        evidence = Evidence(evidence)
+    text = _normalise(content)
+    unsupported: list[str] = []
+    exact_missing = False
+    checked = supported = 0
+    for number in dict.fromkeys(m.group() for m in _NUMBER.finditer(text)):
+        checked += 1
+        if _number_forms(number) & evidence.numbers:
+            supported += 1
+        else:
+            unsupported.append(number)
+            exact_missing = True
+    for match in _WORD.finditer(text):
+        raw = match.group()
+        word = raw.lower()
+        if word in _NUMBER_WORDS:
+            checked += 1
+            if _NUMBER_WORDS[word] in evidence.numbers or word in evidence.words:
+                supported += 1
+            else:
+                unsupported.append(raw)
+                exact_missing = True
+            continue
+        if word in _STOP_WORDS or word in _FRAME_WORDS or _CJK.search(word):
+            continue
+        checked += 1
+        if _is_name(raw, match.start(), text):
+            if word in evidence.words:  # a name matches as a whole word, never a stem
+                supported += 1
+            else:
+                unsupported.append(raw)
+                exact_missing = True
+        elif evidence.supports_word(word):
+            supported += 1
+        else:
+            unsupported.append(raw)
+    for char in dict.fromkeys(_CJK.findall(_CJK_FRAME.sub(" ", text))):
+        if char in _CJK_FUNCTION:
+            continue
+        checked += 1
+        if char in evidence.cjk:
+            supported += 1
+        else:
+            unsupported.append(char)
+    share = supported / checked if checked else 1.0
+    unique = tuple(dict.fromkeys(unsupported))
+    if mode == "strict":
+        return GroundingVerdict(not unique, unique, share)
+    grounded = not exact_missing and share >= _LENIENT_SUPPORT
+    return GroundingVerdict(grounded, unique, share)
+
+
+def refusal_message(verdict: GroundingVerdict) -> str:
+    """The tool error for an ungrounded write: what is unsupported and what to do."""
+    words = ", ".join(repr(w) for w in verdict.unsupported[:_MAX_REPORTED])
+    more = len(verdict.unsupported) - _MAX_REPORTED
+    if more > 0:
+        words += f" and {more} more"
+    return (f"Not saved: the entry says things nobody in this conversation said ({words}). "
+            "Memory keeps only facts the user or a tool stated. Restate the fact in the "
+            "user's own words, leaving out anything they did not say, and call memory "
+            "again.")
+
+
+def route_target(content: str, target: str) -> str:
+    """The store ``content`` belongs in: ``target``, unless the text clearly says otherwise.
+
+    An entry with signs of a fact about the user ("prefers", "name is", "works on") and
+    none of the environment (paths, commands, servers, versions) goes to ``user``; the
+    reverse goes to ``memory``. Anything mixed or unclear stays where the model put it.
+    """
+    about_user = bool(_USER_SIGNALS.search(content))
+    about_env = bool(_ENV_SIGNALS.search(content)) and not _USER_ONLY_NAMES.match(content)
+    if target == "memory" and about_user and not about_env:
+        return "user"
+    if target == "user" and about_env and not about_user:
+        return "memory"
+    return target
+
+
+def _normalise(text: str) -> str:
+    return unicodedata.normalize("NFKC", text)
+
+
+def _is_name(raw: str, start: int, text: str) -> bool:
+    """A capitalised word that is not merely the first word of a sentence."""
+    if not raw[:1].isupper() or raw.lower() in _STOP_WORDS:
+        return False
+    before = text[:start].rstrip()
+    sentence_start = not before or before[-1] in ".!?:;\n-•*"
+    return not sentence_start or (len(raw) > 1 and raw[1:].lower() != raw[1:])
+
+
+def _number_forms(number: str) -> set[str]:
+    """A number as written and without thousands separators ("8,080" is "8080")."""
+    return {number, number.replace(",", "")}
+
+
+_SUFFIXES = ("ational", "ization", "fulness", "iveness", "ations", "ation", "ments", "ment",
+             "ings", "ing", "edly", "ness", "ies", "ied", "ers", "er", "ed", "es", "ly", "s")
+
+
+def _stem(word: str) -> str:
+    """A light suffix-stripping stem: enough that "works", "worked" and "working" meet."""
+    word = word.replace("’", "'")
+    if word.endswith("'s"):
+        word = word[:-2]
+    for suffix in _SUFFIXES:
+        # Two-letter endings need a longer rest: "reply" and "user" are not "rep" + "ly"
+        # and "us" + "er".
+        rest = 4 if suffix in ("ly", "er") else 3
+        if word.endswith(suffix) and len(word) - len(suffix) >= rest:
+            stem = word[: -len(suffix)]
+            if suffix in ("ies", "ied"):
+                stem += "y"
+            if len(stem) > 3 and stem[-1] == stem[-2] and stem[-1] not in "aeiouls":
+                stem = stem[:-1]  # "running" → "run", but "called" stays "call"
+            return stem.rstrip("e") if len(stem) > 3 else stem
+    return word.rstrip("e") if len(word) > 3 else word
+
+
+_SYNONYM_STEMS: tuple[frozenset[str], ...] = tuple(
+    frozenset(_stem(word) for word in group) for group in _SYNONYMS)

@@ -1,0 +1,152 @@
+"""The agent grounds the model's memory writes in what was said (SPEC M9).
+
+Scripted model replies (``ScriptedChatClient``), a real ``MemoryStore`` and session store.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mnemo.agent import Agent, build_agent
+from mnemo.config import MnemoConfig
+from mnemo.home import Home
+from mnemo.llm.testing import ScriptedChatClient, assistant_tool_call
+
+
+def make_agent(home: Home, client: ScriptedChatClient, tmp_path: Path,
+               grounding: str | None = "strict", **config: Any) -> Agent:
+    memory = {**config.pop("memory", {}), "grounding": grounding}
+    return build_agent(MnemoConfig.model_validate({"memory": memory, **config}), home=home,
+                       cwd=tmp_path, client=client)
+
+
+def add(content: str, target: str = "user", call_id: str = "call_1") -> Any:
+    return assistant_tool_call("memory", {"action": "add", "target": target,
+                                          "content": content}, call_id=call_id)
+
+
+def user_md(home: Home) -> str:
+    path = home.memories_dir / "USER.md"
+    return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+def test_a_fabricated_write_is_refused_and_the_retry_in_the_users_words_passes(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    client = ScriptedChatClient([
+        add("I love eating cookies and playing with my pets."),
+        add("Ana likes short answers", call_id="call_2"),
+        "Nice to meet you, Ana.",
+    ])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn("Hi! I'm Ana and I like short answers.")
+        line = agent.status_line()
+    first, second = (json.loads(run.result) for run in result.tool_runs)
+    assert not first["success"] and "user's own words" in first["error"]
+    assert second["success"]
+    assert user_md(mnemo_home) == "Ana likes short answers"
+    assert result.memory_written and "memory writes refused 1" in line
+
+
+def test_an_embellished_write_is_refused(mnemo_home: Home, tmp_path: Path) -> None:
+    client = ScriptedChatClient([
+        add("Carla has worked on the billing service for over a year"), "ok"])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.run_turn("I'm Carla, I work on the billing service and I hate long "
+                       "explanations")
+    assert user_md(mnemo_home) == ""
+
+
+def test_what_only_the_assistant_said_is_not_evidence(mnemo_home: Home,
+                                                      tmp_path: Path) -> None:
+    client = ScriptedChatClient([
+        "You seem to be a Rust developer living in Berlin.",
+        add("User is a Rust developer living in Berlin"), "ok"])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.run_turn("hello")
+        result = agent.run_turn("yes, please remember that")
+    assert not json.loads(result.tool_runs[0].result)["success"]
+    assert user_md(mnemo_home) == ""
+
+
+def test_a_tool_result_is_evidence(mnemo_home: Home, tmp_path: Path) -> None:
+    client = ScriptedChatClient([
+        assistant_tool_call("session_search", {"mode": "recent"}),
+        add("The staging server listens on port 8443", target="memory", call_id="c2"),
+        "Noted.",
+    ])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.sessions.create_session(title="the staging server listens on port 8443")
+        result = agent.run_turn("what did we find out about staging last time?")
+    assert json.loads(result.tool_runs[1].result)["success"]
+
+
+def test_a_write_to_the_wrong_store_is_moved_with_a_note(mnemo_home: Home,
+                                                         tmp_path: Path) -> None:
+    client = ScriptedChatClient([add("User prefers tabs over spaces", target="memory"), "ok"])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn("I prefer tabs over spaces, always")
+    answer = json.loads(result.tool_runs[0].result)
+    assert answer["success"] and "target 'user'" in answer["note"]
+    assert user_md(mnemo_home) == "User prefers tabs over spaces"
+    assert not (mnemo_home.memories_dir / "MEMORY.md").exists() or \
+        "tabs" not in (mnemo_home.memories_dir / "MEMORY.md").read_text(encoding="utf-8")
+
+
+def test_a_batch_is_refused_whole_when_one_entry_is_invented(mnemo_home: Home,
+                                                             tmp_path: Path) -> None:
+    client = ScriptedChatClient([
+        assistant_tool_call("memory", {"action": "batch", "target": "user", "operations": [
+            {"action": "add", "content": "Ana likes short answers"},
+            {"action": "add", "content": "Ana owns a sailing boat"}]}),
+        "ok"])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.run_turn("Hi! I'm Ana and I like short answers.")
+    assert user_md(mnemo_home) == ""
+
+
+def test_replace_may_reuse_the_words_of_the_entry_it_rewrites(mnemo_home: Home,
+                                                              tmp_path: Path) -> None:
+    client = ScriptedChatClient([
+        assistant_tool_call("memory", {"action": "replace", "target": "user",
+                                       "old_text": "Lisbon",
+                                       "content": "Ana lives in Porto, works remotely"}),
+        "ok"])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.memory.add("user", "Ana lives in Lisbon, works remotely")
+        result = agent.run_turn("I moved to Porto last month")
+    assert json.loads(result.tool_runs[0].result)["success"]
+    assert user_md(mnemo_home) == "Ana lives in Porto, works remotely"
+
+
+@pytest.mark.parametrize(("mode", "stored"), [("lenient", True), ("off", True),
+                                              ("strict", False)])
+def test_modes(mode: str, stored: bool, mnemo_home: Home, tmp_path: Path) -> None:
+    client = ScriptedChatClient([
+        add("Carla works on the billing service and hates long explanations today"), "ok"])
+    with make_agent(mnemo_home, client, tmp_path, grounding=mode) as agent:
+        agent.run_turn("I'm Carla, I work on the billing service and I hate long "
+                       "explanations")
+    assert bool(user_md(mnemo_home)) is stored
+
+
+def test_hosted_models_default_to_lenient_and_cli_writes_are_never_checked(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    client = ScriptedChatClient(["ok"])
+    with make_agent(mnemo_home, client, tmp_path, grounding=None) as agent:
+        assert agent.grounding == "lenient"
+        agent.memory.add("user", "Anything the user types by hand")  # the CLI's path
+    assert user_md(mnemo_home) == "Anything the user types by hand"
+
+
+def test_repeated_refusals_trip_the_loop_breaker(mnemo_home: Home, tmp_path: Path) -> None:
+    invented = [add(f"User collects {thing}", call_id=f"c{i}")
+                for i, thing in enumerate(["stamps", "coins", "shells", "cards"])]
+    client = ScriptedChatClient([*invented, "ok"])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn("hello there")
+    last = json.loads(result.tool_runs[-1].result)
+    assert last.get("terminal") and "Stop calling the memory tool" in last["error"]

@@ -1,0 +1,112 @@
+"""Grounding rules for the model's memory writes (SPEC M9): pure functions, no model."""
+
+from __future__ import annotations
+
+import pytest
+
+from mnemo.memory.grounding import Evidence, check_grounding, refusal_message, route_target
+
+ANA = ["Hi! I'm Ana and I like short answers. What can you do?"]
+CARLA = ["I'm Carla, I work on the billing service and I hate long explanations"]
+ENV = ["The API runs on port 8080 and we deploy with `make ship` on Python 3.11"]
+
+
+@pytest.mark.parametrize("entry", [
+    "User prefers short answers",
+    "The user's name is Ana",
+    "Ana likes brief responses",
+    "Name: Ana. Prefers concise replies.",
+    "User likes short answers",
+])
+def test_grounded_phrasings_of_what_ana_said_pass(entry: str) -> None:
+    assert check_grounding(entry, ANA).grounded
+
+
+@pytest.mark.parametrize("entry", [
+    "Carla works on the billing service",
+    "User is Carla; working on billing service",
+    "Dislikes long explanations",
+    "Carla hates lengthy explanations",
+])
+def test_grounded_phrasings_of_what_carla_said_pass(entry: str) -> None:
+    assert check_grounding(entry, CARLA).grounded
+
+
+def test_fabricated_facts_are_refused() -> None:
+    verdict = check_grounding("I love eating cookies and playing with my pets.", ANA)
+    assert not verdict.grounded
+    assert {"cookies", "pets"} <= set(verdict.unsupported)
+
+
+def test_embellishment_is_refused_in_strict_mode() -> None:
+    verdict = check_grounding(
+        "User is Carla, working on the billing service for over a year", CARLA)
+    assert not verdict.grounded and verdict.unsupported == ("year",)
+
+
+def test_a_wrong_name_or_number_is_refused_even_when_lenient() -> None:
+    assert not check_grounding("User's name is Anna", ANA, "lenient").grounded
+    assert not check_grounding("API runs on port 8081", ENV, "lenient").grounded
+    assert not check_grounding("Deploys with Python 3.12", ENV, "lenient").grounded
+    assert check_grounding("API runs on port 8080, Python 3.11", ENV, "lenient").grounded
+
+
+def test_lenient_accepts_a_paraphrase_with_one_extra_word() -> None:
+    entry = "Carla works on the billing service and hates long explanations today"
+    assert not check_grounding(entry, CARLA, "strict").grounded
+    assert check_grounding(entry, CARLA, "lenient").grounded
+
+
+def test_off_accepts_anything() -> None:
+    assert check_grounding("Completely invented", ANA, "off").grounded
+
+
+def test_names_match_whole_words_not_stems() -> None:
+    evidence = ["my colleague Dan reviews the code"]
+    assert check_grounding("Colleague Dan reviews code", evidence).grounded
+    assert not check_grounding("Colleague Danny reviews code", evidence).grounded
+
+
+def test_numbers_and_number_words() -> None:
+    assert check_grounding("User has three cats", ["I have 3 cats"]).grounded
+    assert check_grounding("User has 3 cats", ["I have three cats"]).grounded
+    assert check_grounding("Budget is 8080 euros", ["the budget: 8,080 euros"]).grounded
+    assert not check_grounding("User has 4 cats", ["I have 3 cats"]).grounded
+
+
+def test_cjk_is_checked_by_characters() -> None:
+    evidence = ["我喜欢简短的回答,我住在上海"]
+    assert check_grounding("用户喜欢简短的回答", evidence).grounded
+    assert check_grounding("用户住在上海", evidence).grounded
+    verdict = check_grounding("用户住在北京", evidence)
+    assert not verdict.grounded and set(verdict.unsupported) == {"北", "京"}
+
+
+def test_evidence_is_reusable_and_order_free() -> None:
+    evidence = Evidence([*CARLA, *ANA])
+    assert check_grounding("Ana likes short answers", evidence).grounded
+    assert check_grounding("Carla works on billing", evidence).grounded
+
+
+def test_refusal_tells_the_model_what_to_do() -> None:
+    verdict = check_grounding("User loves cookies, pets, cats, dogs, hikes, boats and cars",
+                              ANA)
+    message = refusal_message(verdict)
+    assert message.startswith("Not saved:") and "user's own words" in message
+    assert "'cookies'" in message and "more" in message  # long lists are cut
+
+
+@pytest.mark.parametrize(("content", "target", "routed"), [
+    ("User prefers tabs over spaces", "memory", "user"),
+    ("User's name is Carla", "memory", "user"),
+    ("The repo uses pnpm; run `pnpm dev` to start", "user", "memory"),
+    ("Deploys go through make ship on port 8080", "user", "memory"),
+    # A preference of the user's about the environment is about the user.
+    ("User prefers that the repo uses pnpm", "memory", "user"),
+    ("The user prefers pnpm in this repo", "user", "user"),
+    ("Tabs in the build files, says the user", "memory", "memory"),  # mixed: left alone
+    ("User prefers short answers", "user", "user"),
+    ("Lessons: retry flaky tests once", "memory", "memory"),
+])
+def test_route_target(content: str, target: str, routed: str) -> None:
+    assert route_target(content, target) == routed
