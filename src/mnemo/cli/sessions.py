@@ -13,6 +13,7 @@ import click
 from mnemo.cli.common import CliState, echo_json, pass_state
 from mnemo.errors import UsageError
 from mnemo.sessions import SessionStore
+from mnemo.sessions.query import limits_note
 from mnemo.sessions.records import StoredMessage, iso_time
 from mnemo.sessions.transcript import import_transcript
 
@@ -131,6 +132,9 @@ def search(state: CliState, query: tuple[str, ...], limit: int, session_id: str 
     text = " ".join(query)
     with _open(state) as store:
         hits = store.search(text, limit=limit, session_id=session_id, role=role or None)
+    note = limits_note(text)
+    if note:
+        click.echo(f"note: {note}", err=True)
     if as_json:
         echo_json([h.to_dict() for h in hits])
         return
