@@ -11,6 +11,7 @@ it as one line and shows a traceback only with ``--debug``.
     ├── UsageError                    you asked for something that cannot be done
     │   └── ConfigError               config.yaml is wrong (names file and key path)
     ├── StoreError                    a memory file or the session database failed
+    │   └── DatabaseDamagedError      state.db is damaged (`mnemo sessions repair`)
     └── ProviderError                 a model call failed
         ├── ProviderAuthError         the key was refused (do not retry)
         ├── ProviderConnectionError   the endpoint could not be reached
@@ -25,6 +26,7 @@ from __future__ import annotations
 __all__ = [
     "ConfigError",
     "ContextLengthExceededError",
+    "DatabaseDamagedError",
     "MnemoError",
     "ModelUnavailableError",
     "ProviderAuthError",
@@ -59,6 +61,10 @@ class ConfigError(UsageError):
 
 class StoreError(MnemoError):
     """A durable store (memory files, the session database) could not be read or written."""
+
+
+class DatabaseDamagedError(StoreError):
+    """The session database file is damaged or is not a database at all."""
 
 
 class ProviderError(MnemoError):

@@ -139,6 +139,8 @@ class Agent:
         self.on_event: Callable[[str, dict[str, Any]], None] | None = None
         self._compacted = False
         self._fresh_compaction = False  # no response since the last compaction yet
+        # Warnings for the user about how this agent was set up (a damaged archive…).
+        self.notices: list[str] = []
 
     # -- session lifecycle ----------------------------------------------------------------
 

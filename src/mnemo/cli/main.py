@@ -2,12 +2,15 @@
 
 Each command group lives in its own module and is attached here. Every ``MnemoError`` a
 command raises becomes one line on stderr (exit 1; 2 for usage and config mistakes);
-``--debug`` shows the traceback instead.
+``--debug`` shows the traceback instead. A closed output pipe (``mnemo … | head``) ends
+the command quietly with exit 0: the reader had all it wanted.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import sys
 import traceback
 from typing import Any
@@ -32,6 +35,9 @@ class _Root(click.Group):
                 traceback.print_exc()
             click.echo(f"error: {exc}", err=True)
             ctx.exit(2 if isinstance(exc, UsageError) else 1)
+        except BrokenPipeError:
+            _quiet_closed_pipe()
+            ctx.exit(0)
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             ctx.exit(130)
@@ -43,6 +49,17 @@ class _Root(click.Group):
             click.echo(f"error: {exc.strerror or exc}{where}; check that it exists and that "
                        "you may read and write it", err=True)
             ctx.exit(1)
+
+
+def _quiet_closed_pipe() -> None:
+    """The reader of our output went away (``mnemo … | head``): stop without a word.
+
+    stdout is pointed at /dev/null so the interpreter's last flush cannot fail again
+    and print "Exception ignored … BrokenPipeError".
+    """
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
 
 
 @click.group(cls=_Root, context_settings={"help_option_names": ["-h", "--help"]})
@@ -94,4 +111,8 @@ _register()
 
 def main() -> None:
     """Console-script entry point."""
-    cli(prog_name="mnemo")
+    try:
+        cli(prog_name="mnemo")
+    except BrokenPipeError:  # raised by a flush after the command itself had finished
+        _quiet_closed_pipe()
+        sys.exit(0)

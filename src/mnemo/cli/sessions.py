@@ -183,3 +183,27 @@ def delete(state: CliState, session_id: str, yes: bool) -> None:
             click.confirm(f"Delete session {session_id} and all its messages?", abort=True)
         count = store.delete_session(session_id)
     click.echo(f"deleted session {session_id} ({count} messages)")
+
+
+@sessions.command()
+@click.option("--force", is_flag=True,
+              help="Rebuild even when SQLite finds nothing wrong with the file.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was done as JSON.")
+@pass_state
+def repair(state: CliState, force: bool, as_json: bool) -> None:
+    """Rescue a damaged state.db: keep it aside, salvage what reads, start a fresh archive.
+
+    The damaged file is moved (never deleted) to state.db.damaged-<time>; every session
+    and message that can still be read is copied into a new state.db. A healthy file is
+    left alone unless --force.
+    """
+    from mnemo.sessions.repair import repair_database
+
+    report = repair_database(state.home.state_db, force=force)
+    if as_json:
+        echo_json({"path": str(report.path),
+                   "moved_to": str(report.moved_to) if report.moved_to else None,
+                   "copied": report.copied, "lost": report.lost,
+                   "readable": report.readable})
+        return
+    click.echo(report.describe())

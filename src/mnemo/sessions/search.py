@@ -21,8 +21,9 @@ CJK runs go through the trigram index (3+ characters) or a substring scan of the
 flagged as holding CJK text (1–2 characters, too short for trigrams); their candidates
 are scored by which query terms they contain. A query with no words at all (emoji,
 punctuation) is matched as a literal substring. Long queries are cut to ``MAX_TERMS``
-terms by ``parse_query`` (see ``query.py``), so no query costs more than a short one. ``bench/locomo_recall.py`` measures what
-each step is worth; ``bench/search_bench.py`` what it costs.
+terms by ``parse_query`` (see ``query.py``), so no query costs more than a short one.
+``bench/locomo_recall.py`` measures what each step is worth; ``bench/search_bench.py``
+what it costs.
 """
 
 from __future__ import annotations
