@@ -50,13 +50,17 @@ class UsageError(MnemoError):
 class ConfigError(UsageError):
     """config.yaml (or a config value passed in code) is invalid.
 
-    ``path`` is the file, ``key`` the dotted key path that is wrong (either may be empty).
+    ``path`` is the file, ``key`` the dotted key path that is wrong (either may be empty);
+    ``line`` and ``column`` (1-based) say where YAML that does not parse went wrong.
     """
 
-    def __init__(self, message: str, *, path: str = "", key: str = "") -> None:
+    def __init__(self, message: str, *, path: str = "", key: str = "",
+                 line: int | None = None, column: int | None = None) -> None:
         super().__init__(message)
         self.path = path
         self.key = key
+        self.line = line
+        self.column = column
 
 
 class StoreError(MnemoError):

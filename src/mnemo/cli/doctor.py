@@ -21,7 +21,8 @@ import click
 
 from mnemo.cli.common import CliState, echo_json, pass_state
 from mnemo.config import MnemoConfig, load_config
-from mnemo.errors import DatabaseDamagedError, MnemoError
+from mnemo.config.secrets import mask_urls_in
+from mnemo.errors import ConfigError, DatabaseDamagedError, MnemoError
 from mnemo.fileio import is_read_only, lock_path_for
 from mnemo.home import Home
 from mnemo.memory import TARGETS, MemoryStore
@@ -56,10 +57,19 @@ def _home_checks(home: Home) -> list[Check]:
 def _config_check(home: Home) -> tuple[Check, MnemoConfig]:
     try:
         config = load_config(home)
+    except ConfigError as exc:
+        if exc.line is not None:
+            fix = (f"fix the YAML syntax at line {exc.line}, column {exc.column} of "
+                   f"{home.config_file}")
+        elif exc.key:
+            fix = f"fix {exc.key} in {home.config_file} (see docs/config.md)"
+        else:
+            fix = f"rewrite {home.config_file} as a plain mapping (see docs/config.md)"
+        return (Check("config.yaml", "fail", str(exc),
+                      fix + "; until then the defaults are used"), MnemoConfig())
     except MnemoError as exc:
         return (Check("config.yaml", "fail", str(exc),
-                      f"fix the key named above in {home.config_file} (see docs/config.md); "
-                      "until then the defaults are used"), MnemoConfig())
+                      f"check {home.config_file} (see docs/config.md)"), MnemoConfig())
     where = home.config_file if home.config_file.exists() else "no file, defaults"
     return Check("config.yaml", "ok", f"valid ({where})"), config
 
@@ -282,7 +292,9 @@ def doctor(state: CliState, skip_model: bool, as_json: bool) -> None:
     Every line says what was found; a problem comes with the command that fixes it.
     Exits with 1 when a check fails.
     """
-    checks = run_checks(state.home, Path.cwd(), model=not skip_model)
+    # A key in a base_url (userinfo or query) never reaches the screen.
+    checks = [Check(c.name, c.verdict, mask_urls_in(c.detail), mask_urls_in(c.fix))
+              for c in run_checks(state.home, Path.cwd(), model=not skip_model)]
     if as_json:
         echo_json([asdict(c) for c in checks])
     else:

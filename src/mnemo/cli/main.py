@@ -18,6 +18,7 @@ from typing import Any
 import click
 
 from mnemo.cli.common import CliState
+from mnemo.config.secrets import mask_urls_in
 from mnemo.errors import MnemoError, UsageError
 from mnemo.home import Home
 from mnemo.logs import configure_file_logging
@@ -33,7 +34,7 @@ class _Root(click.Group):
             state = ctx.find_object(CliState)
             if state is not None and state.debug:
                 traceback.print_exc()
-            click.echo(f"error: {exc}", err=True)
+            click.echo(f"error: {mask_urls_in(str(exc))}", err=True)
             ctx.exit(2 if isinstance(exc, UsageError) else 1)
         except BrokenPipeError:
             _quiet_closed_pipe()
