@@ -208,7 +208,7 @@ class MemoryStore:
         content = (content or "").strip()
 
         def apply(entries: list[str]) -> tuple[list[str], str]:
-            _check_content(content)
+            _check_content(content, limit=self.limits[target], name=FILENAMES[target])
             if content in entries:
                 return entries, "Entry already exists; nothing was written."
             return [*entries, content], "Entry added."
@@ -251,7 +251,8 @@ class MemoryStore:
             done: list[str] = []
             for index, op in enumerate(operations, start=1):
                 try:
-                    current, note = _apply_batch_op(current, index, op)
+                    current, note = _apply_batch_op(current, index, op,
+                                                    (self.limits[target], FILENAMES[target]))
                 except _Refused as refused:
                     if "current_entries" in refused.result:
                         refused.result["current_entries"] = list(entries)
@@ -442,9 +443,16 @@ class MemoryStore:
 # -- pure operation helpers (work on a copy of the entries, raise _Refused) ------------------
 
 
-def _check_content(content: str, *, field: str = "content") -> None:
+def _check_content(content: str, *, field: str = "content", limit: int | None = None,
+                   name: str = "") -> None:
     if not content:
         raise _Refused(f"{field} is empty; give the text of the entry to save.")
+    if limit is not None and len(content) > limit:
+        # Checked before the scan for a new entry: one this long is a size problem
+        # first, and the scan would only report that it stopped reading.
+        raise _Refused(f"This entry alone is {len(content):,} chars, more than the whole "
+                       f"{name} limit of {limit:,}; nothing was written. Save a short "
+                       "summary of it instead.")
     problem = delimiter_problem(content)
     if problem:
         raise _Refused(f"{field} cannot be stored: {problem}.")
@@ -493,7 +501,8 @@ def _apply_remove(entries: list[str], old_text: str) -> tuple[list[str], str]:
     return entries, "Entry removed."
 
 
-def _apply_batch_op(entries: list[str], index: int, op: Any) -> tuple[list[str], str]:
+def _apply_batch_op(entries: list[str], index: int, op: Any,
+                    bound: tuple[int, str] | None = None) -> tuple[list[str], str]:
     if not isinstance(op, dict):
         raise _Refused(f"operation {index} is not an object; use "
                        "{\"action\": \"add\"|\"replace\"|\"remove\", ...}.")
@@ -502,7 +511,8 @@ def _apply_batch_op(entries: list[str], index: int, op: Any) -> tuple[list[str],
     old_text = str(op.get("old_text") or "").strip()
     try:
         if action == "add":
-            _check_content(content)
+            limit, name = bound if bound else (None, "")
+            _check_content(content, limit=limit, name=name)
             if content in entries:
                 return entries, f"{index}: already exists"
             return [*entries, content], f"{index}: added"
