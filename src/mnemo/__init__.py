@@ -19,6 +19,7 @@ from mnemo.context import (
 from mnemo.errors import (
     ConfigError,
     ContextLengthExceededError,
+    DatabaseDamagedError,
     MnemoError,
     ModelUnavailableError,
     ProviderAuthError,
@@ -69,6 +70,7 @@ __all__ = [
     "ContextCompressor",
     "ContextEngine",
     "ContextLengthExceededError",
+    "DatabaseDamagedError",
     "Finding",
     "Home",
     "MemoryManager",

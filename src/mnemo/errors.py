@@ -11,6 +11,7 @@ it as one line and shows a traceback only with ``--debug``.
     ├── UsageError                    you asked for something that cannot be done
     │   └── ConfigError               config.yaml is wrong (names file and key path)
     ├── StoreError                    a memory file or the session database failed
+    │   └── DatabaseDamagedError      state.db is damaged (`mnemo sessions repair`)
     └── ProviderError                 a model call failed
         ├── ProviderAuthError         the key was refused (do not retry)
         ├── ProviderConnectionError   the endpoint could not be reached
@@ -25,6 +26,7 @@ from __future__ import annotations
 __all__ = [
     "ConfigError",
     "ContextLengthExceededError",
+    "DatabaseDamagedError",
     "MnemoError",
     "ModelUnavailableError",
     "ProviderAuthError",
@@ -48,17 +50,25 @@ class UsageError(MnemoError):
 class ConfigError(UsageError):
     """config.yaml (or a config value passed in code) is invalid.
 
-    ``path`` is the file, ``key`` the dotted key path that is wrong (either may be empty).
+    ``path`` is the file, ``key`` the dotted key path that is wrong (either may be empty);
+    ``line`` and ``column`` (1-based) say where YAML that does not parse went wrong.
     """
 
-    def __init__(self, message: str, *, path: str = "", key: str = "") -> None:
+    def __init__(self, message: str, *, path: str = "", key: str = "",
+                 line: int | None = None, column: int | None = None) -> None:
         super().__init__(message)
         self.path = path
         self.key = key
+        self.line = line
+        self.column = column
 
 
 class StoreError(MnemoError):
     """A durable store (memory files, the session database) could not be read or written."""
+
+
+class DatabaseDamagedError(StoreError):
+    """The session database file is damaged or is not a database at all."""
 
 
 class ProviderError(MnemoError):

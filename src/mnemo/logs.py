@@ -12,12 +12,20 @@ import logging
 from logging.handlers import RotatingFileHandler
 
 from mnemo.config.schema import LoggingConfig
+from mnemo.config.secrets import mask_urls_in
 from mnemo.home import Home
 
 __all__ = ["LOG_FORMAT", "configure_file_logging"]
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 _MARK = "_mnemo_file_handler"
+
+
+class _MaskingFormatter(logging.Formatter):
+    """Formats as usual, then masks keys in URLs (``https://u:KEY@host``, ``?api_key=``)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return mask_urls_in(super().format(record))
 
 
 def configure_file_logging(
@@ -45,7 +53,7 @@ def configure_file_logging(
                                       backupCount=config.backup_count, encoding="utf-8")
     except OSError:
         return None
-    handler.setFormatter(logging.Formatter(LOG_FORMAT))
+    handler.setFormatter(_MaskingFormatter(LOG_FORMAT))
     handler.setLevel(config.level)
     setattr(handler, _MARK, str(path))
     logger.addHandler(handler)

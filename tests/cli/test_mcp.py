@@ -54,3 +54,39 @@ def test_mcp_server_exposes_memory_and_session_search(mnemo_home: Home) -> None:
     assert json.loads(str(out["recent"]))["success"] is True
     user = (mnemo_home.memories_dir / "USER.md").read_text(encoding="utf-8")
     assert parse_entries(user) == ["Prefers metric units"]
+
+
+async def _hostile_calls(home: Home) -> dict[str, object]:
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    exe = Path(sys.executable).with_name("mnemo")
+    params = StdioServerParameters(
+        command=str(exe) if exe.exists() else sys.executable,
+        args=["mcp"] if exe.exists() else ["-m", "mnemo", "mcp"],
+        env={**os.environ, "MNEMO_HOME": str(home.root)},
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        init = await session.initialize()
+        huge = await session.call_tool("memory", {"action": "add", "target": "memory",
+                                                  "content": "word " * 20_000})
+        query = " ".join(f"w{i}x" for i in range(3_000))
+        long_query = await session.call_tool("session_search", {"query": query})
+        negative = await session.call_tool("session_search", {"query": "x", "limit": -3})
+        return {"version": init.server_info.version, "huge": _text(huge),
+                "long": _text(long_query), "negative": _text(negative)}
+
+
+def test_mcp_hostile_calls_get_fitting_answers(mnemo_home: Home) -> None:
+    import importlib.metadata
+
+    out = asyncio.run(asyncio.wait_for(_hostile_calls(mnemo_home), timeout=60))
+    assert out["version"] == importlib.metadata.version("mnemo")
+    huge = json.loads(str(out["huge"]))
+    assert huge["success"] is False and "limit of 2,200" in huge["error"]
+    assert "security scan" not in huge["error"]
+    long = json.loads(str(out["long"]))
+    assert long["success"] is True and len(long["query"]) < 300
+    assert "only the first 32" in long["note"] and len(str(out["long"])) < 2_000
+    negative = json.loads(str(out["negative"]))
+    assert negative["success"] is False and "limit must be between 1 and 10" in negative["error"]

@@ -121,15 +121,20 @@ def test_installed_console_script(mnemo_home: Home) -> None:
     assert done.returncode == 0 and "edit" in done.stdout
 
 
-@pytest.mark.parametrize("command", [["memory", "show"], ["memory", "add", "x"],
-                                     ["memory", "edit"], ["prompt"], ["context"]])
-def test_a_memory_file_that_is_not_utf8_is_one_line(mnemo_home: Home,
-                                                     command: list[str]) -> None:
+def test_a_memory_file_that_is_not_utf8_is_read_only_not_fatal(mnemo_home: Home) -> None:
     mnemo_home.memories_dir.mkdir(parents=True)
-    (mnemo_home.memories_dir / "MEMORY.md").write_bytes(b"caf\xe9 notes")
-    code, out, err = run(*command)
-    assert code == 1, (out, err)
-    assert err.startswith("error: ") and "not UTF-8" in err and err.count("\n") == 1
+    path = mnemo_home.memories_dir / "MEMORY.md"
+    path.write_bytes(b"caf\xe9 notes\n\xa7\nsecond line")
+    code, out, err = run("memory", "show")
+    assert code == 0 and "caf\ufffd notes" in out
+    assert err.startswith("warning: MEMORY.md is not valid UTF-8 (byte 3, line 1)")
+    assert "iconv -f WINDOWS-1252 -t UTF-8" in err
+    code, out, err = run("memory", "add", "x")
+    assert code == 1 and err.startswith("error: ") and err.count("\n") == 1
+    assert "Nothing was written" in err and "not valid UTF-8" in err
+    code, out, err = run("prompt")
+    assert code == 0 and "caf\ufffd notes" in out
+    assert path.read_bytes() == b"caf\xe9 notes\n\xa7\nsecond line"  # nothing changed
 
 
 def test_a_memory_file_that_is_a_folder_is_one_line(mnemo_home: Home) -> None:

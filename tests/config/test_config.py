@@ -70,7 +70,7 @@ def test_bad_config_is_one_line_naming_file_and_key(mnemo_home: Home, text: str,
 
 def test_invalid_yaml_names_the_line(mnemo_home: Home) -> None:
     write(mnemo_home, "memory:\n  a: [1, 2\n")
-    with pytest.raises(ConfigError, match=r"line \d+ is not valid YAML"):
+    with pytest.raises(ConfigError, match=r"not valid YAML at line 3, column 1"):
         load_config(mnemo_home)
 
 

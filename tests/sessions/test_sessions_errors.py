@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from mnemo.errors import StoreError, UsageError
+from mnemo.errors import DatabaseDamagedError, StoreError, UsageError
 from mnemo.sessions import SessionStore
 from mnemo.sessions.db import store_errors
 from mnemo.sessions.records import clean_text
@@ -121,18 +121,19 @@ def test_values_sqlite_cannot_bind_are_usage_errors(store: SessionStore) -> None
         store.originals_of(-(2**70))
 
 
-def test_only_a_damaged_file_is_called_unreadable(tmp_path: Path) -> None:
+def test_only_a_damaged_file_is_called_damaged(tmp_path: Path) -> None:
     garbage = tmp_path / "garbage.db"
     garbage.write_bytes(b"this is not a database, just some text" * 200)
-    with pytest.raises(StoreError, match=r"unreadable.*move it aside"):
+    with pytest.raises(DatabaseDamagedError, match=r"damaged.*mnemo sessions repair"):
         SessionStore(garbage)
     for exc in (sqlite3.IntegrityError("UNIQUE constraint failed: sessions.id"),
                 sqlite3.NotSupportedError("not supported"),
                 sqlite3.DatabaseError("something else")):
         with pytest.raises(StoreError) as caught, store_errors("state.db"):
             raise exc
-        assert "unreadable" not in str(caught.value) and "move it aside" not in str(caught.value)
-    with pytest.raises(StoreError, match="unreadable"), store_errors("state.db"):
+        assert not isinstance(caught.value, DatabaseDamagedError)
+        assert "damaged" not in str(caught.value) and "repair" not in str(caught.value)
+    with pytest.raises(DatabaseDamagedError, match="damaged"), store_errors("state.db"):
         raise sqlite3.DatabaseError("database disk image is malformed")
 
 

@@ -213,3 +213,53 @@ def test_an_old_message_with_every_common_word_is_still_found(store: SessionStor
     _session(store, *(f"migration step {i}" for i in range(60)))
     assert store.search("walrus migration", limit=3)[0].message_id == old[0]
     assert store.search("walrus migration zzyzx", limit=3)[0].message_id == old[0]
+
+
+# -- queries of any length (issue 14, class 7) -------------------------------------------
+
+
+def _count_statements(store: SessionStore) -> list[str]:
+    """Every SQL statement the store's connection in this thread runs from now on."""
+    seen: list[str] = []
+
+    def record(statement: str) -> None:
+        if not statement.startswith("--"):  # statements FTS5 runs inside one are marked --
+            seen.append(statement)
+
+    store._db.connection().set_trace_callback(record)
+    return seen
+
+
+@pytest.mark.parametrize("query", ["!@#$%^&*()" * 6_000, "→" * 60_000, "% _ \\ " * 20_000])
+def test_symbol_only_queries_of_50kb_are_valid(store: SessionStore, query: str) -> None:
+    _, ids = _session(store, "plain words", f"prefix {query[:3000]} suffix")
+    hits = store.search(query)
+    assert [h.message_id for h in hits] == [ids[1]]  # its first 2,000 characters match
+
+
+def test_a_100000_word_query_costs_what_a_short_one_costs(store: SessionStore) -> None:
+    _, ids = _session(store, *(f"note about w{i}x and other things" for i in range(50)))
+    statements = _count_statements(store)
+    short = store.search("w1x w2x w3x")
+    assert statements  # the trace sees the work
+    statements.clear()
+    long = store.search(" ".join(f"w{i}x" for i in range(100_000)))
+    # One count per kept term (32), the ranking, and a neighbour look-up per candidate
+    # (at most 50): bounded by constants, where one look-up per word would be 100,000.
+    assert len(statements) <= 32 + 50 + 20
+    assert short and long
+    assert {h.message_id for h in long if h.matched} <= set(ids[:32])  # the first 32 words
+
+
+def test_parse_query_caps_terms_and_says_so() -> None:
+    from mnemo.sessions.query import MAX_TERMS, limits_note, parse_query
+
+    words = [f"w{i}x" for i in range(100_000)]
+    parsed = parse_query(" ".join(words))
+    assert parsed.truncated and [t.text for t in parsed.terms] == words[:MAX_TERMS]
+    assert "only the first 32" in str(limits_note(" ".join(words)))
+    assert not parse_query("deploy failed again").truncated
+    assert limits_note("deploy failed again") is None
+    assert "first 2,000 characters" in str(limits_note("!" * 3000))
+    cjk = parse_query(" ".join(f"猫{chr(0x4E00 + i)}" for i in range(200)))
+    assert cjk.truncated and len(cjk.cjk) == MAX_TERMS

@@ -74,7 +74,9 @@ def test_default_limit_is_3_and_at_most_10(store: SessionStore) -> None:
                                 for i in range(30)])
     assert call(store, "walrus")["count"] == 3
     assert call(store, "walrus", limit=50)["count"] == 10
-    assert call(store, "walrus", limit=0)["count"] == 1
+    for bad in (0, -1, -5):
+        refused = call(store, "walrus", limit=bad)
+        assert refused["success"] is False and "limit must be between 1 and 10" in refused["error"]
     assert call(store, "walrus", limit="4")["count"] == 4
 
 
@@ -261,3 +263,14 @@ def test_no_arguments_make_the_tool_raise(
     assert isinstance(result, dict) and result["success"] in (True, False)
     if not result["success"]:
         assert isinstance(result["error"], str) and "unreadable" not in result["error"]
+
+
+def test_a_long_query_is_not_echoed_whole_and_the_cut_is_reported(store: SessionStore) -> None:
+    sid = store.create_session()
+    store.append_messages(sid, [{"role": "user", "content": "the w3x walrus sings"}])
+    query = " ".join(f"w{i}x" for i in range(5_000))
+    result = call(store, query)
+    assert result["success"] is True and result["count"] == 1
+    assert len(result["query"]) < 300 and result["query"].endswith("more chars]")
+    assert "only the first 32 were searched" in result["note"]
+    assert "note" not in call(store, "walrus")

@@ -164,6 +164,8 @@ class Agent:
         # M9: how strictly the model's memory writes must match what was said.
         self.grounding: GroundingMode = grounding or config.memory.grounding or "lenient"
         self.refused_writes = 0  # ungrounded memory writes refused in this process
+        # Warnings for the user about how this agent was set up (a damaged archive…).
+        self.notices: list[str] = []
 
     # -- session lifecycle ----------------------------------------------------------------
 

@@ -31,7 +31,7 @@ from mnemo.llm import (
 from mnemo.memory import MemoryStore
 from mnemo.memory.plugins import create_memory_manager
 from mnemo.prompt import SystemPrompt, build_system_prompt
-from mnemo.sessions import SessionStore
+from mnemo.sessions.repair import open_or_scratch
 
 __all__ = ["build_agent", "context_window", "preview_system_prompt", "summarizer_for"]
 
@@ -108,12 +108,16 @@ def build_agent(
     engine = create_engine(config, home=home, summarizer=summarizer,
                            context_length=context_window(config, home, client),
                            model=client.model)
-    return Agent(client=client, engine=engine, config=config, home=home,
-                 memory=MemoryStore.from_config(config, home),
-                 sessions=SessionStore(home.state_db),
-                 cwd=cwd, platform=platform, clock=clock, resume_session_id=resume_session_id,
-                 owns_sessions=True,
-                 grounding=config.memory.grounding or ("strict" if local else "lenient"))
+    # A damaged archive must not stop a conversation: run on a scratch store and say so.
+    sessions, warning = open_or_scratch(home.state_db)
+    agent = Agent(client=client, engine=engine, config=config, home=home,
+                  memory=MemoryStore.from_config(config, home), sessions=sessions,
+                  cwd=cwd, platform=platform, clock=clock,
+                  resume_session_id=resume_session_id, owns_sessions=True,
+                  grounding=config.memory.grounding or ("strict" if local else "lenient"))
+    if warning:
+        agent.notices.append(warning)
+    return agent
 
 
 def preview_system_prompt(

@@ -57,6 +57,8 @@ def _start(agent: Agent) -> None:
     the local model has spent seconds loading.
     """
     prompt = agent.start()
+    for notice in [*agent.notices, *agent.memory.notices]:
+        click.echo(click.style(f"warning: {notice}", fg="yellow"), err=True)
     start = getattr(agent.client, "start", None)  # the local model starts a server
     if callable(start):
         click.echo(_dim("starting the local model (the first run also assembles the model "

@@ -21,11 +21,13 @@ import click
 
 from mnemo.cli.common import CliState, echo_json, pass_state
 from mnemo.config import MnemoConfig, load_config
-from mnemo.errors import MnemoError
+from mnemo.config.secrets import mask_urls_in
+from mnemo.errors import ConfigError, DatabaseDamagedError, MnemoError
 from mnemo.fileio import is_read_only, lock_path_for
 from mnemo.home import Home
 from mnemo.memory import TARGETS, MemoryStore
-from mnemo.memory.entries import FILENAMES, parse_entries, round_trips
+from mnemo.memory.entries import FILENAMES, parse_entries, round_trips, usage_of
+from mnemo.memory.files import fit_entries, left_out_notice, read_memory_file, write_path
 from mnemo.security import scan
 
 __all__ = ["Check", "doctor", "run_checks"]
@@ -55,10 +57,19 @@ def _home_checks(home: Home) -> list[Check]:
 def _config_check(home: Home) -> tuple[Check, MnemoConfig]:
     try:
         config = load_config(home)
+    except ConfigError as exc:
+        if exc.line is not None:
+            fix = (f"fix the YAML syntax at line {exc.line}, column {exc.column} of "
+                   f"{home.config_file}")
+        elif exc.key:
+            fix = f"fix {exc.key} in {home.config_file} (see docs/config.md)"
+        else:
+            fix = f"rewrite {home.config_file} as a plain mapping (see docs/config.md)"
+        return (Check("config.yaml", "fail", str(exc),
+                      fix + "; until then the defaults are used"), MnemoConfig())
     except MnemoError as exc:
         return (Check("config.yaml", "fail", str(exc),
-                      f"fix the key named above in {home.config_file} (see docs/config.md); "
-                      "until then the defaults are used"), MnemoConfig())
+                      f"check {home.config_file} (see docs/config.md)"), MnemoConfig())
     where = home.config_file if home.config_file.exists() else "no file, defaults"
     return Check("config.yaml", "ok", f"valid ({where})"), config
 
@@ -87,16 +98,27 @@ def _memory_checks(home: Home, config: MnemoConfig) -> list[Check]:
 def _memory_file_check(store: MemoryStore, target: Literal["memory", "user"]) -> Check:
     path = store.path_for(target)
     name = FILENAMES[target]
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return Check(name, "ok", "not created yet (the first write creates it)")
     try:
-        raw = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        return Check(name, "fail", f"cannot be read ({exc})", f"chmod 644 {path}")
+        write_path(path)
+        read = read_memory_file(path)
+    except MnemoError as exc:
+        return Check(name, "fail", str(exc), f"ls -l {path}; fix or replace the file")
+    if read.encoding_problem:
+        return Check(name, "fail", read.encoding_problem.split(", so ")[0] + "; memory "
+                     "writes to it are refused", read.encoding_problem.split("read-only. ")[-1])
     if is_read_only(path):
         return Check(name, "fail", "is read-only, so memory writes are refused",
                      f"chmod 644 {path}")
+    raw = read.text
     entries = parse_entries(raw)
+    limit = store.limits[target]
+    if usage_of(entries) > limit:
+        _, left = fit_entries(entries, limit)
+        notice = left_out_notice(target, usage_of(entries), left, limit)
+        detail, _, fix = notice.partition("; nothing was deleted. ")
+        return Check(name, "warn", detail + "; nothing was deleted", fix)
     usage = store.read(target)["usage"]
     blocked = [e for e in entries if scan(e, "strict")]
     if blocked:
@@ -107,7 +129,8 @@ def _memory_file_check(store: MemoryStore, target: Literal["memory", "user"]) ->
         return Check(name, "warn", "was edited by hand into a shape a rewrite would change "
                      "(replace/remove will back it up and refuse)",
                      f"normalise it with `mnemo memory edit --target {target}`")
-    return Check(name, "ok", f"{len(entries)} entries, {usage}")
+    link = f" (symlink to {path.resolve()})" if path.is_symlink() else ""
+    return Check(name, "ok", f"{len(entries)} entries, {usage}{link}")
 
 
 def _lock_check(path: Path) -> Check:
@@ -163,20 +186,34 @@ def _plugin_checks(home: Home, config: MnemoConfig) -> list[Check]:
 
 def _database_check(home: Home) -> Check:
     path = home.state_db
+    repair = ("run `mnemo sessions repair` (the damaged file is kept aside, what can be "
+              "read is copied into a fresh archive)")
     try:
         from mnemo.sessions import SessionStore
+        from mnemo.sessions.repair import integrity_problem
 
         with SessionStore(path) as store:
             mode = store.journal_mode()
             count = store.count_messages()
+        problem = integrity_problem(path)
         probe = sqlite3.connect(":memory:")
         try:
             probe.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='trigram')")
         finally:
             probe.close()
-    except (MnemoError, sqlite3.Error, OSError) as exc:
+    except DatabaseDamagedError as exc:
+        return Check("state.db", "fail", str(exc), repair)
+    except sqlite3.OperationalError as exc:
+        return Check("state.db", "fail", f"this SQLite lacks FTS5 with trigrams ({exc})",
+                     "use a Python built with SQLite 3.34 or newer")
+    except OSError as exc:
         return Check("state.db", "fail", f"cannot be used: {exc}",
-                     f"check {path} and its folder's permissions; SQLite needs FTS5")
+                     f"check that {path.parent} exists and you may write to it")
+    except (MnemoError, sqlite3.Error) as exc:
+        return Check("state.db", "fail", f"cannot be used: {exc}",
+                     f"check free disk space and the permissions of {path} and its folder")
+    if problem:
+        return Check("state.db", "fail", f"is damaged ({problem})", repair)
     return Check("state.db", "ok", f"opens in {mode} mode with FTS5; {count:,} messages stored")
 
 
@@ -255,7 +292,9 @@ def doctor(state: CliState, skip_model: bool, as_json: bool) -> None:
     Every line says what was found; a problem comes with the command that fixes it.
     Exits with 1 when a check fails.
     """
-    checks = run_checks(state.home, Path.cwd(), model=not skip_model)
+    # A key in a base_url (userinfo or query) never reaches the screen.
+    checks = [Check(c.name, c.verdict, mask_urls_in(c.detail), mask_urls_in(c.fix))
+              for c in run_checks(state.home, Path.cwd(), model=not skip_model)]
     if as_json:
         echo_json([asdict(c) for c in checks])
     else:

@@ -2,12 +2,15 @@
 
 Each command group lives in its own module and is attached here. Every ``MnemoError`` a
 command raises becomes one line on stderr (exit 1; 2 for usage and config mistakes);
-``--debug`` shows the traceback instead.
+``--debug`` shows the traceback instead. A closed output pipe (``mnemo … | head``) ends
+the command quietly with exit 0: the reader had all it wanted.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import sys
 import traceback
 from typing import Any
@@ -15,6 +18,7 @@ from typing import Any
 import click
 
 from mnemo.cli.common import CliState
+from mnemo.config.secrets import mask_urls_in
 from mnemo.errors import MnemoError, UsageError
 from mnemo.home import Home
 from mnemo.logs import configure_file_logging
@@ -30,8 +34,11 @@ class _Root(click.Group):
             state = ctx.find_object(CliState)
             if state is not None and state.debug:
                 traceback.print_exc()
-            click.echo(f"error: {exc}", err=True)
+            click.echo(f"error: {mask_urls_in(str(exc))}", err=True)
             ctx.exit(2 if isinstance(exc, UsageError) else 1)
+        except BrokenPipeError:
+            _quiet_closed_pipe()
+            ctx.exit(0)
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             ctx.exit(130)
@@ -43,6 +50,17 @@ class _Root(click.Group):
             click.echo(f"error: {exc.strerror or exc}{where}; check that it exists and that "
                        "you may read and write it", err=True)
             ctx.exit(1)
+
+
+def _quiet_closed_pipe() -> None:
+    """The reader of our output went away (``mnemo … | head``): stop without a word.
+
+    stdout is pointed at /dev/null so the interpreter's last flush cannot fail again
+    and print "Exception ignored … BrokenPipeError".
+    """
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
 
 
 @click.group(cls=_Root, context_settings={"help_option_names": ["-h", "--help"]})
@@ -94,4 +112,8 @@ _register()
 
 def main() -> None:
     """Console-script entry point."""
-    cli(prog_name="mnemo")
+    try:
+        cli(prog_name="mnemo")
+    except BrokenPipeError:  # raised by a flush after the command itself had finished
+        _quiet_closed_pipe()
+        sys.exit(0)

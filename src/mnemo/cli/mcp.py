@@ -8,6 +8,7 @@ thin face over them. Needs the extra: ``pip install "mnemo[mcp]"``.
 
 from __future__ import annotations
 
+import importlib.metadata
 from typing import Any, Literal
 
 import click
@@ -27,6 +28,14 @@ _INSTRUCTIONS = (
 )
 
 
+def _version() -> str:
+    """mnemo's installed version, which the server reports to clients on initialize."""
+    try:
+        return importlib.metadata.version("mnemo")
+    except importlib.metadata.PackageNotFoundError:  # running from a source tree
+        return "0+unknown"
+
+
 def build_server(state: CliState) -> Any:
     """An ``MCPServer`` exposing ``memory`` and ``session_search`` for this home."""
     try:
@@ -40,7 +49,7 @@ def build_server(state: CliState) -> Any:
                "user": config.memory.user_profile_enabled}
     builtin = BuiltinMemoryProvider(store, targets=[t for t in TARGETS if enabled[t]])
     sessions = SessionStore(state.home.state_db)
-    server = MCPServer(name="mnemo", instructions=_INSTRUCTIONS)
+    server = MCPServer(name="mnemo", instructions=_INSTRUCTIONS, version=_version())
 
     def memory(
         action: Literal["add", "replace", "remove", "read", "batch"],

@@ -60,6 +60,8 @@ def show(state: CliState, target: Target | None, as_json: bool) -> None:
         echo_json(results[target] if target else results)
         return
     for t, result in results.items():
+        if result.get("warning"):
+            click.echo(f"warning: {result['warning']}", err=True)
         path = store.path_for(t)
         click.echo(f"{t} — {path} [{result['usage']}]")
         if not result["entries"]:

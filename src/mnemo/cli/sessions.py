@@ -13,6 +13,7 @@ import click
 from mnemo.cli.common import CliState, echo_json, pass_state
 from mnemo.errors import UsageError
 from mnemo.sessions import SessionStore
+from mnemo.sessions.query import limits_note
 from mnemo.sessions.records import StoredMessage, iso_time
 from mnemo.sessions.transcript import import_transcript
 
@@ -131,6 +132,9 @@ def search(state: CliState, query: tuple[str, ...], limit: int, session_id: str 
     text = " ".join(query)
     with _open(state) as store:
         hits = store.search(text, limit=limit, session_id=session_id, role=role or None)
+    note = limits_note(text)
+    if note:
+        click.echo(f"note: {note}", err=True)
     if as_json:
         echo_json([h.to_dict() for h in hits])
         return
@@ -179,3 +183,27 @@ def delete(state: CliState, session_id: str, yes: bool) -> None:
             click.confirm(f"Delete session {session_id} and all its messages?", abort=True)
         count = store.delete_session(session_id)
     click.echo(f"deleted session {session_id} ({count} messages)")
+
+
+@sessions.command()
+@click.option("--force", is_flag=True,
+              help="Rebuild even when SQLite finds nothing wrong with the file.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was done as JSON.")
+@pass_state
+def repair(state: CliState, force: bool, as_json: bool) -> None:
+    """Rescue a damaged state.db: keep it aside, salvage what reads, start a fresh archive.
+
+    The damaged file is moved (never deleted) to state.db.damaged-<time>; every session
+    and message that can still be read is copied into a new state.db. A healthy file is
+    left alone unless --force.
+    """
+    from mnemo.sessions.repair import repair_database
+
+    report = repair_database(state.home.state_db, force=force)
+    if as_json:
+        echo_json({"path": str(report.path),
+                   "moved_to": str(report.moved_to) if report.moved_to else None,
+                   "copied": report.copied, "lost": report.lost,
+                   "readable": report.readable})
+        return
+    click.echo(report.describe())

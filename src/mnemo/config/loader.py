@@ -1,8 +1,10 @@
 """Reading, validating, migrating and saving ``config.yaml``.
 
-A missing file means defaults. Anything else that is wrong — YAML that does not parse, a
-wrong type, an unknown key, a bad value — is a ``ConfigError`` whose one-line message
-names the file, the key path and what is allowed. Nothing is read at import time.
+A missing file means defaults. Anything else that is wrong — YAML that does not parse
+(named by line and column), an alias bomb or absurd nesting (``yaml_safe.py``), a wrong
+type, an unknown key, a bad value — is a ``ConfigError`` whose one-line message names
+the file, the key path and what is allowed. A bad value is quoted as a short excerpt and
+never when it looks like a key (``secrets.py``). Nothing is read at import time.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from pydantic import BaseModel, ValidationError
 
 from mnemo.config.migrations import migrate
 from mnemo.config.schema import CONFIG_VERSION, MnemoConfig
+from mnemo.config.secrets import excerpt, looks_like_key, mask_urls_in
+from mnemo.config.yaml_safe import YamlTooComplex, safe_load_bounded
 from mnemo.errors import ConfigError
 from mnemo.fileio import atomic_write_text
 from mnemo.home import Home
@@ -59,13 +63,17 @@ def load_config(home: Home | Path | str | None = None, *, path: Path | None = No
 
 def _parse_yaml(text: str, path: Path) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(text)
+        data = safe_load_bounded(text)
+    except YamlTooComplex as exc:
+        raise ConfigError(f"{path}: refused: {exc}", path=str(path)) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark is not None else ""
+        line = mark.line + 1 if mark is not None else None
+        column = mark.column + 1 if mark is not None else None
+        where = f" at line {line}, column {column}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise ConfigError(f"{path}:{where} is not valid YAML ({problem}); fix the syntax",
-                          path=str(path)) from exc
+        raise ConfigError(f"{path}: not valid YAML{where} ({problem}); fix the syntax there",
+                          path=str(path), line=line, column=column) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -93,12 +101,20 @@ def _config_error(exc: ValidationError, path: Path) -> ConfigError:
         allowed = _allowed_keys(loc[:-1])
         detail = "unknown key" + (f"; allowed keys here: {', '.join(allowed)}" if allowed else "")
     else:
-        detail = first["msg"].rstrip(".")
+        # A validator's own message may quote the value: keys and URLs in it are masked.
+        detail = _masked(first["msg"].rstrip(".").replace("Value error, ", ""))
         if "input" in first and kind not in ("missing", "value_error"):
-            detail += f" (got {first['input']!r})"
-        detail = detail.replace("Value error, ", "")
+            detail += f" (got {excerpt(first['input'])})"
     more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
     return ConfigError(f"{path}: {key}: {detail}{more}", path=str(path), key=key)
+
+
+def _masked(text: str) -> str:
+    """``text`` with URLs masked and key-shaped words hidden, cut to one short line."""
+    words = [("[a value that looks like a key]" if looks_like_key(w.strip("'\",.;()"))
+              else w) for w in mask_urls_in(text).split()]
+    flat = " ".join(words)
+    return flat if len(flat) <= 300 else flat[:299] + "…"
 
 
 def _allowed_keys(loc: list[str]) -> list[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from mnemo.config.secrets import mask_url
 from mnemo.errors import (
     ContextLengthExceededError,
     ProviderAuthError,
@@ -59,7 +60,7 @@ class Endpoint:
     __slots__ = ("key_source", "model", "secret", "url")
 
     def __init__(self, url: str, model: str, key_source: str = "", secret: str = "") -> None:
-        self.url = url
+        self.url = mask_url(url)  # a key in the URL's userinfo or query is never shown
         self.model = model
         self.key_source = key_source
         self.secret = secret

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from mnemo.config import MnemoConfig
+from mnemo.config.secrets import mask_url
 from mnemo.errors import ModelUnavailableError
 from mnemo.home import Home
 from mnemo.llm.credentials import effective_base_url, find_api_key, key_candidates
@@ -91,7 +92,7 @@ class ModelChoice:
         if self.kind == "local":
             return "embedded llama.cpp server on 127.0.0.1 (started on first use)"
         if self.base_url:
-            return self.base_url
+            return mask_url(self.base_url)  # a key in the URL is never displayed
         return ("https://api.anthropic.com (default)" if self.api == "anthropic"
                 else "https://api.openai.com/v1 (default)")
 
@@ -99,6 +100,7 @@ class ModelChoice:
         data = asdict(self)
         data["model_path"] = str(self.model_path) if self.model_path else None
         data["endpoint"] = self.endpoint
+        data["base_url"] = mask_url(self.base_url) if self.base_url else self.base_url
         return data
 
 

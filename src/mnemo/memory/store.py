@@ -42,6 +42,7 @@ from mnemo.memory.entries import (
     serialize_entries,
     usage_of,
 )
+from mnemo.memory.files import fit_entries, left_out_notice, read_memory_file, write_path
 from mnemo.security import scan
 
 __all__ = ["ARCHIVE_FILENAME", "MemoryStore", "Result"]
@@ -91,6 +92,10 @@ class MemoryStore:
         self.memory_entries: list[str] = []
         self.user_entries: list[str] = []
         self._snapshot: dict[Target, str] | None = None
+        # Why a file cannot be written (not UTF-8), by target; set on every read.
+        self._encoding_problems: dict[Target, str | None] = {}
+        # Warnings for the user from the last ``load_from_disk`` (see ``files.py``).
+        self.notices: list[str] = []
         # Failed tool calls in the current turn, for the loop breaker (see tool.py).
         self.failed_calls_this_turn = 0
 
@@ -124,32 +129,40 @@ class MemoryStore:
         return self._read_raw(target)
 
     def _read_raw(self, target: Target) -> str:
-        path = self.path_for(target)
-        try:
-            return path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return ""
-        except UnicodeDecodeError as exc:
-            raise StoreError(f"{path} is not UTF-8 text (byte {exc.start}); convert it "
-                             f"(iconv -t utf-8) or move it aside") from exc
-        except OSError as exc:
-            raise StoreError(f"{path} cannot be read ({exc.strerror or exc}); check that it "
-                             "is a file you can read (chmod 644)") from exc
+        read = read_memory_file(self.path_for(target))
+        self._encoding_problems[target] = read.encoding_problem
+        return read.text
 
     # -- snapshot -----------------------------------------------------------------------
 
     def load_from_disk(self) -> None:
-        """Read both files into the live lists and take a new frozen snapshot."""
+        """Read both files into the live lists and take a new frozen snapshot.
+
+        A file that is not UTF-8 or is far over its limit still loads (see ``files.py``);
+        what the user should know about it lands in ``notices``.
+        """
         snapshot: dict[Target, str] = {}
+        notices: list[str] = []
         for target in TARGETS:
             entries = parse_entries(self._read_raw(target))
             self._set_entries(target, entries)
-            snapshot[target] = self._render_snapshot(target, entries)
+            problem = self._encoding_problems.get(target)
+            if problem:
+                log.warning("memory file not UTF-8: %s", problem)
+                notices.append(problem)
+            snapshot[target] = self._render_snapshot(target, entries, notices)
         self._snapshot = snapshot
+        self.notices = notices
 
-    def _render_snapshot(self, target: Target, entries: list[str]) -> str:
+    def _render_snapshot(self, target: Target, entries: list[str], notices: list[str]) -> str:
+        limit = self.limits[target]
+        kept, left = fit_entries(entries, limit) if usage_of(entries) > limit else (entries, [])
         shown: list[str] = []
-        for entry in entries:
+        if left:
+            notice = left_out_notice(target, usage_of(entries), left, limit)
+            log.warning("memory file over its limit: %s", notice)
+            notices.append(notice)
+        for entry in kept:
             ids = sorted({f.pattern_id for f in scan(entry, "strict")})
             if ids:
                 log.warning("BLOCKED %s entry from system prompt (threat patterns: %s): %s",
@@ -157,7 +170,10 @@ class MemoryStore:
                 shown.append(blocked_placeholder(target, ids))
             else:
                 shown.append(entry)
-        return render_block(target, shown, usage_of(entries), self.limits[target])
+        if left:
+            shown.append(f"[{len(left)} more entr{'y' if len(left) == 1 else 'ies'} left out: "
+                         f"{FILENAMES[target]} is over its limit]")
+        return render_block(target, shown, usage_of(entries), limit)
 
     def format_for_system_prompt(self, target: Target) -> str | None:
         """The frozen snapshot block of ``target``, or None when that store is empty.
@@ -176,19 +192,23 @@ class MemoryStore:
         """The live entries of ``target`` as on disk now (no lock: readers never wait)."""
         entries = parse_entries(self._read_raw(target))
         self._set_entries(target, entries)
-        return {
+        result: Result = {
             "success": True,
             "target": target,
             "entries": list(entries),
             "usage": self.usage(target),
             "entry_count": len(entries),
         }
+        problem = self._encoding_problems.get(target)
+        if problem:
+            result["warning"] = problem
+        return result
 
     def add(self, target: Target, content: str) -> Result:
         content = (content or "").strip()
 
         def apply(entries: list[str]) -> tuple[list[str], str]:
-            _check_content(content)
+            _check_content(content, limit=self.limits[target], name=FILENAMES[target])
             if content in entries:
                 return entries, "Entry already exists; nothing was written."
             return [*entries, content], "Entry added."
@@ -231,7 +251,8 @@ class MemoryStore:
             done: list[str] = []
             for index, op in enumerate(operations, start=1):
                 try:
-                    current, note = _apply_batch_op(current, index, op)
+                    current, note = _apply_batch_op(current, index, op,
+                                                    (self.limits[target], FILENAMES[target]))
                 except _Refused as refused:
                     if "current_entries" in refused.result:
                         refused.result["current_entries"] = list(entries)
@@ -282,9 +303,10 @@ class MemoryStore:
         if target not in TARGETS:
             return {"success": False,
                     "error": f"Unknown target {target!r}; use one of: {', '.join(TARGETS)}."}
-        path = self.path_for(target)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            self.path_for(target).parent.mkdir(parents=True, exist_ok=True)
+            # A symlinked file is written at its target (locked there too), never replaced.
+            path = write_path(self.path_for(target))
             with exclusive_lock(path):
                 remove_stale_temps(path)
                 return self._mutate_locked(target, path, apply, kind=kind,
@@ -296,8 +318,9 @@ class MemoryStore:
         except OSError as exc:
             return self._with_state(target, {
                 "success": False,
-                "error": f"Could not write {path.name} ({exc.strerror or exc}); nothing was "
-                         "changed. Check the folder's permissions and free disk space.",
+                "error": f"Could not write {FILENAMES[target]} ({exc.strerror or exc}); "
+                         "nothing was changed. Check the folder's permissions and free "
+                         "disk space.",
             })
 
     def _mutate_locked(
@@ -312,11 +335,16 @@ class MemoryStore:
         raw = self._read_raw(target)
         entries = parse_entries(raw)
         self._set_entries(target, entries)
+        encoding_problem = self._encoding_problems.get(target)
+        if encoding_problem and kind != "edit":
+            raise _Refused(f"Nothing was written: {encoding_problem}")
         if is_read_only(path):
             raise _Refused(f"{path.name} is read-only, so memory cannot change it; "
                            f"run `chmod u+w {path}` to allow writes.")
         backup: Path | None = None
-        if raw and not round_trips(raw):
+        if encoding_problem:  # an edit replaces bytes that could not be decoded: keep them
+            backup = self._backup(path)
+        elif raw and not round_trips(raw):
             backup = self._backup(path)
             if strict_file:
                 raise _Refused(
@@ -415,9 +443,16 @@ class MemoryStore:
 # -- pure operation helpers (work on a copy of the entries, raise _Refused) ------------------
 
 
-def _check_content(content: str, *, field: str = "content") -> None:
+def _check_content(content: str, *, field: str = "content", limit: int | None = None,
+                   name: str = "") -> None:
     if not content:
         raise _Refused(f"{field} is empty; give the text of the entry to save.")
+    if limit is not None and len(content) > limit:
+        # Checked before the scan for a new entry: one this long is a size problem
+        # first, and the scan would only report that it stopped reading.
+        raise _Refused(f"This entry alone is {len(content):,} chars, more than the whole "
+                       f"{name} limit of {limit:,}; nothing was written. Save a short "
+                       "summary of it instead.")
     problem = delimiter_problem(content)
     if problem:
         raise _Refused(f"{field} cannot be stored: {problem}.")
@@ -466,7 +501,8 @@ def _apply_remove(entries: list[str], old_text: str) -> tuple[list[str], str]:
     return entries, "Entry removed."
 
 
-def _apply_batch_op(entries: list[str], index: int, op: Any) -> tuple[list[str], str]:
+def _apply_batch_op(entries: list[str], index: int, op: Any,
+                    bound: tuple[int, str] | None = None) -> tuple[list[str], str]:
     if not isinstance(op, dict):
         raise _Refused(f"operation {index} is not an object; use "
                        "{\"action\": \"add\"|\"replace\"|\"remove\", ...}.")
@@ -475,7 +511,8 @@ def _apply_batch_op(entries: list[str], index: int, op: Any) -> tuple[list[str],
     old_text = str(op.get("old_text") or "").strip()
     try:
         if action == "add":
-            _check_content(content)
+            limit, name = bound if bound else (None, "")
+            _check_content(content, limit=limit, name=name)
             if content in entries:
                 return entries, f"{index}: already exists"
             return [*entries, content], f"{index}: added"

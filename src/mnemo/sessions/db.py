@@ -19,7 +19,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from mnemo.errors import StoreError, UsageError
+from mnemo.errors import DatabaseDamagedError, StoreError, UsageError
 from mnemo.sessions.migrations import apply_migrations
 
 __all__ = ["DEFAULT_BUSY_TIMEOUT", "Database", "store_errors"]
@@ -71,9 +71,9 @@ def store_errors(path: Path | str) -> Iterator[None]:
         ) from exc
     except sqlite3.DatabaseError as exc:
         if _is_damaged(exc):
-            raise StoreError(
-                f"session database {path} is unreadable ({exc}); move it aside and a new "
-                "one will be created."
+            raise DatabaseDamagedError(
+                f"session database {path} is damaged ({exc}); run `mnemo sessions repair` "
+                "to keep what can be read and start a fresh archive."
             ) from exc
         raise StoreError(
             f"session database {path} refused the change ({exc}); try again, and run "

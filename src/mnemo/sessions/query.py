@@ -11,6 +11,12 @@ term remembers whether it can be matched as a prefix. Runs of Chinese, Japanese 
 characters are kept apart (``cjk``): the word tokenizer sees a whole sentence without
 spaces as one token, so they are matched through the trigram index (3+ characters) or a
 substring scan (1–2 characters) instead.
+
+Any text is a valid query at any length, and the cost stays bounded: only the first
+``MAX_TERMS`` distinct content words (and ``MAX_TERMS`` CJK runs) are searched, and a
+query of symbols only is matched on its first ``MAX_LITERAL_CHARS`` characters.
+``ParsedQuery.truncated`` records a cut and ``limits_note`` says it in one line, so a
+caller can tell the user or the model instead of cutting silently.
 """
 
 from __future__ import annotations
@@ -20,7 +26,24 @@ from dataclasses import dataclass
 
 from mnemo.sessions.records import CJK_CLASS
 
-__all__ = ["STOP_WORDS", "ParsedQuery", "Term", "escape_like", "fts_quote", "parse_query"]
+__all__ = [
+    "MAX_LITERAL_CHARS",
+    "MAX_TERMS",
+    "STOP_WORDS",
+    "ParsedQuery",
+    "Term",
+    "escape_like",
+    "fts_quote",
+    "limits_note",
+    "parse_query",
+]
+
+# A question rarely has more than a dozen content words; 32 keeps every real query whole
+# while a pasted log of 100,000 words costs 32 index look-ups, not 100,000.
+MAX_TERMS = 32
+# A symbols-only query is matched as one substring; past this length it is cut (a match
+# on 2,000 exact characters is as specific as one on 50,000).
+MAX_LITERAL_CHARS = 2000
 
 # Function words of English questions and chat. Kept short on purpose: a word that is
 # rare in the archive is worth searching even when it is common in English.
@@ -43,6 +66,7 @@ _CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
 # What the unicode61 tokenizer keeps as token characters: letters and digits.
 _WORD = re.compile(r"[^\W_]+")
 _APOSTROPHE = re.compile("['\u2019\u02bc]")
+_TABS_AND_NEWLINES = {ord("\t"): " ", ord("\n"): " ", ord("\r"): " "}
 _MIN_PREFIX_CHARS = 4  # shorter prefixes match too much to be worth it
 
 
@@ -70,11 +94,18 @@ class ParsedQuery:
     raw: str
     terms: tuple[Term, ...]  # word terms, stop words already removed when others remain
     cjk: tuple[str, ...]  # runs of CJK characters, in order, without duplicates
+    truncated: bool = False  # terms past ``MAX_TERMS`` (or CJK runs) were left out
 
     @property
     def literal(self) -> str:
-        """The query as one literal string, for the substring fallback."""
-        return " ".join(self.raw.split())
+        """The query as one literal string, for the substring fallback (capped)."""
+        return " ".join(self.raw.split())[:MAX_LITERAL_CHARS]
+
+    @property
+    def literal_cut(self) -> bool:
+        """True when the substring fallback uses only the start of a longer query."""
+        return not self.terms and not self.cjk and len(" ".join(self.raw.split())) > len(
+            self.literal)
 
     @property
     def is_empty(self) -> bool:
@@ -96,25 +127,54 @@ def escape_like(text: str) -> str:
 
 
 def parse_query(query: str, *, stop_words: bool = True) -> ParsedQuery:
-    """Cut ``query`` into search terms; never fails, whatever the text."""
+    """Cut ``query`` into search terms; never fails, whatever the text.
+
+    Reading stops once ``MAX_TERMS`` content words are found (``truncated`` then says
+    the rest was left out), so a pasted page costs what a short query costs.
+    """
     # NUL and other control characters are never part of stored words.
-    cleaned = "".join(ch if ch.isprintable() or ch in "\t\n" else " " for ch in query)
+    flat = query.translate(_TABS_AND_NEWLINES)
+    cleaned = flat if flat.isprintable() else "".join(
+        ch if ch.isprintable() else " " for ch in flat)
     # "Caroline's", "don't": the tokenizer splits at the apostrophe too, so searching the
     # parts as separate words ("s", "t" are stop words) matches what was indexed.
     chunks = _APOSTROPHE.sub(" ", cleaned).split()
     terms: list[Term] = []
     seen: set[tuple[str, ...]] = set()
     cjk: list[str] = []
+    seen_cjk: set[str] = set()
+    content = 0  # terms that are not stop words
+    truncated = False
     for chunk in chunks:
+        if content >= MAX_TERMS or len(cjk) >= MAX_TERMS:
+            truncated = True
+            break
         for run in _CJK_RUN.findall(chunk):
-            if run not in cjk:
+            if run not in seen_cjk:  # a set: a long query must not cost quadratic time
+                seen_cjk.add(run)
                 cjk.append(run)
         rest = _CJK_RUN.sub(" ", chunk)
         tokens = tuple(w.casefold() for w in _WORD.findall(rest))
         if not tokens or tokens in seen:
             continue
         seen.add(tokens)
-        terms.append(Term(tokens, stop=all(t in STOP_WORDS for t in tokens)))
-    if stop_words and any(not t.stop for t in terms):
+        stop = all(t in STOP_WORDS for t in tokens)
+        content += not stop
+        terms.append(Term(tokens, stop=stop))
+    if stop_words and content:
         terms = [t for t in terms if not t.stop]
-    return ParsedQuery(raw=cleaned.strip(), terms=tuple(terms), cjk=tuple(cjk))
+    return ParsedQuery(raw=cleaned.strip(), terms=tuple(terms[:MAX_TERMS]),
+                       cjk=tuple(cjk[:MAX_TERMS]),
+                       truncated=truncated or len(terms) > MAX_TERMS)
+
+
+def limits_note(query: str) -> str | None:
+    """One line saying which part of ``query`` a search leaves out, or None if nothing."""
+    parsed = parse_query(query)
+    if parsed.truncated:
+        return (f"the query has more than {MAX_TERMS} distinct words; only the first "
+                f"{MAX_TERMS} were searched. Use a few distinctive keywords.")
+    if parsed.literal_cut:
+        return (f"the query has no words, only symbols; its first {MAX_LITERAL_CHARS:,} "
+                "characters were searched as they are.")
+    return None

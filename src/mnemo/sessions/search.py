@@ -20,8 +20,10 @@ the words, with the same budget): far fewer, so older matches are not out of rea
 CJK runs go through the trigram index (3+ characters) or a substring scan of the rows
 flagged as holding CJK text (1–2 characters, too short for trigrams); their candidates
 are scored by which query terms they contain. A query with no words at all (emoji,
-punctuation) is matched as a literal substring. ``bench/locomo_recall.py`` measures what
-each step is worth; ``bench/search_bench.py`` what it costs.
+punctuation) is matched as a literal substring. Long queries are cut to ``MAX_TERMS``
+terms by ``parse_query`` (see ``query.py``), so no query costs more than a short one.
+``bench/locomo_recall.py`` measures what each step is worth; ``bench/search_bench.py``
+what it costs.
 """
 
 from __future__ import annotations
@@ -363,10 +365,12 @@ def _literal_scores(
     if filters.session_id is None:
         window = "AND m.id > (SELECT coalesce(max(id), 0) FROM messages) - ?"
         params = [*params, scan]
+    # instr(), not LIKE: SQLite refuses LIKE patterns over 50,000 bytes, and a query with
+    # no letters or digits has no case to fold, so an exact substring test is the same.
     rows = conn.execute(
-        f"SELECT m.id FROM messages m WHERE {_BODY} LIKE ? ESCAPE '\\' AND {where} {window} "
+        f"SELECT m.id FROM messages m WHERE instr({_BODY}, ?) > 0 AND {where} {window} "
         f"ORDER BY m.id DESC LIMIT ?",
-        [f"%{escape_like(literal)}%", *params, limit],
+        [literal, *params, limit],
     ).fetchall()
     return {int(r[0]): 1.0 for r in rows}
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from mnemo.errors import MnemoError, UsageError
 from mnemo.messages import tool_call_text
+from mnemo.sessions.query import limits_note
 from mnemo.sessions.records import StoredMessage, clean_text, iso_time
 from mnemo.sessions.store import SessionStore
 
@@ -34,6 +35,7 @@ NEIGHBOURS = 1  # messages each side of a search match
 _MATCH_CHARS = 1500
 _CONTEXT_CHARS = 400
 _READ_CHARS = 2000
+_QUERY_ECHO = 200  # characters of the query repeated in a search result
 _INT_MAX, _INT_MIN = 2**63 - 1, -(2**63)  # SQLite's integer range
 
 _DESCRIPTION = """\
@@ -210,8 +212,13 @@ def _search(
     results = [{**_session_header(store, sid), "matches": matches}
                for sid, matches in groups.items()]
     count = sum(len(matches) for matches in groups.values())
-    result: Result = {"success": True, "mode": "search", "query": query, "count": count,
-                      "results": results}
+    # A long query is not echoed whole: the model already has it, and a pasted page
+    # would double the size of the answer.
+    result: Result = {"success": True, "mode": "search", "query": _clip(query, _QUERY_ECHO),
+                      "count": count, "results": results}
+    note = limits_note(query)
+    if note:
+        result["note"] = note
     if hits:
         result["hint"] = ("To read more, call again with mode 'around' and a message_id, or "
                           "mode 'read' and a session_id.")
@@ -299,7 +306,9 @@ def session_search(
         if mode not in MODES:
             raise _Refused(f"unknown mode {_shown(mode)}; use one of: {', '.join(MODES)}.")
         count = _int_arg("limit", limit, default=DEFAULT_LIMIT)
-        count = max(1, min(count, MAX_LIMIT))
+        if count < 1:
+            raise _Refused(f"limit must be between 1 and {MAX_LIMIT}, not {count}.")
+        count = min(count, MAX_LIMIT)
         start = _int_arg("offset", offset, default=0)
         text = _text_arg("query", query, "a few keywords")
         sid = _text_arg("session_id", session_id, "an id from mode 'search' or 'recent'")
