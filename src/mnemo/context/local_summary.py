@@ -269,7 +269,8 @@ def _earlier(items: Sequence[str], classify: Callable[[str], tuple[str, float]]
     out: list[_Candidate] = []
     for i, text in enumerate(items):
         kind, base = classify(text)
-        if _NAMED.match(text) and not error_lines(text):  # a note of conversation
+        if (not kind.startswith(("said", "noted")) and _NAMED.match(text)
+                and not error_lines(text)):  # a note of conversation
             kind, base = _said_kind(text), _NOTE_BASE + _NOTE_SPAN / 2
         room = next((r for r in ("said", "noted") if kind.startswith(r)), "")
         out.append(_Candidate(kind, text, _EARLIER + i, base, room))
@@ -326,6 +327,11 @@ _NAMED = re.compile(r"^(?:\d{1,2} \w{3,9} \d{4} · )?[A-Z][\w .'’-]{0,40}: ")
 
 
 def _note_lines(facts: Facts, in_goal: set[int]) -> list[_Line]:
+    """Notes of conversation. Between people (``is_conversation``) they fill the
+    sections by kind and rank by salience; in a work session they are what the user
+    said and the assistant noted beside the work, under Critical Context, all of one
+    weight (a statement made once is not outranked by the twentieth look-alike step)."""
+    talk = is_conversation(facts)
     by_section: dict[str, list[_Candidate]] = {}
     for seq, (note, rare) in enumerate(zip(facts.notes, rare_words(facts.notes),
                                            strict=True)):
@@ -334,12 +340,16 @@ def _note_lines(facts: Facts, in_goal: set[int]) -> list[_Line]:
         room = "said" if note.role == "user" else "noted"
         label = (f"{note.speaker}: " if note.speaker not in ("User", "Assistant")
                  else _SAID if room == "said" else _NOTED)
-        if note.kind == "event" and note.day:
+        if talk and note.kind == "event" and note.day:
             label = f"{note.day} · {label}"
         kind = ("noted " if room == "noted" else "") + _said_kind(note.text)
-        score = note.salience + _RARE * min(rare, 5) / (1 + len(note.text) / 160)
-        base = _NOTE_BASE + min(_NOTE_SPAN, 1.6 * score) - (room == "noted")
-        by_section.setdefault(_NOTE_SECTIONS[note.kind], []).append(
+        if talk:
+            score = note.salience + _RARE * min(rare, 5) / (1 + len(note.text) / 160)
+            base = _NOTE_BASE + min(_NOTE_SPAN, 1.6 * score) - (room == "noted")
+            section = _NOTE_SECTIONS[note.kind]
+        else:
+            base, section = _CRITICAL[room][1], "Critical Context"
+        by_section.setdefault(section, []).append(
             _Candidate(kind, label + note.text, note.order, base, room, label, seq))
     return [line for section, candidates in by_section.items()
             for line in _ranked(section, candidates)]
