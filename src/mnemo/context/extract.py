@@ -1,55 +1,49 @@
 """Reading the facts out of conversation turns, without a model (the first half of C15).
 
 One pass over the turns collects what a continuing assistant needs: the user's first and
-latest asks, sentences that state a constraint or preference, decisions, questions and
-whether a later reply answered them, whatever else the user said (so a fact stated in
-words no pattern knows is not lost while the summary has room), tool actions with their
-outcome, error lines verbatim, file paths, URLs, commands and config values.
-``local_summary.py`` ranks and renders them; ``textscan.py`` holds the patterns.
+latest asks, sentences that state a constraint or preference, decisions, questions paired
+with the reply that answers them, the notes of ordinary conversation (C18: who said what,
+when — ``summary/notes.py``), tool actions with their outcome, error lines verbatim, file
+paths, URLs, commands and config values. ``local_summary.py`` ranks and renders them;
+``textscan.py`` holds the patterns.
 
-Everything here is a bounded regex or a dictionary update per message, and long texts are
-read as the summariser would see them (first 4,000 + last 1,500 characters), so the pass
-stays linear and fast on transcripts of any length.
+What a message says on its own is read once and cached by content hash
+(``summary/reading.py``): this pass only keeps the state — open questions, file notes,
+counts, the session date — so a live session's repeated compactions cost a lookup per
+old message, and a first reading is a bounded regex or two per message (long texts are
+read as the summariser would see them: first 4,000 + last 1,500 characters).
+
+Questions. A question is answered by the reply that follows it — the other speaker's
+next text, up to the next message of the asker — when a sentence of that reply shares
+its content words; then the pair goes to "Resolved Questions". Otherwise it is left
+unpaired: a request ("can you …", "please …") stays open under "Pending User Asks"
+until a later reply answers it, a plain question is dropped once the asker speaks
+again (the conversation moved on). Phatic text is never a question, a fact or a note.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
-from mnemo.context.failures import (
-    COMMAND_KEYS,
-    best_error_lines,
-    error_lines,
-    error_shape,
-    is_logged_error,
-    tool_kind,
+from mnemo.context.failures import error_shape
+from mnemo.context.markers import is_summary_message
+from mnemo.context.summary.notes import Note, latest_notes
+from mnemo.context.summary.reading import (
+    Prose,
+    Values,
+    read_call,
+    read_notes,
+    read_prose,
+    read_result,
 )
-from mnemo.context.markers import PRUNED_TOOL_PLACEHOLDER, is_summary_message
-from mnemo.context.prompt import truncate_for_summary
-from mnemo.context.pruning import key_arguments, parse_call
-from mnemo.context.textscan import (
-    BACKTICK,
-    COMMAND_WORDS,
-    CONFIG,
-    DECISION,
-    FILE_NAME,
-    NOT_CONFIG_KEYS,
-    PATH,
-    PATH_KEYS,
-    PREFERENCE,
-    REMAINING,
-    REQUEST_START,
-    URL,
-    keywords,
-    one_line,
-    sentences,
-)
+from mnemo.context.textscan import PREFERENCE, keywords, one_line, sentences
 from mnemo.messages import Message, content_text, tool_calls_of
 
-__all__ = ["ActionNote", "Facts", "FileNote", "Item", "extract_facts"]
+__all__ = ["ActionNote", "Facts", "FileNote", "Item", "extract_facts", "is_conversation"]
 
 
 @dataclass
@@ -93,6 +87,8 @@ class _Ask:
     text: str
     order: int
     words: frozenset[str]
+    request: bool = True  # a request stays open; a plain question only until answered
+    asker: str = "user"
 
 
 @dataclass
@@ -101,8 +97,8 @@ class Facts:
 
     turns: int = 0
     asks: list[Item] = field(default_factory=list)
-    said: list[Item] = field(default_factory=list)  # user sentences no pattern took
-    noted: list[Item] = field(default_factory=list)  # assistant statements no pattern took
+    notes: list[Note] = field(default_factory=list)  # conversation worth keeping (C18)
+    participants: dict[str, str] = field(default_factory=dict)  # role -> name
     preferences: list[Item] = field(default_factory=list)
     decisions: list[Item] = field(default_factory=list)
     resolved: list[Item] = field(default_factory=list)
@@ -119,7 +115,14 @@ class Facts:
     last_intent: Item | None = None
 
 
+_LABELS = {"user": "User", "assistant": "Assistant"}
+
+
+def is_conversation(facts: Facts) -> bool:
+    """Named people talking, no tool used: a conversation rather than a work session."""
+    return bool(facts.participants) and not facts.tools
 _MIN_NOTED_CHARS = 25
+_OPEN_ASKS_LIMIT = 200  # an unbounded backlog would make the pass quadratic
 
 
 class _Reader:
@@ -132,6 +135,8 @@ class _Reader:
         self.seen: set[tuple[str, str]] = set()
         self.answered: set[str] = set()
         self.errors: dict[str, _Repeat] = {}
+        self.today: date | None = None
+        self.soft: list[tuple[str, str, int]] = []  # (kind, sentence, order): see finish
 
     def add(self, bucket: list[Item], kind: str, text: str, order: int) -> None:
         line = one_line(text)
@@ -151,28 +156,16 @@ class _Reader:
         note.actions[action] += 1
         note.by_user = note.by_user or by_user
 
-    def scan_values(self, text: str, order: int, *, by_user: bool) -> None:
-        """URLs, paths, config values and commands written in prose."""
+    def keep_values(self, values: Values, order: int, *, by_user: bool) -> None:
         facts = self.facts
-        for url in URL.findall(text):
-            self.add(facts.urls, "url", url.rstrip(".,:;"), order)
-        prose = URL.sub(" ", text) if "://" in text else text
-        for match in PATH.finditer(prose):
-            path = match.group(0)
-            if "/" not in path or "." in path.rsplit("/", 1)[-1] or path.startswith(
-                    ("/", "~/", "./", "../")) or path.count("/") >= 2:
-                self.note_file(path, order, "mentioned", by_user=by_user)
-        for key, value in CONFIG.findall(prose):
-            if key not in NOT_CONFIG_KEYS and not FILE_NAME.fullmatch(key):
-                self.add(facts.config_values, "config", f"{key}={value}", order)
-        for span in BACKTICK.findall(prose):
-            first = span.split(maxsplit=1)[0] if span.strip() else ""
-            if first in COMMAND_WORDS:
-                self.add(facts.commands, "command", span, order)
-        for line in prose.splitlines():
-            stripped = line.strip()
-            if stripped.startswith("$ ") and len(stripped) > 3:
-                self.add(facts.commands, "command", stripped[2:], order)
+        for url in values.urls:
+            self.add(facts.urls, "url", url, order)
+        for path in values.paths:
+            self.note_file(path, order, "mentioned", by_user=by_user)
+        for pair in values.config:
+            self.add(facts.config_values, "config", pair, order)
+        for command in values.commands:
+            self.add(facts.commands, "command", command, order)
 
     def keep_errors(self, lines: Sequence[str], order: int) -> None:
         """Keep error lines verbatim; a failure repeated with other numbers (the same
@@ -185,130 +178,137 @@ class _Reader:
             else:
                 known.text, known.order, known.count = line, order, known.count + 1
 
-    @staticmethod
-    def claim(text: str, rules: Sequence[tuple[Callable[[str], object],
-                                               Callable[[str], None]]]) -> list[str]:
-        """Give each sentence of ``text`` to every rule whose test it passes; return the
-        sentences no rule took."""
-        unclaimed: list[str] = []
-        for sentence in sentences(text):
-            taken = [act for test, act in rules if test(sentence)]
-            for act in taken:
-                act(sentence)
-            if not taken:
-                unclaimed.append(sentence)
-        return unclaimed
+    # -- people -------------------------------------------------------------------------
 
-    def user(self, text: str, order: int) -> None:
-        facts = self.facts
+    def speaker(self, message: Message, role: str) -> str:
+        """The speaker's name (the message's ``name``), else ``User`` / ``Assistant``."""
+        name = message.get("name")
+        if isinstance(name, str) and name.strip():
+            label = one_line(name, 40)
+            self.facts.participants.setdefault(role, label)
+            return label
+        return self.facts.participants.get(role, _LABELS[role])
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(sorted(self.facts.participants.values()))
+
+    def prose(self, message: Message, text: str, role: str, order: int
+              ) -> tuple[Prose, str] | None:
         if not text.strip():
+            return None
+        speaker = self.speaker(message, role)
+        prose = read_prose(text, role, self.names())
+        if prose.date is not None:
+            self.today = prose.date
+        self.soft += [(kind, sentence, order) for kind, sentence in prose.soft]
+        notes = read_notes(prose, speaker=speaker, role=role, order=order, today=self.today,
+                           names=self.names())
+        if role == "assistant" and role not in self.facts.participants:
+            # An assistant's short acknowledgements ("Done.", "answer 3 fixed") carry
+            # nothing worth a line; a person's short sentence may ("I got a dog.").
+            notes = [n for n in notes if len(n.text) >= _MIN_NOTED_CHARS]
+        self.facts.notes += notes
+        return prose, speaker
+
+    # -- turns --------------------------------------------------------------------------
+
+    def user(self, message: Message, text: str, order: int) -> None:
+        read = self.prose(message, text, "user", order)
+        if read is None:
             return
-        facts.asks.append(Item(one_line(text, 300), order))
-
-        def ask(sentence: str) -> None:
-            self.open_asks.append(_Ask(one_line(sentence, 300), order, keywords(sentence)))
-
-        unclaimed = self.claim(text, [
-            (PREFERENCE.search, lambda s: self.add(facts.preferences, "pref", s, order)),
-            (DECISION.search, lambda s: self.add(facts.decisions, "decision", s, order)),
-            (lambda s: s.endswith(("?", "？")) or REQUEST_START.match(s), ask),
-        ])
-        if unclaimed:  # what the user said that no pattern recognised: kept if room
-            self.add(facts.said, "said", " ".join(unclaimed), order)
-        del self.open_asks[:-200]  # an unbounded backlog would make the pass quadratic
-        self.scan_values(text, order, by_user=True)
-        self.keep_errors(best_error_lines(error_lines(text), 3), order)
+        prose, speaker = read
+        facts = self.facts
+        self.answer("user", speaker, prose, order)
+        if prose.kept:
+            facts.asks.append(Item(one_line(" ".join(prose.kept), 300), order))
+        for sentence in prose.preferences:
+            self.add(facts.preferences, "pref", sentence, order)
+        for sentence in prose.decisions:
+            self.add(facts.decisions, "decision", sentence, order)
+        for sentence, request in prose.asks:
+            self.open_asks.append(_Ask(one_line(sentence, 300), order, keywords(sentence),
+                                       request, "user"))
+        del self.open_asks[:-_OPEN_ASKS_LIMIT]
+        self.keep_values(prose.values, order, by_user=True)
+        self.keep_errors(prose.errors, order)
 
     def assistant(self, message: Message, text: str, order: int) -> None:
         facts = self.facts
-        if text.strip():
-            self.resolve_asks(text, order)
-            # The rest is what the assistant found out ("the worker retries three times");
-            # short acknowledgements ("Done.") carry nothing worth a line.
-            unclaimed = [s for s in self.claim(text, [
-                (DECISION.search, lambda s: self.add(facts.decisions, "decision", s, order)),
-                (REMAINING.search, lambda s: self.add(facts.remaining, "todo", s, order)),
-            ]) if len(s) >= _MIN_NOTED_CHARS]
-            if unclaimed:
-                self.add(facts.noted, "noted", " ".join(unclaimed), order)
+        read = self.prose(message, text, "assistant", order)
+        if read is not None:
+            prose, speaker = read
+            self.answer("assistant", speaker, prose, order)
+            for sentence in prose.decisions:
+                self.add(facts.decisions, "decision", sentence, order)
+            for sentence in prose.remaining:
+                self.add(facts.remaining, "todo", sentence, order)
+            # The assistant's own questions are answered by the user's next message.
+            for sentence, _request in prose.asks[-1:]:
+                self.open_asks.append(_Ask(one_line(sentence, 300), order,
+                                           keywords(sentence), False, "assistant"))
             facts.last_intent = Item(one_line(text, 300), order)
-            self.scan_values(text, order, by_user=False)
+            self.keep_values(prose.values, order, by_user=False)
         for call in tool_calls_of(message):
             self.tool_call(call, order)
 
-    def resolve_asks(self, text: str, order: int) -> None:
+    def answer(self, role: str, speaker: str, prose: Prose, order: int) -> None:
+        """Pair the open questions of the other side with the sentence of this reply
+        that answers them; questions of this side that got no answer are let go, unless
+        they are requests (see the module docstring)."""
         if not self.open_asks:
             return
-        words = keywords(text[:3000])
+        replies = [(s, keywords(s)) for s in prose.kept if not s.endswith(("?", "？"))]
         still_open: list[_Ask] = []
         for ask in self.open_asks:
-            overlap = len(ask.words & words)
-            needed = min(len(ask.words), max(2, (len(ask.words) + 1) // 2))
-            if ask.words and overlap >= needed:
-                if ask.text.lower() not in self.answered:
-                    self.answered.add(ask.text.lower())
-                    answer = max(sentences(text) or [text],
-                                 key=lambda s: len(ask.words & keywords(s)))
-                    self.add(self.facts.resolved, "resolved",
-                             f"{ask.text} → {one_line(answer, 200)}", order)
-            else:
+            if ask.asker == role:  # the asker speaks again: a plain question moved on
+                if ask.request:
+                    still_open.append(ask)
+                continue
+            needed = (1 if not ask.request and len(ask.words) <= 3 else
+                      min(len(ask.words), max(2, (len(ask.words) + 1) // 2)))
+            best, overlap = max(((s, len(ask.words & w)) for s, w in replies),
+                                key=lambda p: p[1], default=("", 0))
+            if not ask.words or overlap < needed:
                 still_open.append(ask)
+                continue
+            if ask.text.lower() not in self.answered:
+                self.answered.add(ask.text.lower())
+                asker = self.facts.participants.get(ask.asker)
+                line = (f"{asker}: {ask.text} → {speaker}: {one_line(best, 200)}" if asker
+                        else f"{ask.text} → {one_line(best, 200)}")
+                self.add(self.facts.resolved, "resolved", line, order)
         self.open_asks = still_open
 
     def tool_call(self, call: Any, order: int) -> None:
-        parsed = parse_call(call)
-        name, args = parsed.name or "tool", parsed.arguments
-        shown = key_arguments(args)
-        kind = tool_kind(name, args)
-        key = f"{name} {shown}".strip()
+        info = read_call(call)
+        key = f"{info.name} {info.shown}".strip()
         note = self.facts.actions.get(key)
         if note is None:
-            note = self.facts.actions[key] = ActionNote(name, shown, kind, order, order)
+            note = self.facts.actions[key] = ActionNote(info.name, info.shown, info.kind,
+                                                        order, order)
         note.count += 1
         note.last = order
-        self.facts.tools[name] += 1
-        self.calls[parsed.id] = note
-        if isinstance(args, dict):
-            for k in PATH_KEYS:
-                value = args.get(k)
-                if isinstance(value, str) and value:
-                    self.note_file(value, order, "written" if kind == "write" else "read")
-            for k in COMMAND_KEYS:
-                value = args.get(k)
-                if isinstance(value, str) and value.strip():
-                    self.add(self.facts.commands, "command", value, order)
-                    self.scan_values(value, order, by_user=False)
-            url = args.get("url")
-            if isinstance(url, str) and url.startswith(("http://", "https://")):
-                self.add(self.facts.urls, "url", url, order)
+        self.facts.tools[info.name] += 1
+        self.calls[info.id] = note
+        for path in info.paths:
+            self.note_file(path, order, "written" if info.kind == "write" else "read")
+        for command in info.commands:
+            self.add(self.facts.commands, "command", command, order)
+        for values in info.command_values:
+            self.keep_values(values, order, by_user=False)
+        if info.url:
+            self.add(self.facts.urls, "url", info.url, order)
 
     def tool_result(self, message: Message, text: str, order: int) -> None:
         note = self.calls.get(str(message.get("tool_call_id", "")))
-        kind = note.kind if note is not None else "other"
-        if text.startswith(PRUNED_TOOL_PLACEHOLDER):
-            # Cleared output: the lines under the placeholder and its description are the
-            # failure lines the compressor kept (already known to report an error).
-            lines = [ln for ln in text.split("\n")[2:] if ln.strip()]
-            self.keep_errors(lines, order)
-            error = one_line(lines[0], 200) if lines and kind != "read" else ""
-        elif kind == "read":
-            # A read returns a file's text: an error in it is content, not a failure,
-            # unless the tool says so on its first line ("Error: no such file"). Only
-            # log-shaped error lines are kept from it — a listing's ``raise`` is not one.
-            head = error_lines(text.lstrip()[:300].split("\n", 1)[0])
-            logged = [ln for ln in error_lines(text) if is_logged_error(ln)]
-            self.keep_errors(best_error_lines(head + logged, 3), order)
-            error = one_line(head[0], 200) if head else ""
-        else:
-            lines = error_lines(text)
-            self.keep_errors(best_error_lines(lines, 3), order)
-            error = one_line(best_error_lines(lines, 1)[0], 200) if lines else ""
+        result = read_result(text, note.kind if note is not None else "other")
+        self.keep_errors(result.keep, order)
         if note is None:
             return
-        note.last_failed = bool(error)
-        if error:
+        note.last_failed = bool(result.error)
+        if result.error:
             note.failures += 1
-            note.last_error = error
+            note.last_error = result.error
             self.facts.tool_failures[note.name] += 1
 
     def finish(self) -> Facts:
@@ -316,7 +316,20 @@ class _Reader:
             count = f" (×{repeat.count})" if repeat.count > 1 else ""
             self.facts.errors.append(Item(one_line(repeat.text) + count, repeat.order))
         for ask in self.open_asks:
-            self.facts.pending.append(Item(ask.text, ask.order))
+            if ask.asker == "user":
+                self.facts.pending.append(Item(ask.text, ask.order))
+        # A soft claim — "always", "decided" in a remark — is a note of conversation
+        # between people, and a preference or decision of a work session.
+        if is_conversation(self.facts):
+            notes = self.facts.notes
+        else:
+            notes = [n for n in self.facts.notes if not n.soft]
+            for kind, sentence, order in self.soft:
+                bucket = self.facts.preferences if kind == "pref" else self.facts.decisions
+                self.add(bucket, kind, sentence, order)
+            for bucket in (self.facts.preferences, self.facts.decisions):
+                bucket.sort(key=lambda item: item.order)
+        self.facts.notes = latest_notes(notes)
         return self.facts
 
 
@@ -328,16 +341,16 @@ def extract_facts(turns: Sequence[Message], *, prior_pending: Iterable[str] = ()
         role = message.get("role")
         if is_summary_message(message):
             continue
-        text = truncate_for_summary(content_text(message))
+        text = content_text(message)
         reader.facts.turns += 1
         if role == "user":
-            reader.user(text, order)
+            reader.user(message, text, order)
         elif role == "assistant":
             reader.assistant(message, text, order)
         elif role == "tool":
             reader.tool_result(message, text, order)
         elif text.strip():  # a system or developer note in the middle of the conversation
-            for sentence in sentences(text):
+            for sentence in sentences(text[:6000]):
                 if PREFERENCE.search(sentence):
                     reader.add(reader.facts.preferences, "pref", sentence, order)
     return reader.finish()

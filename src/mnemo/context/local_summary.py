@@ -34,8 +34,9 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from mnemo.context.extract import Facts, FileNote, Item, extract_facts
-from mnemo.context.failures import error_shape
+from mnemo.context.extract import Facts, FileNote, Item, extract_facts, is_conversation
+from mnemo.context.summary.notes import rare_words
+from mnemo.context.failures import error_lines, error_shape
 from mnemo.context.prompt import PROGRESS_SUBSECTIONS, TEMPLATE_SECTIONS
 from mnemo.context.textscan import one_line, topic_matcher
 from mnemo.messages import Message, content_text
@@ -47,6 +48,7 @@ _NONE = "(none)"
 _LATEST = "Latest request in these turns: "
 _FOCUS = "Focus of this compaction: "
 _LAST_STEP = "Last step in these turns: "
+_PARTICIPANTS = "Participants: "
 _SAID = "User said: "
 _NOTED = "Assistant noted: "
 # "User said" lines restate the turns: they take at most this share of the characters
@@ -84,6 +86,9 @@ class _Line:
     text: str
     order: int
     weight: float
+    room: str = ""  # "said" / "noted": restates the turns, within its share (see _fit)
+    group: str = ""  # lines of one message and label, printed as one line
+    seq: int = 0  # the place of a note among the notes (its sentence order)
 
 
 def redact_secrets(text: str) -> str:
@@ -159,10 +164,22 @@ def summarize_locally(
     kept = _fit(candidates, budget_tokens * 4 - len(render_sections({})) - 8,
                 said_room=int(replaced * _SAID_SHARE),
                 noted_room=int(written * _NOTED_SHARE))
+    return render_sections(_grouped(sorted(kept, key=lambda c: (c.order, c.seq))))
+
+
+def _grouped(kept: list[_Line]) -> dict[str, list[str]]:
+    """The kept lines by section; the notes of one message under one label become one
+    line ("Caroline: a. b."), so the label is paid once."""
     by_section: dict[str, list[str]] = {}
-    for line in sorted(kept, key=lambda c: c.order):
-        by_section.setdefault(line.section, []).append(line.text)
-    return render_sections(by_section)
+    last: dict[str, tuple[str, int]] = {}
+    for line in kept:
+        items = by_section.setdefault(line.section, [])
+        if line.group and last.get(line.section) == (line.group, line.order):
+            items[-1] += " " + line.text[len(line.group):]
+        else:
+            items.append(line.text)
+        last[line.section] = (line.group, line.order)
+    return by_section
 
 
 def _bullets(items: list[str], section: str) -> list[str]:
@@ -197,12 +214,11 @@ def _fit(candidates: list[_Line], max_chars: int, *, said_room: int,
         (first if per_section[line.section] <= _RESERVED_PER_SECTION else rest).append(line)
     kept: list[_Line] = []
     used = 0
-    restated = {_SAID: 0, _NOTED: 0}
-    rooms = {_SAID: said_room, _NOTED: noted_room}
+    restated = {"said": 0, "noted": 0}
+    rooms = {"said": said_room, "noted": noted_room}
     for line in first + rest:
         cost = len(line.text) + 7  # "- [ ] " and the newline at most
-        kind = next((p for p in rooms if line.section == "Critical Context"
-                     and line.text.startswith(p)), None)
+        kind = line.room
         if used + cost > max_chars or (kind and restated[kind] + cost > rooms[kind]):
             continue
         kept.append(line)
@@ -220,6 +236,9 @@ class _Candidate:
     text: str
     order: int
     base: float
+    room: str = ""
+    group: str = ""
+    seq: int = 0
 
 
 def _ranked(section: str, candidates: Sequence[_Candidate]) -> list[_Line]:
@@ -233,7 +252,8 @@ def _ranked(section: str, candidates: Sequence[_Candidate]) -> list[_Line]:
             continue
         seen.add(c.text)
         lines.append(_Line(section, c.text, c.order,
-                           c.base - _DECAY * math.log2(1 + ranks[c.kind])))
+                           c.base - _DECAY * math.log2(1 + ranks[c.kind]), c.room, c.group,
+                           c.seq))
         ranks[c.kind] += 1
     return lines
 
@@ -249,7 +269,11 @@ def _earlier(items: Sequence[str], classify: Callable[[str], tuple[str, float]]
     out: list[_Candidate] = []
     for i, text in enumerate(items):
         kind, base = classify(text)
-        out.append(_Candidate(kind, text, _EARLIER + i, base))
+        if (not kind.startswith(("said", "noted")) and _NAMED.match(text)
+                and not error_lines(text)):  # a note of conversation
+            kind, base = _said_kind(text), _NOTE_BASE + _NOTE_SPAN / 2
+        room = next((r for r in ("said", "noted") if kind.startswith(r)), "")
+        out.append(_Candidate(kind, text, _EARLIER + i, base, room))
     return out
 
 
@@ -279,19 +303,56 @@ def _candidates(facts: Facts, previous: dict[str, list[str]], focus_topic: str |
                         ("command", facts.commands)):
         prefix, base = _CRITICAL[kind]
         critical += _new(kind, items, base, prefix + "{}")
-    prefix, base = _CRITICAL["said"]
-    critical += [_Candidate(_said_kind(item.text), prefix + item.text, item.order, base)
-                 for item in facts.said if item.order not in in_goal]
-    prefix, base = _CRITICAL["noted"]
-    critical += [_Candidate("noted " + _said_kind(item.text), prefix + item.text, item.order,
-                            base) for item in facts.noted]
     if extra_context.strip():
         prefix, base = _CRITICAL["provider"]
         critical.append(_Candidate("provider", prefix + one_line(extra_context, 600),
                                    facts.turns, base))
     lines += _ranked("Critical Context", critical)
+    lines += _note_lines(facts, in_goal)
     lines += _tool_lines(facts, previous.get("Tools & Patterns", []))
     return lines
+
+
+# Where a note of conversation goes (C18): a dated timeline of events under Done, what
+# each participant likes under Preferences, plans and changes under Decisions, the rest
+# — facts about the speaker — under Critical Context.
+_NOTE_SECTIONS = {"event": "Progress/Done", "preference": "Constraints & Preferences",
+                  "plan": "Key Decisions", "fact": "Critical Context"}
+# A note weighs from just below read files (45) to just below every kind a pattern
+# recognised (55), by its salience: notes compete among themselves for what is left.
+_NOTE_BASE = 38.0
+_NOTE_SPAN = 16.0
+_RARE = 1.5  # salience added per word found in at most two notes
+_NAMED = re.compile(r"^(?:\d{1,2} \w{3,9} \d{4} · )?[A-Z][\w .'’-]{0,40}: ")
+
+
+def _note_lines(facts: Facts, in_goal: set[int]) -> list[_Line]:
+    """Notes of conversation. Between people (``is_conversation``) they fill the
+    sections by kind and rank by salience; in a work session they are what the user
+    said and the assistant noted beside the work, under Critical Context, all of one
+    weight (a statement made once is not outranked by the twentieth look-alike step)."""
+    talk = is_conversation(facts)
+    by_section: dict[str, list[_Candidate]] = {}
+    for seq, (note, rare) in enumerate(zip(facts.notes, rare_words(facts.notes),
+                                           strict=True)):
+        if note.role == "user" and note.order in in_goal:
+            continue  # the Goal quotes that message
+        room = "said" if note.role == "user" else "noted"
+        label = (f"{note.speaker}: " if note.speaker not in ("User", "Assistant")
+                 else _SAID if room == "said" else _NOTED)
+        if talk and note.kind == "event" and note.day:
+            label = f"{note.day} · {label}"
+        kind = ("noted " if room == "noted" else "") + _said_kind(note.text)
+        if talk:
+            score = note.salience + _RARE * min(rare, 5) / (1 + len(note.text) / 160)
+            base = _NOTE_BASE + min(_NOTE_SPAN, 1.6 * score) - (room == "noted")
+            section = _NOTE_SECTIONS[note.kind]
+        else:
+            base, section = _CRITICAL[room][1], "Critical Context"
+        by_section.setdefault(section, []).append(
+            _Candidate(kind, label + note.text, note.order, base, room, label, seq))
+    return [line for section, candidates in by_section.items()
+            for line in _ranked(section, candidates)]
 
 
 # Critical Context lines by kind: (prefix, base weight). "said" is whatever else the user
@@ -320,9 +381,20 @@ def _said_kind(text: str) -> str:
 
 def _goal_lines(facts: Facts, previous: dict[str, list[str]],
                 focus_topic: str | None) -> list[_Line]:
-    earlier = _fresh_only(previous.get("Goal", []), _LATEST, _FOCUS)
+    # A new latest request replaces the old one; without one, the old one still holds.
+    earlier = _fresh_only(previous.get("Goal", []), *((_LATEST,) if facts.asks else ()),
+                          _FOCUS, _PARTICIPANTS)
     lines = [_Line("Goal", text, _EARLIER + i, 100) for i, text in enumerate(earlier)]
-    if facts.asks and not lines:
+    if facts.participants:
+        who = ", ".join(f"{name} ({role})" for role, name in sorted(
+            facts.participants.items(), key=lambda p: p[0] != "user"))
+        lines.append(_Line("Goal", f"{_PARTICIPANTS}{who}", 2 * _EARLIER, 100))
+    if is_conversation(facts):
+        # People talking, no work being done: the notes say what it was about; quoting
+        # the first and latest message would only repeat two of them.
+        return lines + ([_Line("Goal", f"{_FOCUS}{focus_topic}", 2 * _EARLIER, 100)]
+                        if focus_topic else [])
+    if facts.asks and not any(not e.startswith(_LATEST) for e in earlier):
         lines.append(_Line("Goal", facts.asks[0].text, facts.asks[0].order, 100))
     if facts.asks and (previous or facts.asks[-1].text != facts.asks[0].text):
         latest = facts.asks[-1]
@@ -365,7 +437,7 @@ def _progress_lines(facts: Facts, previous: dict[str, list[str]]) -> list[_Line]
     done += _earlier(earlier_done, _fixed("other", weights["other"]))
     in_progress = _earlier(_fresh_only(previous.get("Progress/In Progress", []), _LAST_STEP),
                            _fixed("earlier", 40))
-    if facts.last_intent is not None:
+    if facts.last_intent is not None and not is_conversation(facts):
         in_progress.append(_Candidate("last", f"{_LAST_STEP}{facts.last_intent.text}",
                                       facts.last_intent.order, 62))
     blocked += _earlier(previous.get("Progress/Blocked", []), _fixed("earlier", 50))

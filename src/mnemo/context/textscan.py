@@ -24,6 +24,7 @@ from collections.abc import Callable
 
 __all__ = [
     "BACKTICK",
+    "CJK_CLASS",
     "COMMAND_WORDS",
     "CONFIG",
     "DECISION",
@@ -51,7 +52,7 @@ ITEM_CHARS = 400  # longest single item kept from a sentence or line
 # whatever follows (CJK text puts no space between sentences).
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])\s*|\n+")
 # Hiragana, katakana, CJK ideographs (and extension A, compatibility), hangul.
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+CJK_CLASS = _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 _LATIN_WORD = re.compile(f"[^\\W_{_CJK}]{{3,}}")
 

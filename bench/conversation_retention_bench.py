@@ -1,0 +1,222 @@
+"""How much of what a conversation was about survives one compaction (SPEC C18, §Q).
+
+    python bench/conversation_retention_bench.py [--data DIR] [--seeds 5]
+        [--model-conversations 26] [--model-windows 8000]
+
+Each LoCoMo dev conversation (``../shared/data/locomo``: 26, 30, 41) becomes chat
+messages: speaker A is the ``user``, speaker B the ``assistant`` (each message carries
+the speaker's ``name``), and the first message of every session starts with a
+``[Session N, <date>]`` line. The whole conversation is compressed once by a
+``ContextCompressor`` with an 8k and a 32k window:
+
+* ``mnemo``: the local summariser (``summarizer=None``);
+* ``random``: the same compressed context with the summary replaced by randomly chosen
+  sentences of the compacted turns, as many characters as the summary (mean of
+  ``--seeds`` draws) — what a summariser that knows nothing would keep;
+* ``model``: the embedded local model (``mnemo[local]``) as summariser, on the
+  conversations and windows given (slow on a CPU: one conversation at 8k by default;
+  ``--model-conversations ''`` skips it).
+
+A question counts if it is answerable (categories 1-4) and every content word of its
+gold answer (lower-cased, stop words removed) occurs in its own evidence turns; it is
+kept if every one of those words occurs in the compressed context. Answers that sit in
+the protected head or tail count for every row alike, so the rows differ only by what
+the summary (or the random text) kept. The target (SPEC §Q) is mnemo ≥ 1.5 × random at
+both windows, and mnemo ≥ the embedded model.
+
+The data is read from ``/work/shared/data/locomo`` (licence CC BY-NC 4.0: evaluation
+only, never copied into this repository); the benchmark skips with a message when it is
+absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mnemo.context import ContextCompressor
+from mnemo.context.textscan import sentences
+from mnemo.messages import Message, content_text
+from mnemo.sessions.query import STOP_WORDS
+
+# Next to the checkout (../shared), or where the team keeps it.
+DEFAULT_DATA = next((p for p in (Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo",
+                                 Path("/work/shared/data/locomo")) if p.exists()),
+                    Path("/work/shared/data/locomo"))
+CONVERSATIONS = ("26", "30", "41")
+WINDOWS = (8_000, 32_000)
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+@dataclass(frozen=True)
+class Question:
+    text: str
+    answer_words: frozenset[str]
+
+
+@dataclass
+class Conversation:
+    name: str
+    messages: list[Message]
+    questions: list[Question]
+
+
+def words(text: str) -> set[str]:
+    return set(_WORD.findall(text.lower()))
+
+
+def content_words(text: str) -> frozenset[str]:
+    return frozenset(w for w in words(text) if w not in STOP_WORDS)
+
+
+def load(path: Path) -> Conversation:
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    user = data["speaker_a"]
+    messages: list[Message] = []
+    turns: dict[str, str] = {}
+    numbers = sorted(int(m.group(1)) for key in data
+                     if (m := re.fullmatch(r"session_(\d+)", key)) and data[key])
+    for number in numbers:
+        date = str(data.get(f"session_{number}_date_time", "")).strip()
+        for index, turn in enumerate(data[f"session_{number}"]):
+            text = str(turn.get("text", ""))
+            turns[str(turn["dia_id"])] = text
+            if index == 0:
+                text = f"[Session {number}, {date}]\n{text}"
+            messages.append({"role": "user" if turn["speaker"] == user else "assistant",
+                             "name": str(turn["speaker"]), "content": text})
+    questions = []
+    for qa in data.get("qa", []):
+        if qa.get("category") not in (1, 2, 3, 4) or "answer" not in qa:
+            continue
+        answer = content_words(str(qa["answer"]))
+        evidence = words(" ".join(turns.get(e.strip(), "") for raw in qa.get("evidence", [])
+                                  for e in re.split(r"[;,\s]+", raw)))
+        if answer and answer <= evidence:
+            questions.append(Question(str(qa["question"]), answer))
+    return Conversation(path.stem, messages, questions)
+
+
+def kept(questions: list[Question], context: str) -> int:
+    present = words(context)
+    return sum(1 for q in questions if q.answer_words <= present)
+
+
+@dataclass
+class Row:
+    kept: int
+    summary_chars: int
+    seconds: float
+
+
+def compress(conv: Conversation, window: int, summarizer: Callable[[str], str] | None,
+             summary_window: int | None = None) -> tuple[str, str, list[Message], Row]:
+    engine = ContextCompressor(context_length=window, summarizer=summarizer,
+                               summary_context_length=summary_window)
+    started = time.perf_counter()
+    out = engine.compress(conv.messages)
+    seconds = time.perf_counter() - started
+    report = engine.last_report
+    assert report is not None and report.summary is not None, report
+    removed = [conv.messages[i] for i in report.removed]
+    context = "\n".join(content_text(m) for m in out)
+    return context, report.summary, removed, Row(kept(conv.questions, context),
+                                                 len(report.summary), seconds)
+
+
+def random_row(conv: Conversation, context: str, summary: str, removed: list[Message],
+               seeds: int) -> float:
+    pool = [s for m in removed for s in sentences(content_text(m))]
+    total = 0
+    for seed in range(seeds):
+        r = random.Random(seed)
+        order = list(range(len(pool)))
+        r.shuffle(order)
+        picked: list[str] = []
+        size = 0
+        for i in order:
+            if size + len(pool[i]) + 1 > len(summary):
+                continue
+            picked.append(pool[i])
+            size += len(pool[i]) + 1
+        total += kept(conv.questions, context.replace(summary, "\n".join(picked)))
+    return total / seeds
+
+
+def model_summarizer(scratch: Path) -> tuple[Callable[[str], str], Callable[[], None]]:
+    from mnemo.context import TEMPLATE_SECTIONS
+    from mnemo.home import Home
+    from mnemo.llm import LocalChatClient, make_summarizer, stop_shared_servers
+    from mnemo.llm.local_model import ensure_default_model
+
+    home = Home(scratch)
+    client = LocalChatClient(ensure_default_model(home), home=home, context_length=8192,
+                             timeout=3600)
+    client.start()
+
+    def close() -> None:
+        client.close()
+        stop_shared_servers()
+
+    return make_summarizer(client, sections=TEMPLATE_SECTIONS), close
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--model-conversations", default="26",
+                        help="comma-separated conversations for the embedded model ('' = none)")
+    parser.add_argument("--model-windows", default="8000")
+    args = parser.parse_args()
+    paths = [args.data / f"{name}.json" for name in CONVERSATIONS]
+    if not all(p.exists() for p in paths):
+        print(f"LoCoMo dev conversations not found under {args.data}; skipping")
+        return 0
+    convs = [load(p) for p in paths]
+    model_convs = {c for c in args.model_conversations.split(",") if c}
+    model_windows = {int(w) for w in args.model_windows.split(",") if w}
+    print(f"{'conv':>5} {'window':>7} {'questions':>9} {'mnemo':>6} {'random':>7} "
+          f"{'model':>6} {'summary chars':>13} {'mnemo s':>8}")
+    totals: dict[int, list[float]] = {w: [0, 0, 0.0] for w in WINDOWS}
+    model_pairs: list[tuple[int, int]] = []
+    for conv in convs:
+        for window in WINDOWS:
+            context, summary, removed, row = compress(conv, window, None)
+            base = random_row(conv, context, summary, removed, args.seeds)
+            model = "-"
+            if conv.name in model_convs and window in model_windows:
+                with tempfile.TemporaryDirectory(prefix="mnemo-conv-bench-") as scratch:
+                    summarize, close = model_summarizer(Path(scratch))
+                    try:
+                        _, _, _, mrow = compress(conv, window, summarize, 8192)
+                    finally:
+                        close()
+                model = f"{mrow.kept}"
+                model_pairs.append((row.kept, mrow.kept))
+            totals[window][0] += len(conv.questions)
+            totals[window][1] += row.kept
+            totals[window][2] += base
+            print(f"{conv.name:>5} {window:>7,} {len(conv.questions):>9} {row.kept:>6} "
+                  f"{base:>7.1f} {model:>6} {row.summary_chars:>13,} {row.seconds:>8.2f}")
+            sys.stdout.flush()
+    for window, (questions, mnemo, base) in totals.items():
+        ratio = mnemo / base if base else float("inf")
+        print(f"all   {window:>7,} {int(questions):>9} {int(mnemo):>6} {base:>7.1f}  "
+              f"mnemo / random = {ratio:.2f}")
+    for mine, theirs in model_pairs:
+        print(f"embedded model: {theirs} answers kept, mnemo {mine}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,61 @@
+"""Each message is read once (C18): what a message says, kept by content hash.
+
+The local summariser runs at every compaction of a live session, over a middle that is
+mostly the same messages as last time. ``MessageCache`` keeps the result of reading a
+message — its sentences sorted into kinds, its values, its error lines — under a key
+made of the message's role, the hash and length of its text and whatever else the
+reading depends on (the kind of the call a tool result answers, the session date), so
+a message already read costs a dictionary lookup.
+
+The key holds Python's own string hash, which a ``str`` computes once and keeps: the
+text of a message that is still in the caller's list is never hashed again. The hash
+and the length (and the first characters) together stand for the text, so the cache
+holds no message text alive. It is bounded: past ``limit`` entries, the oldest half is
+dropped (a session's older messages are the ones compacted away for good).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import TypeVar
+
+__all__ = ["MessageCache", "text_key"]
+
+T = TypeVar("T")
+
+
+def text_key(text: str) -> tuple[int, int, str]:
+    """What stands for ``text`` in a cache key (see the module docstring)."""
+    return hash(text), len(text), text[:32]
+
+
+class MessageCache:
+    """A bounded map from a message's key to what reading it gave."""
+
+    def __init__(self, limit: int = 200_000) -> None:
+        self.limit = limit
+        self._entries: dict[Hashable, object] = {}
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: Hashable, read: Callable[[], T]) -> T:
+        """The cached result for ``key``, or ``read()`` (then cached)."""
+        try:
+            found = self._entries[key]
+        except KeyError:
+            self.misses += 1
+            value = read()
+            if len(self._entries) >= self.limit:
+                for old in list(self._entries)[: self.limit // 2]:
+                    del self._entries[old]
+            self._entries[key] = value
+            return value
+        self.hits += 1
+        return found  # type: ignore[return-value]
+
+    def clear(self) -> None:
+        self._entries.clear()
+        self.hits = self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)

@@ -1,0 +1,150 @@
+"""Session dates and relative dates (C18): "last Friday" in a session of 8 May 2023.
+
+A conversation says when it happens in a few ways: a header line such as
+``[Session 3, 1:14 pm on 25 May, 2023]``, or a date written out in a message
+(``25 May 2023``, ``May 25, 2023``, ``2023-05-25``). ``find_date`` finds the first one in
+a text; the reader keeps the latest one seen as the date of the turns that follow.
+
+``resolve_relative`` rewrites the relative expressions of a sentence with the date they
+stand for in brackets after them — ``yesterday [7 May 2023]``, ``last week [week of
+1 May 2023]``, ``two months ago [March 2023]``, ``last year [2022]`` — so the summary
+keeps a date a reader can use after the session's own date has been compacted away.
+Every pattern is bounded, so a pass is linear in the text.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, timedelta
+
+__all__ = ["find_date", "format_date", "resolve_relative"]
+
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
+           "september", "october", "november", "december")
+_MONTH = {name: i + 1 for i, name in enumerate(_MONTHS)} | {
+    name[:3]: i + 1 for i, name in enumerate(_MONTHS)} | {"sept": 9}
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
+            "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "couple of": 2,
+            "few": 3}
+_MONTH_WORD = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?" \
+              r"|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+_DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)? {_MONTH_WORD},? (\d{{4}})\b",
+                             re.IGNORECASE)
+_MONTH_DAY_YEAR = re.compile(rf"\b{_MONTH_WORD} (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b",
+                             re.IGNORECASE)
+_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_RELATIVE = re.compile(
+    r"\b(?:(yesterday|today|tonight|tomorrow|last night|this morning|this weekend"
+    r"|last weekend|next weekend)"
+    r"|(last|this|next|past) (week|month|year|summer|winter|spring|fall|autumn)"
+    rf"|(last|this|next|on) ({'|'.join(_WEEKDAYS)})"
+    r"|(a|an|one|two|three|four|five|six|seven|eight|nine|ten|few|couple of|\d{1,2}) "
+    r"(days?|weeks?|months?|years?) ago)\b",
+    re.IGNORECASE,
+)
+
+
+def format_date(day: date) -> str:
+    return f"{day.day} {_MONTHS[day.month - 1].capitalize()} {day.year}"
+
+
+def _month_year(day: date) -> str:
+    return f"{_MONTHS[day.month - 1].capitalize()} {day.year}"
+
+
+def find_date(text: str) -> date | None:
+    """The first full date written in ``text`` (day, month and year), if any."""
+    best: tuple[int, date] | None = None
+    for pattern, order in ((_DAY_MONTH_YEAR, "dmy"), (_MONTH_DAY_YEAR, "mdy"), (_ISO, "iso")):
+        match = pattern.search(text)
+        if match is None or (best is not None and best[0] <= match.start()):
+            continue
+        found = _to_date(match.groups(), order)
+        if found is not None:
+            best = (match.start(), found)
+    return best[1] if best else None
+
+
+def _to_date(groups: tuple[str | None, ...], order: str) -> date | None:
+    parts = [g or "" for g in groups]
+    try:
+        if order == "dmy":
+            return date(int(parts[2]), _month(parts[1]), int(parts[0]))
+        if order == "mdy":
+            return date(int(parts[2]), _month(parts[0]), int(parts[1]))
+        return date(int(parts[0]), int(parts[1]), int(parts[2]))
+    except (ValueError, KeyError):
+        return None
+
+
+def _month(word: str) -> int:
+    word = word.lower()
+    return _MONTH.get(word) or _MONTH[word[:3]]
+
+
+def _weekday(today: date, name: str, which: str) -> date:
+    target = _WEEKDAYS.index(name.lower())
+    delta = (today.weekday() - target) % 7
+    if which == "last":
+        return today - timedelta(days=delta or 7)
+    if which == "next":
+        return today + timedelta(days=((target - today.weekday()) % 7) or 7)
+    # "this Friday" / "on Friday": the one of this week, before or after today
+    return today + timedelta(days=target - today.weekday())
+
+
+def _resolve(match: re.Match[str], today: date) -> str | None:
+    fixed, which, unit, wday_which, wday, count, count_unit = match.groups()
+    if fixed:
+        word = fixed.lower()
+        if word in ("yesterday", "last night"):
+            return format_date(today - timedelta(days=1))
+        if word in ("today", "tonight", "this morning"):
+            return format_date(today)
+        if word == "tomorrow":
+            return format_date(today + timedelta(days=1))
+        saturday = today + timedelta(days=5 - today.weekday())
+        shift = {"this weekend": 0, "last weekend": -7, "next weekend": 7}[word]
+        return f"weekend of {format_date(saturday + timedelta(days=shift))}"
+    if unit:
+        step = {"last": -1, "past": -1, "this": 0, "next": 1}[which.lower()]
+        unit = unit.lower()
+        if unit == "week":
+            monday = today - timedelta(days=today.weekday()) + timedelta(weeks=step)
+            return f"week of {format_date(monday)}"
+        if unit == "month":
+            month = today.month - 1 + step
+            return _month_year(date(today.year + month // 12, month % 12 + 1, 1))
+        if unit == "year":
+            return str(today.year + step)
+        return f"{unit} {today.year + (step if unit != 'winter' or step else 0)}"
+    if wday:
+        return format_date(_weekday(today, wday, wday_which.lower()))
+    n = int(count) if count.isdigit() else _NUMBERS[count.lower()]
+    unit = count_unit.lower().rstrip("s")
+    if unit == "day":
+        return format_date(today - timedelta(days=n))
+    if unit == "week":
+        monday = today - timedelta(days=today.weekday()) - timedelta(weeks=n)
+        return f"week of {format_date(monday)}"
+    if unit == "month":
+        month = today.month - 1 - n
+        return _month_year(date(today.year + month // 12, month % 12 + 1, 1))
+    return str(today.year - n)
+
+
+def resolve_relative(sentence: str, today: date | None) -> str:
+    """``sentence`` with each relative date followed by the date it means, in brackets."""
+    if today is None or not _RELATIVE.search(sentence):
+        return sentence
+    out: list[str] = []
+    last = 0
+    for match in _RELATIVE.finditer(sentence):
+        resolved = _resolve(match, today)
+        out.append(sentence[last:match.end()])
+        if resolved:
+            out.append(f" [{resolved}]")
+        last = match.end()
+    out.append(sentence[last:])
+    return "".join(out)

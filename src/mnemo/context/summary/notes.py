@@ -1,0 +1,97 @@
+"""Notes: the sentences of a conversation worth keeping, with who said them and when.
+
+``extract.py`` gives every sentence that no coding pattern claimed to ``take_notes``:
+phatic text is dropped, leading interjections are cut, relative dates are resolved
+against the session date, and what is left becomes a ``Note`` with its salience and
+kind (``salience.py``). ``latest_notes`` then drops near-identical notes and notes
+about the same thing ("my dog's name is …") that a newer note of the same speaker
+replaces, in one pass from the newest.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date
+
+from mnemo.context.summary.dates import format_date, resolve_relative
+from mnemo.context.summary.salience import (
+    clean,
+    fact_key,
+    is_phatic,
+    kind,
+    salience,
+    subject_key,
+    without_phatic_clauses,
+)
+from mnemo.context.textscan import STOPWORDS, one_line
+
+__all__ = ["Note", "latest_notes", "rare_words", "take_notes"]
+
+# Below this salience a short sentence tells nothing a reader needs ("Done.", "Me too.").
+_MIN_SALIENCE = 1.0
+_MIN_CHARS = 6
+
+
+@dataclass(frozen=True)
+class Note:
+    """One sentence worth keeping: ``kind`` is event / preference / plan / fact."""
+
+    speaker: str
+    role: str  # user / assistant
+    text: str
+    order: int
+    salience: float
+    kind: str
+    day: str  # the session date ("8 May 2023"), or ""
+    soft: bool = False  # also claimed as a preference or decision (see reading.py)
+
+
+def take_notes(sentences: Iterable[str], *, speaker: str, role: str, order: int,
+               today: date | None, names: Sequence[str], soft: bool = False) -> list[Note]:
+    """The notes of one message's sentences (see the module docstring)."""
+    day = format_date(today) if today else ""
+    notes: list[Note] = []
+    for raw in sentences:
+        if is_phatic(raw, names):
+            continue
+        text = clean(without_phatic_clauses(raw, names))
+        if not text:
+            continue
+        text = one_line(resolve_relative(text, today), 400)
+        score = salience(text, names)
+        if score < _MIN_SALIENCE or len(text) < _MIN_CHARS:
+            continue
+        notes.append(Note(speaker, role, text, order, score, kind(text), day, soft))
+    return notes
+
+
+def latest_notes(notes: Sequence[Note]) -> list[Note]:
+    """``notes`` without those a newer note of the same speaker repeats or replaces."""
+    seen: set[tuple[str, str]] = set()
+    kept: list[Note] = []
+    for note in reversed(notes):
+        keys = [(note.speaker, "=" + fact_key(note.text))]
+        subject = subject_key(note.text)
+        if subject:
+            keys.append((note.speaker, "my " + subject))
+        if any(k in seen for k in keys):
+            continue
+        seen.update(keys)
+        kept.append(note)
+    kept.reverse()
+    return kept
+
+
+_WORD = re.compile(r"[a-z][a-z'’]{2,}|\d+")
+
+
+def rare_words(notes: Sequence[Note]) -> list[int]:
+    """For each note, how many of its words occur in at most two notes: the specific
+    things ("taekwondo", "peach cobbler", "Kyle") a reader asks about later, where the
+    words a conversation keeps coming back to ("support", "family") tell less."""
+    words = [{w for w in _WORD.findall(n.text.lower()) if w not in STOPWORDS} for n in notes]
+    df: Counter[str] = Counter(w for ws in words for w in ws)
+    return [sum(1 for w in ws if df[w] <= 2) for ws in words]

@@ -1,0 +1,265 @@
+"""Reading one message, once: the part of fact extraction that depends on nothing else.
+
+``extract.py`` walks the turns in order and keeps the state (open questions, file
+notes, counts); everything a message says on its own is read here, and each reading is
+kept in ``CACHE`` by content hash (``cache.py``), so a message that was in the middle of
+the last compaction costs a lookup the next time:
+
+* ``read_prose`` — a user or assistant text: its sentences without phatic ones and
+  without session header lines (``[Session 3, 1:14 pm on 25 May, 2023]``), which are
+  read for the date instead; which sentences state a preference, a decision, a to-do,
+  or ask something; the values written in it; its error lines;
+* ``read_notes`` — the notes of the sentences no pattern claimed (``notes.py``),
+  keyed by the session date they are resolved against;
+* ``read_result`` — a tool result: the error lines to keep, and the one that says the
+  call failed;
+* ``read_call`` — a tool call: its name, key arguments, kind, and the paths, commands
+  and URL in its arguments.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import date
+from typing import Any
+
+from mnemo.context.failures import (
+    COMMAND_KEYS,
+    best_error_lines,
+    error_lines,
+    is_logged_error,
+    tool_kind,
+)
+from mnemo.context.markers import PRUNED_TOOL_PLACEHOLDER
+from mnemo.context.prompt import truncate_for_summary
+from mnemo.context.pruning import key_arguments, parse_call
+from mnemo.context.summary.cache import MessageCache, text_key
+from mnemo.context.summary.dates import find_date
+from mnemo.context.summary.notes import Note, take_notes
+from mnemo.context.summary.salience import is_instruction, is_phatic
+from mnemo.context.textscan import (
+    BACKTICK,
+    COMMAND_WORDS,
+    CONFIG,
+    DECISION,
+    FILE_NAME,
+    NOT_CONFIG_KEYS,
+    PATH,
+    PATH_KEYS,
+    PREFERENCE,
+    REMAINING,
+    REQUEST_START,
+    URL,
+    one_line,
+    sentences,
+)
+
+__all__ = ["CACHE", "Call", "Prose", "Result", "Values", "read_call", "read_notes",
+           "read_prose", "read_result"]
+
+CACHE = MessageCache()
+_HEADER = re.compile(r"^\[[^\]\n]{4,120}\]$")
+
+
+@dataclass(frozen=True)
+class Values:
+    """URLs, file paths, config values and commands written in a text."""
+
+    urls: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    config: tuple[str, ...] = ()
+    commands: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Prose:
+    """One user or assistant text, read (see the module docstring)."""
+
+    kept: tuple[str, ...]  # sentences without phatic ones and headers
+    date: date | None  # the date a header line in it names
+    preferences: tuple[str, ...]
+    decisions: tuple[str, ...]
+    soft: tuple[tuple[str, str], ...]  # ("pref" | "decision", sentence): see _read_prose
+    remaining: tuple[str, ...]
+    asks: tuple[tuple[str, bool], ...]  # (sentence, is a request rather than a question)
+    unclaimed: tuple[str, ...]
+    values: Values
+    errors: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Result:
+    keep: tuple[str, ...]  # error lines worth keeping
+    error: str  # the line that says the call failed, or ""
+
+
+@dataclass(frozen=True)
+class Call:
+    id: str
+    name: str
+    shown: str
+    kind: str
+    paths: tuple[str, ...]
+    commands: tuple[str, ...]
+    command_values: tuple[Values, ...]
+    url: str
+
+
+def read_prose(text: str, role: str, names: Sequence[str]) -> Prose:
+    """``text`` (a user or assistant message) read once; cached by content."""
+    return CACHE.get(("prose", role, tuple(names), *text_key(text)),
+                     lambda: _read_prose(truncate_for_summary(text), role, names))
+
+
+def read_notes(prose: Prose, *, speaker: str, role: str, order: int, today: date | None,
+               names: Sequence[str]) -> list[Note]:
+    """The notes of ``prose``'s unclaimed sentences, for a message at ``order``."""
+    if not prose.unclaimed and not prose.soft:
+        return []
+    key = ("notes", speaker, role, today, tuple(names), prose.unclaimed, prose.soft)
+
+    def read() -> tuple[Note, ...]:
+        def notes(sentences: Sequence[str], soft: bool) -> list[Note]:
+            return take_notes(sentences, speaker=speaker, role=role, order=0, today=today,
+                              names=names, soft=soft)
+        return tuple(notes(prose.unclaimed, False)
+                     + notes([s for _, s in prose.soft], True))
+
+    found: tuple[Note, ...] = CACHE.get(key, read)
+    return [replace(n, order=order) for n in found]
+
+
+def read_result(text: str, kind: str) -> Result:
+    """A tool result read once; cached by content and the kind of its call."""
+    return CACHE.get(("result", kind, *text_key(text)),
+                     lambda: _read_result(truncate_for_summary(text), kind))
+
+
+def read_call(call: Any) -> Call:
+    """A tool call read once; cached by its name and arguments."""
+    function = call.get("function") if isinstance(call, dict) else None
+    raw = function.get("arguments") if isinstance(function, dict) else None
+    name = function.get("name") if isinstance(function, dict) else None
+    call_id = str(call.get("id", "")) if isinstance(call, dict) else ""
+    if not isinstance(raw, str) or not isinstance(name, str | None):
+        return _read_call(call)
+    found = CACHE.get(("call", name, *text_key(raw)), lambda: _read_call(call))
+    return found if found.id == call_id else Call(call_id, *_fields(found)[1:])
+
+
+def _fields(call: Call) -> tuple[Any, ...]:
+    return (call.id, call.name, call.shown, call.kind, call.paths, call.commands,
+            call.command_values, call.url)
+
+
+def _read_prose(text: str, role: str, names: Sequence[str]) -> Prose:
+    day: date | None = None
+    kept: list[str] = []
+    for sentence in sentences(text):
+        if _HEADER.match(sentence):
+            day = find_date(sentence) or day
+            continue
+        if not is_phatic(sentence, names):
+            kept.append(sentence)
+    prefs: list[tuple[str, str]] = []
+    decisions: list[tuple[str, str]] = []
+    soft: list[tuple[str, str]] = []
+    remaining: list[str] = []
+    asks: list[tuple[str, bool]] = []
+    unclaimed: list[str] = []
+    for sentence in kept:
+        taken = False
+        # A rule or a decision is claimed when it is one ("Never call …", "we decided to
+        # use …"). The same words in a remark ("it's not always easy") make a soft claim:
+        # the sentence is also a note, and the reader keeps one of the two — the note in
+        # a conversation, the claim in a work session (``extract.py``).
+        rule = is_instruction(sentence)
+        if role == "user" and PREFERENCE.search(sentence):
+            (prefs if rule else soft).append(("pref", sentence))
+            taken = taken or rule
+        if DECISION.search(sentence):
+            (decisions if rule else soft).append(("decision", sentence))
+            taken = taken or rule
+        if role == "assistant" and REMAINING.search(sentence):
+            remaining.append(sentence)
+            taken = True
+        request = bool(REQUEST_START.match(sentence))
+        if request or sentence.endswith(("?", "？")):
+            asks.append((sentence, request))
+            taken = True
+        if not taken and (not soft or soft[-1][1] is not sentence):
+            unclaimed.append(sentence)
+    errors = tuple(best_error_lines(error_lines(text), 3)) if role == "user" else ()
+    return Prose(tuple(kept), day, tuple(s for _, s in prefs),
+                 tuple(s for _, s in decisions), tuple(soft), tuple(remaining), tuple(asks),
+                 tuple(unclaimed), read_values(text), errors)
+
+
+def read_values(text: str) -> Values:
+    """URLs, paths, config values and commands written in prose."""
+    urls = tuple(u.rstrip(".,:;") for u in URL.findall(text)) if "://" in text else ()
+    prose = URL.sub(" ", text) if urls else text
+    paths: list[str] = []
+    for match in PATH.finditer(prose):
+        path = match.group(0)
+        if "/" not in path or "." in path.rsplit("/", 1)[-1] or path.startswith(
+                ("/", "~/", "./", "../")) or path.count("/") >= 2:
+            paths.append(path)
+    config = [f"{key}={value}" for key, value in CONFIG.findall(prose)
+              if key not in NOT_CONFIG_KEYS and not FILE_NAME.fullmatch(key)]
+    commands: list[str] = []
+    if "`" in prose:
+        for span in BACKTICK.findall(prose):
+            first = span.split(maxsplit=1)[0] if span.strip() else ""
+            if first in COMMAND_WORDS:
+                commands.append(span)
+    if "$ " in prose:
+        for line in prose.splitlines():
+            stripped = line.strip()
+            if stripped.startswith("$ ") and len(stripped) > 3:
+                commands.append(stripped[2:])
+    return Values(urls, tuple(paths), tuple(config), tuple(commands))
+
+
+def _read_result(text: str, kind: str) -> Result:
+    if text.startswith(PRUNED_TOOL_PLACEHOLDER):
+        # Cleared output: the lines under the placeholder and its description are the
+        # failure lines the compressor kept (already known to report an error).
+        lines = [ln for ln in text.split("\n")[2:] if ln.strip()]
+        return Result(tuple(lines), one_line(lines[0], 200) if lines and kind != "read"
+                      else "")
+    if kind == "read":
+        # A read returns a file's text: an error in it is content, not a failure, unless
+        # the tool says so on its first line ("Error: no such file"). Only log-shaped
+        # error lines are kept from it — a listing's ``raise`` is not one.
+        head = error_lines(text.lstrip()[:300].split("\n", 1)[0])
+        logged = [ln for ln in error_lines(text) if is_logged_error(ln)]
+        return Result(tuple(best_error_lines(head + logged, 3)),
+                      one_line(head[0], 200) if head else "")
+    lines = error_lines(text)
+    return Result(tuple(best_error_lines(lines, 3)),
+                  one_line(best_error_lines(lines, 1)[0], 200) if lines else "")
+
+
+def _read_call(call: Any) -> Call:
+    parsed = parse_call(call)
+    name, args = parsed.name or "tool", parsed.arguments
+    kind = tool_kind(name, args)
+    paths: list[str] = []
+    commands: list[str] = []
+    values: list[Values] = []
+    url = ""
+    if isinstance(args, dict):
+        paths = [v for k in PATH_KEYS if isinstance(v := args.get(k), str) and v]
+        for k in COMMAND_KEYS:
+            value = args.get(k)
+            if isinstance(value, str) and value.strip():
+                commands.append(value)
+                values.append(read_values(value))
+        found = args.get("url")
+        if isinstance(found, str) and found.startswith(("http://", "https://")):
+            url = found
+    return Call(parsed.id, name, key_arguments(args), kind, tuple(paths), tuple(commands),
+                tuple(values), url)

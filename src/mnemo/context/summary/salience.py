@@ -1,0 +1,225 @@
+"""What a sentence of conversation is worth to a later reader (C18), without a model.
+
+* ``is_phatic`` — text that keeps a conversation going but says nothing a reader needs
+  later: greetings, thanks, compliments, agreement, "how have you been?". A sentence is
+  phatic when, once its phatic phrases, interjections, the participants' names and
+  function words are taken out, no content word is left — "Keep it up!", "That must have
+  been awesome", "Thanks so much, Mel!" — so a sentence that also says something
+  ("Thanks, the 3 pm slot on Friday works") is not.
+* ``salience`` — a score: named people, places and things (capitalised words inside a
+  sentence, acronyms), numbers and dates, first-person facts, plans, preferences and
+  changes ("I started…", "we moved to…", "my dog's name is…"), and content words; a
+  question on its own tells little (its answer does). Longer sentences need more to
+  score the same: the summary's budget is counted in characters.
+* ``kind`` — where a sentence belongs: an ``event`` (something that happened, dated when
+  it can be), a ``preference``, a ``plan`` or change, or a ``fact`` about its speaker.
+* ``clean`` — leading interjections ("Wow,", "Hey Mel!", "Haha") taken off.
+* ``fact_key`` / ``subject_key`` — near-identical facts share a key (the newest is kept);
+  two statements about the same thing of a speaker ("my dog's name is …") share a
+  subject key, so the newer one wins when they conflict.
+
+Patterns are bounded; scoring a sentence is a few regex passes over it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from mnemo.context.textscan import CJK_CLASS, STOPWORDS
+
+__all__ = ["clean", "fact_key", "is_instruction", "is_phatic", "kind", "salience", "subject_key",
+           "without_phatic_clauses"]
+
+# Words that carry no fact in chit-chat: evaluation, feelings about the other person's
+# news, agreement, small talk. A sentence made only of these (and function words) is
+# phatic.
+_PHATIC_WORDS = frozenset("""
+hey hello hiya howdy bye goodbye thanks thank thx cheers welcome congrats congratulations
+great awesome amazing cool wonderful nice good lovely beautiful fantastic incredible
+brilliant super excellent fabulous terrific perfect sweet neat impressive inspiring
+inspirational glad happy proud love loved lovin loving wow whoa yay haha hahaha lol omg
+yeah yep yup yes nope okay sure absolutely totally definitely exactly indeed agreed agree
+true right indeed appreciate appreciated means meant keep kept going doing sounds sound
+seems seem look looks looking must been have has had feel feels feeling felt hear heard
+glad excited exciting fun blast wish luck best hope hoping take care soon catch later
+talk chat chatting again anytime anything new what how whats hows something everything
+well also really much such truly totally pretty quite lot lots tons always here there
+thing things stuff today awesome news share sharing
+tell telling know knew see seeing saw nice same too think thought wonder wondering
+kind kindness sweet course mean glad great keep proud super
+""".split())
+_INTERJECTION = re.compile(
+    r"^(?:(?:hey|hi|hello|wow|whoa|oh|ooh|aw+|ah|yeah|yep|yes|no|ok(?:ay)?|haha(?:ha)*"
+    r"|lol|omg|hmm+|well|so|gosh|yay|cool|nice|great|awesome|sure|totally|definitely"
+    r"|thanks|thank you)(?: [A-Z][a-z]{1,20})?[!,.…]+\s*)+",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’]*|\d[\d,.:/-]*")
+_NUMBER_WORDS = frozenset(("one", "two", "three", "four", "five", "six", "seven", "eight",
+                           "nine", "ten", "eleven", "twelve", "twenty", "thirty", "forty",
+                           "fifty", "hundred", "thousand", "million", "first", "second",
+                           "third", "dozen", "half"))
+_DATE_WORDS = re.compile(
+    r"\b(?:january|february|march|april|may|june|july|august|september|october|november"
+    r"|december|monday|tuesday|wednesday|thursday|friday|saturday|sunday|yesterday"
+    r"|tomorrow|weekend|last (?:week|month|year)|ago|\d{4})\b|\[[^\]]{4,40}\]",
+    re.IGNORECASE,
+)
+_NOT_NAMES = frozenset(("I", "I'm", "I've", "I'd", "I'll", "OK", "Ok", "Oh", "Wow", "Yeah",
+                        "Thanks", "Hey", "Hi", "Haha", "Lol", "Omg", "Mom", "Dad"))
+_CHANGE = re.compile(
+    r"\b(?:i|we)(?:'ve| have| just| recently| finally)? (?:started|began|moved|switched"
+    r"|changed|quit|joined|adopted|bought|got|lost|left|graduated|married|finished"
+    r"|signed up|enrolled|opened|launched|created|built|made|won|became|decided|retired)\b",
+    re.IGNORECASE,
+)
+_PLAN = re.compile(
+    r"\b(?:i|we)(?:'m| am|'re| are)? (?:going to|gonna|planning|plan|hoping|hope to"
+    r"|want to|would like to|thinking (?:of|about)|about to|will|'ll|intend)\b"
+    r"|\bi'll\b|\bwe'll\b|\bnext (?:week|month|year|summer)\b",
+    re.IGNORECASE,
+)
+_PREFERENCE = re.compile(
+    r"\b(?:i|we) (?:really |just |absolutely )?(?:love|like|enjoy|prefer|hate|dislike"
+    r"|adore|can't stand)\b|\bmy (?:favou?rite|go-to)\b|\bfavou?rite\b|\bi'm (?:a )?(?:big )?fan\b",
+    re.IGNORECASE,
+)
+_FIRST_PERSON_FACT = re.compile(
+    r"\b(?:i'm|i am|i've|i have|i had|i was|i work|i live|i do|we have|we're|we are"
+    r"|my [a-z]+(?:'s)? (?:name )?(?:is|are|was)|my (?:wife|husband|partner|kids?|son"
+    r"|daughter|dog|cat|mom|dad|mother|father|sister|brother|friend|family|job|boss|team"
+    r"|home|house))\b",
+    re.IGNORECASE,
+)
+_PAST_EVENT = re.compile(
+    r"\b(?:i|we|my [a-z]+|they|he|she)(?: [a-z]+ly)? (?:went|visited|saw|met|had|took"
+    r"|did|ran|made|got|gave|attended|went|travel(?:l)?ed|painted|played|read|wrote|won"
+    r"|finished|started|joined|moved|bought|adopted|celebrated|tried|spent|learned|found"
+    r"|received|volunteered|hosted|organized|organised|signed|camped|hiked|baked|cooked)\b",
+    re.IGNORECASE,
+)
+_SUBJECT = re.compile(r"\bmy ((?:[a-z]+ ){0,2}?[a-z]+?)(?:'s)? (?:name )?(?:is|are)\b",
+                      re.IGNORECASE)
+
+
+def clean(sentence: str) -> str:
+    """``sentence`` without its leading interjections ("Wow,", "Hey Mel!", "Haha")."""
+    stripped = _INTERJECTION.sub("", sentence).strip()
+    if stripped == sentence.strip():
+        return stripped
+    return stripped[:1].upper() + stripped[1:] if stripped else ""
+
+
+_CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
+_CJK_PHATIC = re.compile(r"^(?:谢谢|多谢|你好|您好|好的|没问题|太好了|太棒了|不客气|再见|是的|对|嗯|哈哈)+")
+
+
+_CLAUSE = re.compile(r"(,\s+|;\s+|\s+[-–—]+\s+)")
+# An instruction or a rule given to the assistant, not a remark about life: it starts
+# with an imperative, or sets a rule for what comes next.
+_INSTRUCTION = re.compile(
+    r"^(?:(?:and|also|so|but|please|pls)[,:]?\s+)?(?:never|always|don'?t|do not|avoid|make sure"
+    r"|use|only use|please|stick to|no more than|at most|at least|must)\b"
+    r"|\blet'?s (?:use|go with|switch)\b|不要|必须|总是|永远|优先|禁止|请勿|决定"
+    r"|\b(?:from now on|going forward|prefer\w* \S+ (?:over|to)|instead of|we decided"
+    r"|decided to|settled on|we(?:'ll| will) (?:use|go with)|switch(?:ed)? to|opted)\b"
+    r"|[`/=_]|\.\w{1,4}\b",
+    re.IGNORECASE,
+)
+
+
+def is_instruction(sentence: str) -> bool:
+    """True for a rule or a decision about the work ("Never call …", "we decided to use
+    …"), as opposed to a remark that happens to use the same words ("it's not always
+    easy")."""
+    return bool(_INSTRUCTION.search(sentence))
+
+
+def without_phatic_clauses(sentence: str, names: Iterable[str] = ()) -> str:
+    """``sentence`` without its phatic clauses: "I made peach cobbler, it was great!"
+    keeps "I made peach cobbler"."""
+    if not _CLAUSE.search(sentence):
+        return sentence
+    parts = _CLAUSE.split(sentence)
+    kept: list[str] = []
+    for i in range(0, len(parts), 2):
+        clause = parts[i]
+        if clause and not is_phatic(clause, names):
+            if kept:
+                kept.append(parts[i - 1])
+            kept.append(clause)
+    if not kept:
+        return ""
+    text = "".join(kept).strip()
+    end = sentence.rstrip()[-1:]
+    return text + end if end in ".!?" and not text.endswith((".", "!", "?")) else text
+
+
+def _content(sentence: str, names: Iterable[str]) -> list[str]:
+    skip = {n.lower() for n in names}
+    # A short form of a participant's name ("Mel" for Melanie) is a name too.
+    skip |= {n[:k] for n in skip for k in range(3, len(n))}
+    # CJK has no spaces: each run of characters (past a phatic opening) counts as one
+    # content word per two characters.
+    out = [stripped[i:i + 2] for run in _CJK_RUN.findall(sentence)
+           if (stripped := _CJK_PHATIC.sub("", run)) for i in range(0, len(stripped), 2)]
+    for word in _WORD.findall(sentence):
+        low = word.lower().replace("’", "'")
+        base = low.split("'", 1)[0]
+        if base in STOPWORDS or base in _PHATIC_WORDS or base in skip or len(base) < 3:
+            if not word[0].isdigit():
+                continue
+        out.append(word)
+    return out
+
+
+def is_phatic(sentence: str, names: Iterable[str] = ()) -> bool:
+    """True when ``sentence`` says nothing a later reader needs (see the docstring)."""
+    return not _content(sentence, names)
+
+
+def salience(sentence: str, names: Iterable[str] = ()) -> float:
+    """How much ``sentence`` tells a later reader, per its length (see the docstring)."""
+    words = _WORD.findall(sentence)
+    content = _content(sentence, names)
+    if not content:
+        return 0.0
+    named = sum(1 for i, w in enumerate(words)
+                if i > 0 and (w[0].isupper() and w not in _NOT_NAMES or w.isupper() and len(w) > 1))
+    numbers = sum(1 for w in words if w[0].isdigit() or w.lower() in _NUMBER_WORDS)
+    score = 2.0 * min(named, 4) + 1.5 * min(numbers, 3)
+    score += 1.5 * min(len(_DATE_WORDS.findall(sentence)), 2)
+    score += 0.5 * min(len(content), 10)
+    if _CHANGE.search(sentence):
+        score += 3.0
+    if _PLAN.search(sentence) or _PREFERENCE.search(sentence):
+        score += 2.0
+    if _FIRST_PERSON_FACT.search(sentence):
+        score += 2.0
+    if sentence.rstrip().endswith("?"):
+        score *= 0.35
+    return score / (1.0 + len(sentence) / 160.0)
+
+
+def kind(sentence: str) -> str:
+    """``event``, ``preference``, ``plan`` or ``fact`` (see the docstring)."""
+    if _PREFERENCE.search(sentence):
+        return "preference"
+    if _PLAN.search(sentence) and not _PAST_EVENT.search(sentence):
+        return "plan"
+    if _CHANGE.search(sentence) or _PAST_EVENT.search(sentence):
+        return "event"
+    return "fact"
+
+
+def fact_key(sentence: str) -> str:
+    """Near-identical sentences share this key: their content words, in order, stemmed."""
+    return " ".join(w.lower()[:5] for w in _WORD.findall(sentence)
+                    if w.lower() not in STOPWORDS)
+
+
+def subject_key(sentence: str) -> str | None:
+    """What a "my … is" statement is about ("dog's name"), so a newer one replaces it."""
+    match = _SUBJECT.search(sentence)
+    return match.group(1).lower() if match else None
