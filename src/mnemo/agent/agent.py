@@ -381,6 +381,7 @@ class Agent:
               tools: list[dict[str, Any]] | None) -> ChatResponse:
         """The only way a request reaches the model: fitted to the window first (C19), and
         the reported size fed back to the token meter."""
+        tools = self._tools_that_fit(tools)
         fit = self.window.checked(self.window.fit(request, tools))
         if fit.changed:
             log.warning("window guard: %s", fit.describe())
@@ -388,6 +389,18 @@ class Agent:
         response = self.client.complete(fit.messages, tools=tools)
         self.window.observe(fit.messages, tools, response.usage.prompt_tokens)
         return response
+
+    def _tools_that_fit(self, tools: list[dict[str, Any]] | None
+                        ) -> list[dict[str, Any]] | None:
+        """``tools``, unless with the system prompt they take over half of what a request
+        may hold: in so small a window an answer without tools beats none."""
+        if not tools:
+            return tools
+        if self.window.count([self._system_message()], tools) <= self.window.budget // 2:
+            return tools
+        log.info("the tool schemas do not fit in the %s-token window; calling the model "
+                 "without tools", f"{self.window.window:,}")
+        return None
 
     def _fit_live(self, extra: str, tools: list[dict[str, Any]] | None,
                   result: TurnResult) -> bool:
@@ -397,7 +410,8 @@ class Agent:
         meter = self.window.meter
         room = self.window.budget - (meter.corrected(meter.counter.count(extra)) + 2
                                      if extra else 0)
-        fit = self._shrink_live(room, tools, allow_drop=True, allow_newest=True)
+        fit = self._shrink_live(room, self._tools_that_fit(tools), allow_drop=True,
+                                allow_newest=True)
         if fit is None:
             return False
         compaction = Compaction("window", CompressionReport(
@@ -486,7 +500,8 @@ class Agent:
         # oversized messages are cut until the context is under the threshold. Before a
         # call the newest message is left to the window guard, which cuts it only if the
         # window itself needs it.
-        fit = self._shrink_live(self.engine.threshold_tokens, self.tools.schemas() or None,
+        fit = self._shrink_live(self.engine.threshold_tokens,
+                                self._tools_that_fit(self.tools.schemas() or None),
                                 allow_drop=False, allow_newest=reason == "manual")
         if fit is not None:
             compaction = replace(compaction, fit=fit)

@@ -19,7 +19,8 @@ from typing import Any
 
 from mnemo.messages import Message
 
-__all__ = ["CUT_MARKER_START", "arguments_chars", "cut_marker", "cut_message", "cut_text", "message_kind"]
+__all__ = ["CUT_MARKER_START", "arguments_chars", "cut_marker", "cut_message", "cut_text",
+           "message_kind"]
 
 CUT_MARKER_START = "[… "
 _NEAR_LINE_BREAK = 200  # characters a cut may move to land on a line break

@@ -86,8 +86,11 @@ class RequestMeter:
 
     @property
     def ratio(self) -> float:
-        """The correction applied to raw counts (1.0 until a response was seen)."""
-        return max(self._ratios) if self._ratios else 1.0
+        """The correction applied to raw counts (1.0 until a response was seen). With the
+        model's own tokenizer the text counts are exact and only the framing is guessed,
+        so the correction only ever raises them."""
+        ratio = max(self._ratios) if self._ratios else 1.0
+        return max(ratio, 1.0) if self.exact else ratio
 
     def message_tokens(self, message: Message | Mapping[str, Any]) -> int:
         """Raw tokens of one message: its text plus the per-message framing."""
