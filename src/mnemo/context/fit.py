@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mnemo.context.markers import SYSTEM_ROLES
-from mnemo.context.shrink import arguments_chars, cut_message, message_kind
+from mnemo.context.shrink import ARCHIVE, arguments_chars, cut_message, message_kind
 from mnemo.context.window import RequestMeter
 from mnemo.messages import Message, content_text
 
@@ -56,6 +56,7 @@ class Fit:
     budget: int
     cuts: tuple[Cut, ...] = ()
     dropped: tuple[int, ...] = field(default=())  # input indices left out
+    kept_in: str = "the session archive"  # where the whole text is, for the notice
 
     @property
     def fits(self) -> bool:
@@ -78,8 +79,8 @@ class Fit:
         if not parts:
             return f"fits (~{self.tokens:,} of {self.budget:,} tokens)"
         return (f"{' and '.join(parts)} to fit the context window (~{self.tokens_before:,} → "
-                f"~{self.tokens:,} tokens, budget {self.budget:,}); the full text is in the "
-                "session archive")
+                f"~{self.tokens:,} tokens, budget {self.budget:,}); the full text is in "
+                f"{self.kept_in}")
 
 
 def _counted(cuts: Sequence[Cut]) -> list[str]:
@@ -97,8 +98,10 @@ def fit_request(
     tools: Sequence[Mapping[str, Any]] | None = None,
     allow_drop: bool = True,
     allow_newest: bool = True,
+    kept_in: str = ARCHIVE,
 ) -> Fit:
-    """``messages`` made to fit ``budget`` tokens (see the module docstring)."""
+    """``messages`` made to fit ``budget`` tokens (see the module docstring); the cut
+    markers say the whole text is in ``kept_in``."""
     work: list[Message | None] = [dict(m) for m in messages]  # type: ignore[misc]
     raw = [meter.message_tokens(m) for m in messages]
     fixed = meter.tools_tokens(tools)
@@ -120,7 +123,7 @@ def fit_request(
         if message is None or need <= 0:
             return
         original = messages[index]
-        shorter, tokens = _cut_to(original, raw[index] - need, meter)
+        shorter, tokens = _cut_to(original, raw[index] - need, meter, kept_in)
         if tokens >= raw[index]:
             return
         cuts[index] = Cut(index, kind, raw[index], tokens)
@@ -151,15 +154,17 @@ def fit_request(
         cut(newest, message_kind(messages[newest], newest=True))
     out = [m for m in work if m is not None]
     return Fit(out, before, total(), budget,
-               tuple(sorted(cuts.values(), key=lambda c: c.index)), tuple(dropped))
+               tuple(sorted(cuts.values(), key=lambda c: c.index)), tuple(dropped),
+               kept_in.split(" (")[0])
 
 
-def _cut_to(original: Message, target: int, meter: RequestMeter) -> tuple[Message, int]:
+def _cut_to(original: Message, target: int, meter: RequestMeter,
+            kept_in: str) -> tuple[Message, int]:
     """``original`` cut to about ``target`` tokens (never below ``MIN_CUT_TOKENS`` of its
     own text), and its tokens. The first guess assumes the text is equally dense
     throughout; later ones learn the density of what was kept."""
     before = meter.message_tokens(original)
-    floor = meter.message_tokens(cut_message(original, 0))  # marker and framing alone
+    floor = meter.message_tokens(cut_message(original, 0, kept_in))  # marker and framing
     target = max(target, floor + MIN_CUT_TOKENS)
     if target >= before:
         return original, before
@@ -167,7 +172,7 @@ def _cut_to(original: Message, target: int, meter: RequestMeter) -> tuple[Messag
     keep = int((target - floor) / density)
     shorter, tokens = original, before
     for _ in range(_CUT_ATTEMPTS):
-        shorter = cut_message(original, keep)
+        shorter = cut_message(original, keep, kept_in)
         tokens = meter.message_tokens(shorter)
         if tokens <= target or keep == 0:
             break
