@@ -191,7 +191,7 @@ def test_a_result_over_the_context_length_is_cut_to_fit(tmp_path: Path) -> None:
 def test_a_result_that_cannot_fit_says_so_and_exits_non_zero(tmp_path: Path) -> None:
     path = tmp_path / "pastes.json"
     path.write_text(json.dumps(_pastes(20_000)), encoding="utf-8")
-    code, out, err = run("compress", str(path), "--context-length", "50")
+    code, _out, err = run("compress", str(path), "--context-length", "50")
     assert code == 1
     assert "still larger than the context length (50)" in err
     assert "raise --context-length" in err

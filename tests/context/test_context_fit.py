@@ -159,7 +159,7 @@ def test_a_cut_keeps_some_text_of_its_own() -> None:
 
 
 def test_a_request_that_fits_is_returned_unchanged() -> None:
-    messages = conversation()[:3] + [{"role": "tool", "tool_call_id": "c1", "content": "ok"}]
+    messages = [*conversation()[:3], {"role": "tool", "tool_call_id": "c1", "content": "ok"}]
     fit = fit_request(messages, budget=10_000, meter=RequestMeter())
     assert not fit.changed and fit.messages == messages
     assert fit.describe().startswith("fits")
