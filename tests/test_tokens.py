@@ -47,3 +47,27 @@ def test_bpe_counter_counts_real_tokens() -> None:
     assert isinstance(counter, TokenCounter)
     assert counter.count("hello world") == 2
     assert counter.count("") == 0
+
+
+def test_the_shaped_estimate_counts_logs_closer_than_the_rough_one() -> None:
+    from mnemo.tokens import estimate_tokens_rough, estimate_tokens_shaped
+
+    log = "2026-11-30 15:23:37,123 INFO id=0x1a2b3c4d took 17 ms\n" * 50
+    prose = "The quick brown fox jumps over the lazy dog near the river bank. " * 50
+    # The embedded model's tokenizer (Qwen 2.5, measured): 2,100 and 701 tokens.
+    assert estimate_tokens_shaped(log) >= 0.9 * 2100 > 2 * estimate_tokens_rough(log)
+    assert 0.9 * 701 <= estimate_tokens_shaped(prose) <= 1.1 * 701
+    assert estimate_tokens_shaped("") == 0
+
+
+def test_cached_counter_counts_each_text_once() -> None:
+    from mnemo.tokens import CachedTokenCounter, RoughTokenCounter
+
+    cached = CachedTokenCounter(RoughTokenCounter(), max_entries=2)
+    texts = ["a" * 100, "b" * 100, "c" * 100]
+    assert [cached.count(t) for t in texts] == [25, 25, 25]
+    assert cached.misses == 3
+    cached.count(texts[2])
+    assert cached.misses == 3
+    cached.count(texts[0])  # evicted (only two kept), so counted again
+    assert cached.misses == 4

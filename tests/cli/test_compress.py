@@ -61,7 +61,8 @@ def test_json_output_has_the_documented_keys(jsonl: Path) -> None:
     assert code == 0
     data = json.loads(out)
     assert list(data) == ["messages_before", "messages_after", "tokens_before", "tokens_after",
-                          "summary", "messages"]
+                          "summary", "tokens_estimated", "fits", "truncated", "messages"]
+    assert data["fits"] is True and data["truncated"] == 0
     assert data["messages_before"] == 121
     assert data["messages_after"] == len(data["messages"]) < 121
     assert data["tokens_after"] < data["tokens_before"]
@@ -162,3 +163,35 @@ def test_installed_console_script(jsonl: Path, mnemo_home: Home) -> None:
                           timeout=60)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["messages_before"] == 121
+
+
+def _pastes(size: int) -> list[dict]:
+    log = "\n".join(f"2026-11-30 15:23:{i % 60:02d},123 INFO id=0x{i:08x} took {i} ms"
+                    for i in range(size // 50))
+    return [{"role": "system", "content": "You are helpful."},
+            {"role": "user", "content": "look at this\n" + log},
+            {"role": "assistant", "content": "I see."},
+            {"role": "user", "content": "and this\n" + log}]
+
+
+def test_a_result_over_the_context_length_is_cut_to_fit(tmp_path: Path) -> None:
+    """C19: nothing to summarise (two pastes in head and tail), so the pastes are cut."""
+    path = tmp_path / "pastes.json"
+    path.write_text(json.dumps(_pastes(100_000)), encoding="utf-8")
+    code, out, err = run("compress", str(path), "--context-length", "4000", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["fits"] is True and data["truncated"] == 2
+    assert data["tokens_estimated"] <= 4000
+    kept = data["messages"][-1]["content"]
+    assert kept.startswith("and this\n2026-11-30") and "characters cut here" in kept
+    assert kept.endswith("ms")  # the tail of the paste is kept too
+
+
+def test_a_result_that_cannot_fit_says_so_and_exits_non_zero(tmp_path: Path) -> None:
+    path = tmp_path / "pastes.json"
+    path.write_text(json.dumps(_pastes(20_000)), encoding="utf-8")
+    code, _out, err = run("compress", str(path), "--context-length", "50")
+    assert code == 1
+    assert "still larger than the context length (50)" in err
+    assert "raise --context-length" in err

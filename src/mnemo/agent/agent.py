@@ -25,6 +25,10 @@ while the stored conversation stays as it happened. With ``agent.validate_reques
 each request is checked before that repair, and a violation is logged with the
 request's shape (roles and tool-call ids, never content): a debugging aid that shows
 which conversations needed the repair.
+
+No request is longer than the window allows (C19): every call goes through the window
+guard (``window.py``) as its last step, and messages too big for what is left are cut
+(head and tail kept, the whole text archived) when compaction cannot help.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -46,10 +50,13 @@ from mnemo.agent.tools import (
     session_tool_schemas,
     tool_result_message,
 )
+from mnemo.agent.window import WindowGuard, counter_for
 from mnemo.api_validity import request_shape, validate_c12
 from mnemo.config import MnemoConfig
 from mnemo.context import CompressionReport, ContextEngine, is_summary_message
+from mnemo.context.fit import Fit
 from mnemo.context.repair import repair_messages
+from mnemo.context.window import RequestMeter
 from mnemo.errors import ContextLengthExceededError, UsageError
 from mnemo.home import Home
 from mnemo.llm import ChatClient, ChatResponse
@@ -82,22 +89,39 @@ _FLUSH_MAX_CALLS = 3
 class Compaction:
     """A compaction that happened: why, and what it saved."""
 
-    reason: str  # "auto", "manual", "overflow"
+    reason: str  # "auto", "manual", "overflow", "window" (the window guard alone)
     report: CompressionReport
+    fit: Fit | None = None  # oversized messages cut or old ones left out (C19)
+    merged: bool = False  # the previous summary was folded into the new one
 
     @property
     def saved_tokens(self) -> int:
         return self.report.tokens_before - self.report.tokens_after
 
+    @property
+    def changed(self) -> bool:
+        return self.report.changed or (self.fit is not None and self.fit.changed)
+
     def describe(self) -> str:
+        """What happened, in words: summarised (and merged), cleared, truncated."""
         r = self.report
-        if not r.changed:
+        parts = []
+        if r.summary is not None:
+            how = "local summary" if r.summarizer == "local" else "model summary"
+            if r.fallback:
+                how = "local summary (the model summariser failed)"
+            merged = ", merged with the previous summary" if self.merged else ""
+            parts.append(f"summarised: {r.messages_before} → {r.messages_after} messages, "
+                         f"~{r.tokens_before:,} → ~{r.tokens_after:,} tokens ({how}{merged})")
+        elif r.changed:
+            parts.append(f"cleared {len(r.pruned)} old tool output"
+                         f"{'s' if len(r.pruned) != 1 else ''} (no summary: "
+                         f"{r.skipped_reason or 'nothing to summarise'})")
+        if self.fit is not None and self.fit.changed:
+            parts.append(self.fit.describe())
+        if not parts:
             return f"nothing compacted ({r.skipped_reason or 'no change'})"
-        how = "local summary" if r.summarizer == "local" else "model summary"
-        if r.fallback:
-            how = "local summary (the model summariser failed)"
-        return (f"compacted {r.messages_before} → {r.messages_after} messages, "
-                f"~{r.tokens_before:,} → ~{r.tokens_after:,} tokens ({how})")
+        return "compacted — " + "; ".join(parts)
 
 
 @dataclass
@@ -166,6 +190,11 @@ class Agent:
         self.refused_writes = 0  # ungrounded memory writes refused in this process
         # Warnings for the user about how this agent was set up (a damaged archive…).
         self.notices: list[str] = []
+        counter, exact = counter_for(client)
+        self.window = WindowGuard(  # C19: the last step before every model call
+            RequestMeter(counter, exact=exact), lambda: self.engine.context_length,
+            max_tokens=config.model.max_tokens, reserve=config.context.reply_reserve_tokens)
+        self._last_sent: tuple[list[Message], list[dict[str, Any]] | None] = ([], None)
 
     # -- session lifecycle ----------------------------------------------------------------
 
@@ -256,6 +285,7 @@ class Agent:
         self._compacted = False
         self.nudger.turns_since_write = 0
         self.engine.on_session_reset()
+        self.window.meter.reset()
         self.tools = ToolRegistry()
 
     def __enter__(self) -> Agent:
@@ -415,17 +445,80 @@ class Agent:
     def _call(self, extra: str, tools: list[dict[str, Any]] | None,
               result: TurnResult) -> ChatResponse:
         self._emit("model_call", calls_so_far=result.model_calls)
+        self._fit_live(extra, tools, result)
         try:
-            response = self.client.complete(self._request(extra), tools=tools)
-        except ContextLengthExceededError:
-            log.warning("context length exceeded by the API; compacting and retrying once")
+            response = self._send(self._request(extra), tools)
+        except ContextLengthExceededError as exc:
+            learned = self.window.observe_overflow(*self._last_sent, exc)
+            log.warning("context length exceeded by the API (%s); compacting and retrying "
+                        "once", "its count learnt" if learned else "no count given")
             compaction = self.compact(reason="overflow")
             result.compactions.append(compaction)
-            if not compaction.report.changed:
+            cut = self._fit_live(extra, tools, result)
+            if not (compaction.changed or learned or cut):
                 raise
-            response = self.client.complete(self._request(extra), tools=tools)
+            response = self._send(self._request(extra), tools)
         self._record_usage(response, result)
         return response
+
+    def _send(self, request: list[Message],
+              tools: list[dict[str, Any]] | None) -> ChatResponse:
+        """The only way a request reaches the model: fitted to the window first (C19), and
+        the reported size fed back to the token meter."""
+        tools = self._tools_that_fit(tools)
+        fit = self.window.checked(self.window.fit(request, tools))
+        if fit.changed:
+            log.warning("window guard: %s", fit.describe())
+        self._last_sent = (fit.messages, tools)
+        response = self.client.complete(fit.messages, tools=tools)
+        self.window.observe(fit.messages, tools, response.usage.prompt_tokens)
+        return response
+
+    def _tools_that_fit(self, tools: list[dict[str, Any]] | None
+                        ) -> list[dict[str, Any]] | None:
+        """``tools``, unless with the system prompt they take over half of what a request
+        may hold: in so small a window an answer without tools beats none."""
+        if not tools:
+            return tools
+        if self.window.count([self._system_message()], tools) <= self.window.budget // 2:
+            return tools
+        log.info("the tool schemas do not fit in the %s-token window; calling the model "
+                 "without tools", f"{self.window.window:,}")
+        return None
+
+    def _fit_live(self, extra: str, tools: list[dict[str, Any]] | None,
+                  result: TurnResult) -> bool:
+        """Make the live conversation fit the window with room for ``extra`` (C19): cut
+        oversized messages, leave out old turns, the newest message last. The change is
+        stored (the originals stay in the archive) and shown as a compaction notice."""
+        meter = self.window.meter
+        room = self.window.budget - (meter.corrected(meter.counter.count(extra)) + 2
+                                     if extra else 0)
+        fit = self._shrink_live(room, self._tools_that_fit(tools), allow_drop=True,
+                                allow_newest=True)
+        if fit is None:
+            return False
+        compaction = Compaction("window", CompressionReport(
+            len(fit.messages), len(fit.messages), fit.tokens_before, fit.tokens), fit=fit)
+        result.compactions.append(compaction)
+        log.info("window guard: %s", fit.describe())
+        self._emit("compaction", compaction=compaction)
+        return True
+
+    def _shrink_live(self, budget: int, tools: list[dict[str, Any]] | None, *,
+                     allow_drop: bool, allow_newest: bool) -> Fit | None:
+        """Fit ``[system, *messages]`` to ``budget`` and keep the result; None: no change."""
+        assert self.session_id is not None
+        live = [self._system_message(), *self.messages]
+        if self.window.count(live, tools) <= budget:
+            return None
+        fit = self.window.fit(live, tools, budget=budget, allow_drop=allow_drop,
+                              allow_newest=allow_newest)
+        if not fit.changed:
+            return None
+        self.messages = list(fit.messages[1:])
+        self.sessions.sync_live(self.session_id, self.messages)
+        return fit
 
     def _record_usage(self, response: ChatResponse, result: TurnResult) -> None:
         usage = response.usage
@@ -496,19 +589,31 @@ class Agent:
                                       focus_topic=focus)
         report = self.engine.last_report or CompressionReport(
             len(before), len(output), 0, 0, skipped_reason="the engine reported nothing")
-        compaction = Compaction(reason, report)
-        if not report.changed:
+        compaction = Compaction(reason, report, merged=any(
+            is_summary_message(before[i]) for i in report.removed if i < len(before)))
+        if report.changed:
+            live = output[1:] if output and output[0].get("role") == "system" else output
+            self.sessions.sync_live(self.session_id, live)
+            self.messages = list(live)
+            self._compacted = True
+            self._fresh_compaction = True
+            # C14: the prompt is rebuilt once, with memory re-read from disk, then frozen.
+            self.memory.load_from_disk()
+            self.system_prompt = self._build_prompt(compacted=True)
+            self.sessions.update_system_prompt(self.session_id, self.system_prompt.text)
+        # C19: when summarising was not enough (or not possible: the middle is too small),
+        # oversized messages are cut until the context is under the threshold. Before a
+        # call the newest message is left to the window guard, which cuts it only if the
+        # window itself needs it.
+        fit = self._shrink_live(self.engine.threshold_tokens,
+                                self._tools_that_fit(self.tools.schemas() or None),
+                                allow_drop=False, allow_newest=reason == "manual")
+        if fit is not None:
+            compaction = replace(compaction, fit=fit)
+            self._fresh_compaction = True
+        if not compaction.changed:
             log.info("compaction (%s) made no change: %s", reason, report.skipped_reason)
             return compaction
-        live = output[1:] if output and output[0].get("role") == "system" else output
-        self.sessions.sync_live(self.session_id, live)
-        self.messages = list(live)
-        self._compacted = True
-        self._fresh_compaction = True
-        # C14: the prompt is rebuilt once, with memory re-read from disk, then frozen again.
-        self.memory.load_from_disk()
-        self.system_prompt = self._build_prompt(compacted=True)
-        self.sessions.update_system_prompt(self.session_id, self.system_prompt.text)
         log.info("compaction (%s): %s", reason, compaction.describe())
         self._emit("compaction", compaction=compaction)
         return compaction
@@ -524,7 +629,7 @@ class Agent:
         only_memory = self.tools.schemas({"memory"})
         try:
             for _ in range(_FLUSH_MAX_CALLS):
-                response = self.client.complete(request, tools=only_memory)
+                response = self._send(request, only_memory)
                 self.engine.update_from_response(response.usage.as_dict())
                 calls = list(response.message.get("tool_calls") or [])
                 if not calls:

@@ -4,6 +4,12 @@ The transcript is a JSON list of chat messages, an object with a ``"messages"`` 
 JSONL (one message per line). It goes through the same ``ContextCompressor`` the agent
 uses, configured from ``config.yaml`` (``context.*``), so this is also the way to see what
 compression would do to a real conversation before relying on it.
+
+The result never exceeds ``--context-length`` silently (C19): when the summary is not
+enough, oversized messages are cut (head and tail kept, a marker between); if even that
+cannot bring it under, the result is still written but the command says so and exits 1.
+Sizes here are counted by the shape-aware estimate, which is closer to a real tokenizer
+on logs and JSON than the 4-characters rule the summary report uses.
 """
 
 from __future__ import annotations
@@ -16,8 +22,10 @@ from pathlib import Path
 import click
 
 from mnemo.agent import summarizer_for
-from mnemo.cli.common import CliState, echo_json, pass_state
+from mnemo.cli.common import CliState, echo_json, fail, pass_state
 from mnemo.context import ContextCompressor, default_context_length
+from mnemo.context.fit import Fit, fit_request
+from mnemo.context.window import RequestMeter
 from mnemo.errors import UsageError
 from mnemo.fileio import atomic_write_text
 from mnemo.messages import Message
@@ -55,8 +63,10 @@ def compress(state: CliState, file: str, context_length: int | None, focus: str 
 
     FILE is a JSON list of chat messages, an object with a "messages" list, or JSONL with
     one message per line ("-" reads standard input). The input file is never changed;
-    use --out to save the result. Token counts are the rough estimate (4 characters per
-    token plus 10 per message).
+    use --out to save the result. Summary token counts are the rough estimate (4
+    characters per token plus 10 per message). A result that would still be larger than
+    the context length gets its oversized messages cut (head and tail kept); if it still
+    does not fit, the command says so and exits with status 1.
     """
     source = "<stdin>" if file == "-" else file
     messages = parse_transcript(_read(file), source=source)
@@ -68,6 +78,9 @@ def compress(state: CliState, file: str, context_length: int | None, focus: str 
     result = engine.compress(messages, focus_topic=focus)
     report = engine.last_report
     assert report is not None  # compress always leaves a report
+    fit = fit_request(result, budget=engine.context_length, meter=RequestMeter(),
+                      allow_drop=False, kept_in=f"the original transcript {source}")
+    result = fit.messages
     if out:
         _write(Path(out), result)
     if as_json:
@@ -77,8 +90,12 @@ def compress(state: CliState, file: str, context_length: int | None, focus: str 
             "tokens_before": report.tokens_before,
             "tokens_after": report.tokens_after,
             "summary": report.summary,
+            "tokens_estimated": fit.tokens,
+            "fits": fit.fits,
+            "truncated": len(fit.cuts),
             "messages": result,
         })
+        _fail_unless_fits(fit, engine.context_length)
         return
     click.echo(f"{source}: {report.messages_before:,} → {report.messages_after:,} messages, "
                f"~{report.tokens_before:,} → ~{report.tokens_after:,} tokens "
@@ -93,8 +110,18 @@ def compress(state: CliState, file: str, context_length: int | None, focus: str 
         click.echo(f"no summary: {report.skipped_reason}"
                    + (f"; {len(report.pruned):,} old tool outputs cleared"
                       if report.pruned else ""))
+    if fit.changed:
+        click.echo(fit.describe())
     if out:
         click.echo(f"wrote {out}")
+    _fail_unless_fits(fit, engine.context_length)
+
+
+def _fail_unless_fits(fit: Fit, context_length: int) -> None:
+    if not fit.fits:
+        fail(f"the result (~{fit.tokens:,} tokens) is still larger than the context length "
+             f"({context_length:,}) with every oversized message cut to its head and tail; "
+             "raise --context-length or shorten the system message")
 
 
 def _read(file: str) -> str:

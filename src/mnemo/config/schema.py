@@ -105,6 +105,8 @@ class ContextConfig(_Section):
     summary_target_ratio: float = Field(default=0.20, gt=0, le=1)
     summary_model_override: str = ""
     quiet_mode: bool = False
+    # Tokens kept free for the reply (C19); None: model.max_tokens, else 1/8 of the window.
+    reply_reserve_tokens: int | None = Field(default=None, gt=0)
 
 
 class CompressionConfig(_Section):

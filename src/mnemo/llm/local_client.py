@@ -28,6 +28,7 @@ from mnemo.llm.local_server import LocalModelServer, LocalServerSettings, shared
 from mnemo.llm.openai_client import OpenAIChatClient
 from mnemo.llm.types import ChatResponse
 from mnemo.messages import Message
+from mnemo.tokens import TokenCounter
 
 __all__ = ["DEFAULT_LOCAL_SAMPLING", "LocalChatClient"]
 
@@ -145,6 +146,16 @@ class LocalChatClient:
                                temperature=temperature,
                                extra_body={"grammar": grammar} if grammar else None)
 
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` by the model's own tokenizer (starts the server if needed)."""
+        with self._lock:
+            server, _ = self._ensure_client()
+        return server.count_tokens(text)
+
+    def token_counter(self) -> TokenCounter:
+        """The model's own tokenizer as a ``TokenCounter``, for the window guard (C19)."""
+        return _ServerTokenCounter(self)
+
     def close(self) -> None:
         """Drop this client's connection; the shared server runs until exit (or
         ``stop_shared_servers()``), so other clients keep using it."""
@@ -152,3 +163,13 @@ class LocalChatClient:
             self._client.close()
             self._client = None
         self._server = None
+
+
+class _ServerTokenCounter:
+    """Counts through a ``LocalChatClient``'s server (``TokenCounter``)."""
+
+    def __init__(self, client: LocalChatClient) -> None:
+        self._client = client
+
+    def count(self, text: str) -> int:
+        return self._client.count_tokens(text)

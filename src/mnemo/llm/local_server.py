@@ -235,6 +235,17 @@ class LocalModelServer:
         self.address = None
         _running.discard(self)
 
+    def count_tokens(self, text: str, *, timeout: float = 30.0) -> int:
+        """Tokens of ``text`` by the model's own tokenizer (llama.cpp's ``/tokenize``,
+        without the special tokens a prompt starts with)."""
+        if not self.address:
+            raise ModelUnavailableError("the local model server is not started; call start()")
+        body = json.dumps({"content": text, "add_special": False}).encode("utf-8")
+        request = urllib.request.Request(f"{self.address}/tokenize", data=body,
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=timeout) as reply:
+            return len(json.loads(reply.read())["tokens"])
+
     def __enter__(self) -> LocalModelServer:
         return self.start()
 

@@ -1,0 +1,219 @@
+"""The window invariant (C19) in the agent: no request over the window, whatever is pasted.
+
+``WindowModel`` is a scripted model with a tokenizer of its own (exposed to the agent as
+``token_counter()``, like the embedded model's) and a hard window, like llama.cpp: it
+counts every request it receives with its own framing (which the agent does not know)
+and refuses one that is too long. The property test throws random conversations at it —
+pastes and tool outputs up to 100 KB, windows from 2k to 200k tokens — and checks every
+request fits the budget, is valid for an API (C12) and that the archive still holds every
+byte that was said.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mnemo.agent import Agent, build_agent
+from mnemo.config import MnemoConfig
+from mnemo.context import validate_c12
+from mnemo.errors import ContextLengthExceededError
+from mnemo.home import Home
+from mnemo.llm.testing import ChatRequest, ScriptedChatClient, assistant_tool_call
+from mnemo.llm.types import ChatResponse, Usage
+from mnemo.messages import Message, content_text
+from mnemo.sessions import SessionStore
+
+_WORD = re.compile(r"\w{1,5}|[^\w\s]|\n")
+READ_LOG = {"name": "read_log", "description": "Read a log file.",
+            "parameters": {"type": "object", "properties": {"size": {"type": "integer"}},
+                           "required": ["size"]}}
+
+
+class ModelTokenizer:
+    """The test model's tokenizer: up to five word characters, or one symbol or newline."""
+
+    def count(self, text: str) -> int:
+        return len(_WORD.findall(text))
+
+
+class WindowModel(ScriptedChatClient):
+    """A scripted model that counts prompts with its own tokenizer and framing (6 tokens a
+    message, 60 around the tools) and refuses, like llama.cpp, a prompt over its window."""
+
+    def __init__(self, window: int, **kwargs: Any) -> None:
+        super().__init__(context_length=window, **kwargs)
+        self.tokenizer = ModelTokenizer()
+        self.sizes: list[int] = []
+
+    def token_counter(self) -> ModelTokenizer:
+        return self.tokenizer
+
+    def prompt_tokens(self, messages: Sequence[Message],
+                      tools: Sequence[Any] | None) -> int:
+        total = sum(self.tokenizer.count(content_text(m)) + 6 for m in messages)
+        for m in messages:
+            for call in m.get("tool_calls") or []:
+                total += self.tokenizer.count(call["function"]["name"]
+                                              + call["function"]["arguments"])
+        if tools:
+            total += self.tokenizer.count(json.dumps(list(tools))) + 60
+        return total
+
+    def complete(self, messages: Sequence[Message], *, tools: Sequence[Any] | None = None,
+                 max_tokens: int | None = None, temperature: float | None = None
+                 ) -> ChatResponse:
+        size = self.prompt_tokens(messages, tools)
+        self.sizes.append(size)
+        assert self.context_length is not None
+        if size > self.context_length:
+            raise ContextLengthExceededError(
+                f"request ({size} tokens) exceeds the available context size "
+                f"({self.context_length} tokens)")
+        response = super().complete(messages, tools=tools, max_tokens=max_tokens,
+                                    temperature=temperature)
+        return ChatResponse(message=response.message,
+                            usage=Usage.of(size, response.usage.completion_tokens),
+                            finish_reason=response.finish_reason, model=self.model)
+
+
+def log_text(size: int, seed: int) -> str:
+    """``size`` characters of a log (digits and symbols: about 2.3× the rough estimate)."""
+    lines, n = [], 0
+    while n < size:
+        ident = (n * 2654435761 + seed) % 2**32
+        line = (f"2026-11-30 15:{(seed + n) % 60:02d}:{n % 60:02d},{n % 997:03d} INFO "
+                f"[worker-{seed % 9}] id=0x{ident:08x} took {n % 1000} ms")
+        lines.append(line)
+        n += len(line) + 1
+    return "\n".join(lines)[:size]
+
+
+def reply(request: ChatRequest) -> str | Message:
+    """Call read_log when the user asks (``tool:N``) and it is offered; else answer."""
+    last = request.messages[-1]
+    if last["role"] == "user" and "read_log" in request.tool_names:
+        asked = re.match(r"tool:(\d+)", content_text(last))
+        if asked:
+            return assistant_tool_call("read_log", {"size": int(asked.group(1))},
+                                       call_id=f"call_{len(request.messages)}")
+    return "Noted: the log shows the worker timings."
+
+
+def make_agent(root: Path, window: int, **config: Any) -> tuple[Agent, WindowModel]:
+    home = Home(root)
+    home.ensure()
+    client = WindowModel(window, default=reply)
+    cfg = MnemoConfig.model_validate(config)
+    agent = build_agent(cfg, home=home, cwd=root, client=client)
+    agent.start()
+    agent.tools.add(READ_LOG, lambda args: log_text(int(args["size"]), 7))
+    return agent, client
+
+
+turns = st.lists(
+    st.tuples(st.integers(min_value=5, max_value=100_000),  # the user's message
+              st.one_of(st.none(), st.integers(min_value=10, max_value=100_000))),  # tool
+    min_size=1, max_size=6)
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(window=st.integers(min_value=2_000, max_value=200_000), plan=turns)
+def test_no_request_exceeds_the_window(window: int, plan: list[tuple[int, int | None]]
+                                       ) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        # The memory flush turn is left out here: its request puts a user message after
+        # the user's own (issue 17, fixed separately), which C12 (c) rejects.
+        agent, model = make_agent(Path(folder), window, memory={"flush_min_turns": 0})
+        said: list[str] = []
+        with agent:
+            for number, (size, tool) in enumerate(plan):
+                prefix = f"tool:{tool} " if tool else ""
+                text = prefix + log_text(size, number)
+                said.append(text)
+                result = agent.run_turn(text)
+                said += [run.result for run in result.tool_runs]
+            budget = agent.window.budget
+            session = agent.session_id
+        assert model.sizes and max(model.sizes) <= budget <= window
+        for request in model.requests:
+            assert validate_c12(request.messages) == []
+        store = SessionStore(Home(Path(folder)).state_db)
+        try:
+            assert session is not None
+            archived = {content_text(m.to_message())
+                        for m in store.read_session(session, limit=None)}
+        finally:
+            store.close()
+        missing = [t[:40] for t in said if t not in archived]
+        assert not missing, f"not in the archive: {missing}"
+
+
+def test_the_issue_paste_sequence_fits_an_8k_window(tmp_path: Path) -> None:
+    """Issue 11: four ~2.6 KB log pastes, then a 4 KB one, in an 8k window."""
+    agent, model = make_agent(tmp_path / "home", 8192)
+    with agent:
+        notices = []
+        for number, size in enumerate([2600, 2600, 2600, 2600, 4000]):
+            result = agent.run_turn(f"Here is a log:\n{log_text(size, number)}")
+            notices += [c.describe() for c in result.compactions]
+        assert max(model.sizes) <= agent.window.budget
+        assert notices and all("nothing compacted" not in n for n in notices)
+
+
+def test_manual_compact_never_says_nothing_while_over_the_threshold(tmp_path: Path) -> None:
+    """The middle is too small to summarise (two big pastes in head and tail): /compact
+    truncates instead, and says so."""
+    agent, _ = make_agent(tmp_path / "home", 8192, compression={"enabled": False})
+    with agent:
+        agent.run_turn(log_text(9_000, 1))
+        agent.run_turn(log_text(9_000, 2))
+        assert agent.window.count([agent._system_message(), *agent.messages]) > \
+            agent.engine.threshold_tokens
+        compaction = agent.compact()
+        assert compaction.changed
+        assert "truncated" in compaction.describe()
+        assert "nothing compacted" not in compaction.describe()
+        assert agent.window.count([agent._system_message(), *agent.messages],
+                                  agent.tools.schemas()) <= agent.engine.threshold_tokens
+
+
+def test_an_overflow_error_teaches_the_meter_and_the_retry_fits(tmp_path: Path) -> None:
+    """A model whose tokenizer the agent cannot see counts 3× the estimate; its refusal
+    names the size, the agent learns the ratio, cuts, and the retry is accepted."""
+
+    class HiddenTokenizer(WindowModel):
+        token_counter = None  # type: ignore[assignment]
+
+        def prompt_tokens(self, messages: Sequence[Message],
+                          tools: Sequence[Any] | None) -> int:
+            return 3 * super().prompt_tokens(messages, tools)
+
+    home = Home(tmp_path / "home")
+    home.ensure()
+    client = HiddenTokenizer(8192, default=reply)
+    agent = build_agent(MnemoConfig(), home=home, cwd=tmp_path, client=client)
+    with agent:
+        agent.run_turn("x " * 5000)
+        assert agent.window.meter.ratio > 1.5
+    refused = [s for s in client.sizes if s > 8192]
+    assert len(refused) <= 1  # at most the first, before anything was learnt
+    assert client.sizes[-1] <= 8192
+
+
+@pytest.mark.parametrize("window", [2_000, 4_096])
+def test_tiny_windows_call_without_tools_rather_than_fail(tmp_path: Path, window: int) -> None:
+    agent, model = make_agent(tmp_path / "home", window)
+    with agent:
+        result = agent.run_turn("tool:500 " + log_text(20_000, 3))
+    assert result.text
+    assert max(model.sizes) <= window
