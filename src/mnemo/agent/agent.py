@@ -63,7 +63,6 @@ from mnemo.llm import ChatClient, ChatResponse
 from mnemo.memory import MemoryManager, MemoryStore, build_memory_context_block
 from mnemo.memory.builtin import WRITE_ACTIONS
 from mnemo.memory.entries import TARGETS
-from mnemo.memory.tool import MAX_FAILED_CALLS_PER_TURN
 from mnemo.memory.grounding import (
     Evidence,
     GroundingMode,
@@ -72,6 +71,7 @@ from mnemo.memory.grounding import (
     route_target,
 )
 from mnemo.memory.plugins import create_memory_manager
+from mnemo.memory.tool import MAX_FAILED_CALLS_PER_TURN
 from mnemo.messages import Message, content_text, tool_call_text, tool_calls_of
 from mnemo.prompt import SKILL_VIEW_SCHEMA, SystemPrompt, build_system_prompt, skill_view
 from mnemo.sessions import SessionStore
