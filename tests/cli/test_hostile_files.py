@@ -31,9 +31,10 @@ def doctor(home: Home) -> dict[str, dict[str, str]]:
 
 # -- config (class 5) ----------------------------------------------------------------------
 
-BOMB = "memory:\n  providers:\n    foo:\n      a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
-    f"      {n}: &{n} [{', '.join([f'*{p}'] * 9)}]\n"
-    for p, n in zip("abcdefgh", "bcdefghi", strict=True))
+BOMB = (
+    "memory:\n  providers:\n    foo:\n      a: &a [lol, lol, lol, lol, lol, lol, lol, lol]\n"
+    + "".join(f"      {n}: &{n} [{', '.join([f'*{p}'] * 9)}]\n"
+              for p, n in zip("abcdefgh", "bcdefghi", strict=True)))
 
 
 def test_a_yaml_alias_bomb_is_refused_in_one_line(mnemo_home: Home) -> None:
