@@ -187,3 +187,15 @@ def test_secrets_are_recognised_and_masked() -> None:
     assert mask_urls_in("cannot reach https://a:b@h/x (refused)") == \
         "cannot reach https://a:***@h/x (refused)"
     assert len(excerpt("x" * 10_000)) < 80 and "10,000 chars" in excerpt("x" * 10_000)
+
+
+def test_validator_messages_and_key_paths_stay_short_and_keyless(mnemo_home: Home) -> None:
+    key = "sk-proj-ABCDEF1234567890abcdef"
+    write(mnemo_home, f"platform: {'p' * 3000}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(mnemo_home)
+    assert len(str(caught.value)) < 400 and "p" * 41 not in str(caught.value)
+    write(mnemo_home, f"security:\n  allow_patterns:\n    {key}: 3\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(mnemo_home)
+    assert key not in str(caught.value) and "allow_patterns.[hidden]" in str(caught.value)
