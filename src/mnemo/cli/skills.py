@@ -70,7 +70,7 @@ def _for_people(error: str, state: CliState) -> str:
         ("; ask the user to check it", "; check that file's permissions"),
     ):
         error = error.replace(model_words, cli_words)
-    if not any(w in error for w in ("mnemo skills list", "did you mean", "add one as")):
+    if not any(w in error for w in ("mnemo skills list", "add one as")):
         error += " (`mnemo skills list` shows the names)"
     return error
 
