@@ -15,13 +15,13 @@ from mnemo.config.schema import LoggingConfig
 from mnemo.config.secrets import mask_urls_in
 from mnemo.home import Home
 
-__all__ = ["LOG_FORMAT", "configure_file_logging"]
+__all__ = ["LOG_FORMAT", "MaskingFormatter", "configure_file_logging"]
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 _MARK = "_mnemo_file_handler"
 
 
-class _MaskingFormatter(logging.Formatter):
+class MaskingFormatter(logging.Formatter):
     """Formats as usual, then masks keys in URLs (``https://u:KEY@host``, ``?api_key=``)."""
 
     def format(self, record: logging.LogRecord) -> str:
@@ -53,7 +53,7 @@ def configure_file_logging(
                                       backupCount=config.backup_count, encoding="utf-8")
     except OSError:
         return None
-    handler.setFormatter(_MaskingFormatter(LOG_FORMAT))
+    handler.setFormatter(MaskingFormatter(LOG_FORMAT))
     handler.setLevel(config.level)
     setattr(handler, _MARK, str(path))
     logger.addHandler(handler)

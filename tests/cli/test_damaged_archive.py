@@ -60,11 +60,21 @@ def test_chat_once_runs_without_a_damaged_archive_and_says_so(
         mnemo_home: Home, fake_openai: FakeOpenAIServer, tmp_path: Path) -> None:
     env = _env(mnemo_home, fake_openai)
     mnemo_home.state_db.write_bytes(b"not a database at all " * 500)
+    # Two more broken files the agent must survive: a non-UTF-8 MEMORY.md, a huge USER.md.
+    mnemo_home.memories_dir.mkdir(parents=True)
+    (mnemo_home.memories_dir / "MEMORY.md").write_bytes(b"caf\xe9 is open late")
+    (mnemo_home.memories_dir / "USER.md").write_text("\n\u00a7\n".join(
+        f"fact {i} " + "x" * 100 for i in range(100)), encoding="utf-8")
     fake_openai.queue(chat_reply("Hello without an archive."))
     done = _run(["chat", "--once", "hi"], env, tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "Hello without an archive."
     assert "damaged" in done.stderr and "mnemo sessions repair" in done.stderr
+    assert "MEMORY.md is not valid UTF-8 (byte 3, line 1)" in done.stderr
+    assert "USER.md holds 11,0" in done.stderr and "left out of the prompt" in done.stderr
+    system = fake_openai.requests[0].body["messages"][0]["content"]
+    assert "caf\ufffd is open late" in system and "fact 0 " in system
+    assert "fact 99 " not in system
     assert mnemo_home.state_db.read_bytes().startswith(b"not a database")  # untouched
 
 

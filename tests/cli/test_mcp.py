@@ -90,3 +90,12 @@ def test_mcp_hostile_calls_get_fitting_answers(mnemo_home: Home) -> None:
     assert "only the first 32" in long["note"] and len(str(out["long"])) < 2_000
     negative = json.loads(str(out["negative"]))
     assert negative["success"] is False and "limit must be between 1 and 10" in negative["error"]
+
+
+def test_mcp_serves_memory_when_the_archive_is_damaged(mnemo_home: Home) -> None:
+    mnemo_home.ensure()
+    mnemo_home.state_db.write_bytes(b"not a database " * 300)
+    out = asyncio.run(asyncio.wait_for(_session(mnemo_home), timeout=60))
+    assert json.loads(str(out["added"]))["success"] is True
+    assert json.loads(str(out["recent"]))["success"] is True
+    assert mnemo_home.state_db.read_bytes().startswith(b"not a database")

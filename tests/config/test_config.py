@@ -150,3 +150,52 @@ def test_a_config_that_is_not_utf8_is_one_line(mnemo_home: Home) -> None:
     mnemo_home.config_file.write_bytes(b"platform: cli\n# caf\xe9\n")
     with pytest.raises(ConfigError, match="not UTF-8"):
         load_config(mnemo_home)
+
+
+# -- hostile files (issue 14, class 5) -----------------------------------------------------
+
+
+def test_alias_bombs_are_measured_without_being_expanded(mnemo_home: Home) -> None:
+    from mnemo.config.yaml_safe import MAX_NODES, YamlTooComplex, safe_load_bounded
+
+    levels = ["a: &a [x, x, x, x, x, x, x, x, x, x]"] + [
+        f"{n}: &{n} [{', '.join([f'*{p}'] * 10)}]" for p, n in zip("abcd", "bcde", strict=True)]
+    assert safe_load_bounded("\n".join(levels[:4]))  # 10^4 values: allowed
+    with pytest.raises(YamlTooComplex, match=f"more than {MAX_NODES:,} values"):
+        safe_load_bounded("\n".join(levels))  # 10^5 and more
+    with pytest.raises(YamlTooComplex, match="nested more than"):
+        safe_load_bounded("a: " + "[" * 100 + "]" * 100)
+    write(mnemo_home, "\n".join(levels))
+    with pytest.raises(ConfigError, match="alias bomb") as caught:
+        load_config(mnemo_home)
+    assert "\n" not in str(caught.value)
+
+
+def test_secrets_are_recognised_and_masked() -> None:
+    from mnemo.config.secrets import excerpt, looks_like_key, mask_url, mask_urls_in
+
+    for key in ("sk-proj-abc123def456", "AKIAIOSFODNN7EXAMPLE", "ghp_16C7e42F292c6912E7710c8",
+                "hf_AbCdEfGhIjKlMnOp1234", "a8f5f167f44f4964e6c998dee827110c"):
+        assert looks_like_key(key) and excerpt(key).startswith("a value that looks like")
+    for plain in ("gpt-4o-mini-2024-07-18", "/home/ana/projects/mnemo/config.yaml",
+                  "qwen2.5-coder-0.5b-instruct", "http://localhost:8080/v1", "cli", 120):
+        assert not looks_like_key(plain)
+    assert mask_url("https://u:sk-abcdef123456@h.io/v1") == "https://u:***@h.io/v1"
+    assert mask_url("https://h.io/v1?key=abc&model=m") == "https://h.io/v1?key=***&model=m"
+    assert mask_url("https://sk-abcdef123456@h.io/v1") == "https://***@h.io/v1"
+    assert mask_url("http://localhost:8080/v1") == "http://localhost:8080/v1"
+    assert mask_urls_in("cannot reach https://a:b@h/x (refused)") == \
+        "cannot reach https://a:***@h/x (refused)"
+    assert len(excerpt("x" * 10_000)) < 80 and "10,000 chars" in excerpt("x" * 10_000)
+
+
+def test_validator_messages_and_key_paths_stay_short_and_keyless(mnemo_home: Home) -> None:
+    key = "sk-proj-ABCDEF1234567890abcdef"
+    write(mnemo_home, f"platform: {'p' * 3000}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(mnemo_home)
+    assert len(str(caught.value)) < 400 and "p" * 41 not in str(caught.value)
+    write(mnemo_home, f"security:\n  allow_patterns:\n    {key}: 3\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(mnemo_home)
+    assert key not in str(caught.value) and "allow_patterns.[hidden]" in str(caught.value)

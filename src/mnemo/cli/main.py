@@ -21,7 +21,7 @@ from mnemo.cli.common import CliState
 from mnemo.config.secrets import mask_urls_in
 from mnemo.errors import MnemoError, UsageError
 from mnemo.home import Home
-from mnemo.logs import configure_file_logging
+from mnemo.logs import LOG_FORMAT, MaskingFormatter, configure_file_logging
 
 __all__ = ["cli", "main"]
 
@@ -76,6 +76,8 @@ def cli(ctx: click.Context, home: str | None, debug: bool) -> None:
     """
     if debug:
         logging.basicConfig(level=logging.DEBUG, stream=sys.stderr)
+        for handler in logging.getLogger().handlers:  # keys in URLs stay masked here too
+            handler.setFormatter(MaskingFormatter(LOG_FORMAT))
     state = CliState(home=Home(home), debug=debug)
     if state.home.root.exists():
         # Every command's events go to the agent log the debugging guide greps.

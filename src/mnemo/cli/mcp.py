@@ -16,7 +16,7 @@ import click
 from mnemo.cli.common import CliState, pass_state
 from mnemo.errors import UsageError
 from mnemo.memory import MEMORY_SCHEMA, TARGETS, BuiltinMemoryProvider, MemoryStore
-from mnemo.sessions import SessionStore
+from mnemo.sessions.repair import open_or_scratch
 from mnemo.sessions.tool import SESSION_SEARCH_SCHEMA, session_search
 
 __all__ = ["build_server", "mcp"]
@@ -48,7 +48,10 @@ def build_server(state: CliState) -> Any:
     enabled = {"memory": config.memory.memory_enabled,
                "user": config.memory.user_profile_enabled}
     builtin = BuiltinMemoryProvider(store, targets=[t for t in TARGETS if enabled[t]])
-    sessions = SessionStore(state.home.state_db)
+    # A damaged archive leaves memory usable: search answers from an empty scratch store.
+    sessions, warning = open_or_scratch(state.home.state_db)
+    if warning:
+        click.echo(f"warning: {warning}", err=True)  # stderr: stdout is the MCP channel
     server = MCPServer(name="mnemo", instructions=_INSTRUCTIONS, version=_version())
 
     def memory(

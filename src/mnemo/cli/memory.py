@@ -30,6 +30,24 @@ def open_store(state: CliState) -> MemoryStore:
     return MemoryStore.from_config(state.config, state.home)
 
 
+# The store words its errors for the model, which has the memory tool's actions; a person
+# at the terminal has the commands of this group instead.
+_MODEL_TO_CLI = (
+    ("(a batch can do both and the add in one call)",
+     "(`mnemo memory edit` does both at once)"),
+    ("merge related entries with replace", "merge related entries with `mnemo memory replace`"),
+    ("to delete an entry use action=remove", "to delete an entry use `mnemo memory remove`"),
+    ("use memory(action=remove)", "use `mnemo memory remove`"),
+)
+
+
+def for_people(error: str) -> str:
+    """A store error reworded for the terminal (commands instead of tool actions)."""
+    for model_words, cli_words in _MODEL_TO_CLI:
+        error = error.replace(model_words, cli_words)
+    return error
+
+
 def _report(result: Result, as_json: bool) -> None:
     if as_json:
         echo_json(result)
@@ -37,7 +55,7 @@ def _report(result: Result, as_json: bool) -> None:
             sys.exit(1)
         return
     if not result.get("success"):
-        fail(str(result.get("error")))
+        fail(for_people(str(result.get("error"))))
     click.echo(f"{result.get('message', 'ok')} [{result.get('usage', '')}]")
 
 

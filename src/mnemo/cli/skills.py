@@ -60,6 +60,21 @@ def list_skills(state: CliState, as_json: bool) -> None:
         click.echo(f"problem: {problem.path}: {problem.message}", err=True)
 
 
+def _for_people(error: str, state: CliState) -> str:
+    """The model-facing error of ``skill_view`` reworded for a person at the terminal."""
+    where = f"{state.home.skills_dir}/<category>/<name>/SKILL.md"
+    for model_words, cli_words in (
+        ("pass a skill name from <available_skills>", "give the name of a skill"),
+        ("use a name listed in <available_skills>", "see `mnemo skills list` for the names"),
+        ("carry on without one", f"add one as {where}"),
+        ("; ask the user to check it", "; check that file's permissions"),
+    ):
+        error = error.replace(model_words, cli_words)
+    if not any(w in error for w in ("mnemo skills list", "add one as")):
+        error += " (`mnemo skills list` shows the names)"
+    return error
+
+
 @skills.command("view")
 @click.argument("name")
 @click.option("--file", "file_path", default=None,
@@ -70,7 +85,7 @@ def view(state: CliState, name: str, file_path: str | None) -> None:
     result = json.loads(skill_view(name, file_path=file_path, home=state.home,
                                    config=state.config))
     if not result["success"]:
-        raise UsageError(f"{result['error']} (run 'mnemo skills list' to see the names)")
+        raise UsageError(_for_people(str(result["error"]), state))
     for warning in result.get("warnings", []):
         click.echo(f"warning: {warning}", err=True)
     content = result["content"]

@@ -10,6 +10,7 @@ never when it looks like a key (``secrets.py``). Nothing is read at import time.
 from __future__ import annotations
 
 import logging
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -94,7 +95,9 @@ def _validate(raw: dict[str, Any], path: Path) -> MnemoConfig:
 def _config_error(exc: ValidationError, path: Path) -> ConfigError:
     errors = exc.errors()
     first = errors[0]
-    loc = [str(part) for part in first["loc"]]
+    # A mapping key can be a pasted key too: key-shaped parts of the path are hidden.
+    loc = ["[hidden]" if looks_like_key(part) else _excerpt_key(str(part))
+           for part in first["loc"]]
     key = ".".join(loc) or "(top level)"
     kind = first["type"]
     if kind == "extra_forbidden":
@@ -110,11 +113,20 @@ def _config_error(exc: ValidationError, path: Path) -> ConfigError:
 
 
 def _masked(text: str) -> str:
-    """``text`` with URLs masked and key-shaped words hidden, cut to one short line."""
+    """``text`` with URLs masked, key-shaped words hidden and long quotes cut short."""
     words = [("[a value that looks like a key]" if looks_like_key(w.strip("'\",.;()"))
               else w) for w in mask_urls_in(text).split()]
-    flat = " ".join(words)
+    flat = _LONG_QUOTE.sub(lambda m: m.group(1) + "…" + m.group(3), " ".join(words))
     return flat if len(flat) <= 300 else flat[:299] + "…"
+
+
+def _excerpt_key(part: str) -> str:
+    """A key-path part, cut short (a pasted paragraph can become a mapping key)."""
+    return part if len(part) <= 40 else part[:39] + "…"
+
+
+# A quoted value of more than 40 characters inside a validator's message.
+_LONG_QUOTE = re.compile(r"""(['"][^'"]{40})([^'"]+)(['"])""")
 
 
 def _allowed_keys(loc: list[str]) -> list[str]:

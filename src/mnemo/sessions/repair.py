@@ -114,9 +114,12 @@ def repair_database(path: Path, *, force: bool = False) -> RepairReport:
             side.replace(moved.with_name(moved.name + suffix))
     report.moved_to = moved
     log.warning("session archive %s moved aside to %s for repair", path, moved)
-    with SessionStore(path) as fresh:
-        conn = fresh._db.connection()
+    SessionStore(path).close()  # a fresh archive with the current schema and triggers
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
         _salvage(moved, conn, report)
+    finally:
+        conn.close()
     log.info("session archive repaired: %s", report.describe())
     return report
 
