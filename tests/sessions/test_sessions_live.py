@@ -6,6 +6,7 @@ import sqlite3
 import time
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -174,6 +175,7 @@ def test_long_repetitive_contexts_are_planned_in_linear_time() -> None:
     assert len(kept2) == 10_000
 
 
+@pytest.mark.sqlite_only
 def test_long_id_lists_stay_under_the_sqlite_parameter_limit(store: SessionStore) -> None:
     sid = store.create_session()
     ids = store.append_messages(sid, _msgs(*(f"turn {i}" for i in range(1200))))
