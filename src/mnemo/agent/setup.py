@@ -22,10 +22,9 @@ from mnemo.context.registry import DEFAULT_CONTEXT_LENGTH
 from mnemo.errors import MnemoError
 from mnemo.home import Home
 from mnemo.llm import ChatClient, make_summarizer, resolve_chat_client, resolve_model_choice
-from mnemo.memory import MemoryStore
 from mnemo.memory.plugins import create_memory_manager
 from mnemo.prompt import SystemPrompt, build_system_prompt
-from mnemo.sessions import SessionStore
+from mnemo.storage.factory import open_memory_store, open_session_store
 
 __all__ = ["build_agent", "context_window", "preview_system_prompt", "summarizer_for"]
 
@@ -99,8 +98,8 @@ def build_agent(
                            context_length=context_window(config, home, client),
                            model=client.model)
     return Agent(client=client, engine=engine, config=config, home=home,
-                 memory=MemoryStore.from_config(config, home),
-                 sessions=SessionStore(home.state_db),
+                 memory=open_memory_store(config, home),
+                 sessions=open_session_store(config, home),
                  cwd=cwd, platform=platform, clock=clock, resume_session_id=resume_session_id,
                  owns_sessions=True)
 
@@ -124,7 +123,7 @@ def preview_system_prompt(
             model = resolve_model_choice(config, home=home).model
         except MnemoError:
             model = config.model.name
-    store = MemoryStore.from_config(config, home)
+    store = open_memory_store(config, home)
     manager = create_memory_manager(config, store=store, session_id="preview", home=home,
                                     platform=platform or config.platform)
     engine = create_engine(config, home=home, context_length=context_window(config, home),

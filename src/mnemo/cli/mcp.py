@@ -14,9 +14,9 @@ import click
 
 from mnemo.cli.common import CliState, pass_state
 from mnemo.errors import UsageError
-from mnemo.memory import MEMORY_SCHEMA, TARGETS, BuiltinMemoryProvider, MemoryStore
-from mnemo.sessions import SessionStore
+from mnemo.memory import MEMORY_SCHEMA, TARGETS, BuiltinMemoryProvider
 from mnemo.sessions.tool import SESSION_SEARCH_SCHEMA, session_search
+from mnemo.storage.factory import open_memory_store, open_session_store
 
 __all__ = ["build_server", "mcp"]
 
@@ -35,11 +35,11 @@ def build_server(state: CliState) -> Any:
         raise UsageError('mnemo mcp needs the MCP SDK: pip install "mnemo[mcp]"') from exc
 
     config = state.config
-    store = MemoryStore.from_config(config, state.home)
+    store = open_memory_store(config, state.home)
     enabled = {"memory": config.memory.memory_enabled,
                "user": config.memory.user_profile_enabled}
     builtin = BuiltinMemoryProvider(store, targets=[t for t in TARGETS if enabled[t]])
-    sessions = SessionStore(state.home.state_db)
+    sessions = open_session_store(config, state.home)
     server = MCPServer(name="mnemo", instructions=_INSTRUCTIONS)
 
     def memory(

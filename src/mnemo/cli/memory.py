@@ -17,6 +17,7 @@ from mnemo.cli.common import CliState, echo_json, fail, pass_state
 from mnemo.fileio import is_read_only
 from mnemo.memory import TARGETS, MemoryStore, Target
 from mnemo.memory.store import Result
+from mnemo.storage.factory import open_memory_store
 
 __all__ = ["memory"]
 
@@ -27,7 +28,7 @@ _target_option = click.option(
 
 
 def open_store(state: CliState) -> MemoryStore:
-    return MemoryStore.from_config(state.config, state.home)
+    return open_memory_store(state.config, state.home)
 
 
 def _report(result: Result, as_json: bool) -> None:

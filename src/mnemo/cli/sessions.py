@@ -15,6 +15,7 @@ from mnemo.errors import UsageError
 from mnemo.sessions import SessionStore
 from mnemo.sessions.records import StoredMessage, iso_time
 from mnemo.sessions.transcript import import_transcript
+from mnemo.storage.factory import open_session_store
 
 __all__ = ["sessions"]
 
@@ -22,7 +23,7 @@ _WIDTH = 100
 
 
 def _open(state: CliState) -> SessionStore:
-    return SessionStore(state.home.state_db)
+    return open_session_store(state.config, state.home)
 
 
 def _one_line(text: str, width: int) -> str:

@@ -93,7 +93,9 @@ class LosslessContextEngine(ContextCompressor):
     ) -> Self:
         engine = super().from_config(config, home=home, summarizer=summarizer,
                                      context_length=context_length, model=model)
-        engine.sessions = SessionStore(home.state_db)
+        from mnemo.storage.factory import open_session_store
+
+        engine.sessions = open_session_store(config, home)
         engine._owns_store = True
         return engine
 
