@@ -136,6 +136,44 @@ def edit(state: CliState, target: Target, as_json: bool) -> None:
     _report(result, as_json)
 
 
+@memory.command(name="export")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@pass_state
+def export_cmd(state: CliState, directory: Path) -> None:
+    """Write MEMORY.md and USER.md (Hermes format: entries between § lines) to DIRECTORY.
+
+    Works the same whether memory lives in the home or in PostgreSQL; existing files in
+    DIRECTORY are replaced.
+    """
+    from mnemo.memory.transfer import export_memory
+
+    for line in export_memory(open_store(state), directory):
+        click.echo(line)
+
+
+@memory.command(name="import")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--replace", is_flag=True,
+              help="Make each store equal the file (default: add the file's new entries).")
+@pass_state
+def import_cmd(state: CliState, directory: Path, replace: bool) -> None:
+    """Load MEMORY.md and USER.md from DIRECTORY into the current memory.
+
+    Every entry passes the same checks as a model's write (security scan, size limit);
+    a store whose file breaks one is left unchanged and the reason printed.
+    """
+    from mnemo.memory.transfer import import_memory
+
+    results = import_memory(open_store(state), directory, replace=replace)
+    for target, result in results.items():
+        if result.get("success"):
+            click.echo(f"{target}: {result.get('message')} [{result.get('usage')}]")
+        else:
+            click.echo(f"{target}: not imported — {result.get('error')}", err=True)
+    if not all(r.get("success") for r in results.values()):
+        sys.exit(1)
+
+
 @memory.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
 @pass_state
