@@ -46,7 +46,7 @@ class PgMemoryStore(MemoryStore):
         owns_db: bool = True,
     ) -> None:
         # memory_dir is only a label here: nothing is read from or written to files.
-        super().__init__(Path("postgresql:") / db.where / namespace,
+        super().__init__(Path("postgresql:") / db.where.strip("/") / namespace,
                          memory_char_limit=memory_char_limit, user_char_limit=user_char_limit,
                          overflow=overflow)
         self.db = db

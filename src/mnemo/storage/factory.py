@@ -36,11 +36,15 @@ def storage_url(config: MnemoConfig | None = None) -> str:
     return url
 
 
-def open_pg(url: str) -> PgDatabase:
-    """A ``PgDatabase`` for ``url`` with the schema brought up to date."""
+def open_pg(url: str, *, connect_timeout: float = 5.0) -> PgDatabase:
+    """A ``PgDatabase`` for ``url`` with the schema brought up to date.
+
+    ``connect_timeout``: seconds to wait for a connection; a call that gets none tries a
+    fresh pool once more, then fails with one line.
+    """
     from mnemo.storage.pg_schema import apply_pg_migrations
 
-    db = PgDatabase(url)
+    db = PgDatabase(url, connect_timeout=connect_timeout)
     try:
         db.run(lambda conn: apply_pg_migrations(conn, label=db.where), what="schema migration")
     except BaseException:

@@ -4,9 +4,10 @@ Both PostgreSQL stores (``sessions.pg_store`` and ``memory.pg_store``) go throug
 ``PgDatabase.run``: it borrows a pooled connection, runs a function inside one
 transaction and commits. A connection that breaks *before* the commit was sent (a
 restarted server, a failover, an idle connection a proxy dropped) leaves nothing behind,
-so the whole function runs once more on a fresh connection; a second failure, or one
-during the commit itself (when nobody can know whether it landed), becomes one
-``StoreError`` line. Nothing is acknowledged to a caller before PostgreSQL has committed it.
+so the whole function runs once more on a fresh connection (when no connection comes at
+all within ``connect_timeout``, on a fresh pool: after an outage the old pool's reconnect
+back-off can outlast the outage); a second failure, or one during the commit itself
+(when nobody can know whether it landed), becomes one ``StoreError`` line. Nothing is acknowledged to a caller before PostgreSQL has committed it.
 
 psycopg is an optional dependency (``mnemo[postgres]``): it is imported when a
 ``PgDatabase`` is made, never when this module is, so SQLite users need none of it.
@@ -68,7 +69,7 @@ def _where(url: str) -> str:
 class PgDatabase:
     """A pool of connections to one PostgreSQL URL, with ``run`` as the only way in."""
 
-    def __init__(self, url: str, *, max_size: int = 4, connect_timeout: float = 10.0) -> None:
+    def __init__(self, url: str, *, max_size: int = 4, connect_timeout: float = 5.0) -> None:
         try:
             import psycopg
             from psycopg.rows import dict_row
@@ -81,19 +82,25 @@ class PgDatabase:
         self._psycopg = psycopg
         self._closed = False
         self._lock = threading.Lock()
-        self.pool = ConnectionPool(
-            url,
-            min_size=1,
-            max_size=max_size,
-            kwargs={"row_factory": dict_row, "autocommit": False,
-                    "connect_timeout": max(1, int(connect_timeout))},
-            # A pooled connection is checked before it is handed out, so one a restart
-            # killed is replaced instead of failing the caller's first statement.
-            check=ConnectionPool.check_connection,
-            open=False,
-            name="mnemo",
-            timeout=connect_timeout,
-        )
+        self._timeout = connect_timeout
+
+        def new_pool() -> ConnectionPool[Any]:
+            return ConnectionPool(
+                url,
+                min_size=1,
+                max_size=max_size,
+                kwargs={"row_factory": dict_row, "autocommit": False,
+                        "connect_timeout": max(1, int(connect_timeout))},
+                # A pooled connection is checked before it is handed out, so one a
+                # restart killed is replaced instead of failing the caller's statement.
+                check=ConnectionPool.check_connection,
+                open=False,
+                name="mnemo",
+                timeout=connect_timeout,
+            )
+
+        self._new_pool = new_pool
+        self.pool = new_pool()
         try:
             self.pool.open(wait=True, timeout=connect_timeout)
         except Exception as exc:
@@ -102,6 +109,13 @@ class PgDatabase:
                 f"cannot reach PostgreSQL at {self.where} ({_first_line(exc)}); check "
                 "storage.url / MNEMO_STORAGE_URL and that the server is running."
             ) from exc
+
+    def _renew_pool(self) -> None:
+        """Replace the pool: after an outage its reconnect back-off can outlast the outage."""
+        with self._lock:
+            old, self.pool = self.pool, self._new_pool()
+            self.pool.open(wait=False)
+        old.close(timeout=0)
 
     def __repr__(self) -> str:
         return f"PgDatabase({redact_url(self.url)!r})"
@@ -137,6 +151,17 @@ class PgDatabase:
                                 conn.rollback()
                         raise
             except psycopg.Error as exc:
+                if type(exc).__name__ == "PoolTimeout":  # no connection within the timeout
+                    if attempt == 1:
+                        log.warning("no PostgreSQL connection for %s (%s); reconnecting once",
+                                    what, _first_line(exc))
+                        self._renew_pool()
+                        continue
+                    raise StoreError(
+                        f"cannot reach PostgreSQL at {self.where} ({_first_line(exc)}); nothing "
+                        f"of this {what} was saved. Check that the server is running, then try "
+                        "again."
+                    ) from exc
                 if not _bad_value(exc):
                     lost = _connection_lost(exc)
                     if lost and attempt == 1 and not committing:
@@ -156,16 +181,6 @@ class PgDatabase:
                     f"({_first_line(exc)}); pass ids and text as strings and numbers below "
                     "2**63."
                 ) from exc
-            except Exception as exc:  # the pool timed out waiting for a connection
-                if type(exc).__name__ == "PoolTimeout":
-                    if attempt == 1:
-                        self.pool.check()
-                        continue
-                    raise StoreError(
-                        f"PostgreSQL at {self.where} cannot be reached ({_first_line(exc)}); "
-                        "check that the server is running, then try again."
-                    ) from exc
-                raise
         raise AssertionError("unreachable")  # pragma: no cover
 
 
