@@ -7,7 +7,8 @@ restarted server, a failover, an idle connection a proxy dropped) leaves nothing
 so the whole function runs once more on a fresh connection (when no connection comes at
 all within ``connect_timeout``, on a fresh pool: after an outage the old pool's reconnect
 back-off can outlast the outage); a second failure, or one during the commit itself
-(when nobody can know whether it landed), becomes one ``StoreError`` line. Nothing is acknowledged to a caller before PostgreSQL has committed it.
+(when nobody can know whether it landed), becomes one ``StoreError`` line. Nothing is
+acknowledged to a caller before PostgreSQL has committed it.
 
 psycopg is an optional dependency (``mnemo[postgres]``): it is imported when a
 ``PgDatabase`` is made, never when this module is, so SQLite users need none of it.
