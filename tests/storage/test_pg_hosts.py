@@ -22,7 +22,7 @@ from mnemo.memory.pg_store import PgMemoryStore
 from mnemo.sessions.tool import session_search
 from mnemo.storage.factory import open_memory_store, open_session_store
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
 _WRITER = """
 import json, sys

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import psycopg
 import pytest
 
+from mnemo.agent import build_agent
+from mnemo.config import MnemoConfig
 from mnemo.errors import StoreError
+from mnemo.home import Home
+from mnemo.llm.testing import ScriptedChatClient
 from mnemo.memory.pg_store import PgMemoryStore
 from mnemo.sessions.pg_store import PgSessionStore
 from mnemo.storage.factory import open_pg
 from support.pg import PgServer
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
 
 def _kill_other_connections(url: str) -> int:
@@ -70,3 +76,32 @@ def test_server_stopped_mid_session_gives_one_clear_error_and_resumes(
     finally:
         sessions.close()
         memory.close()
+
+
+def test_an_agent_session_survives_a_server_restart(
+    pg_server: PgServer, pg_url: str, mnemo_home: Home, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MNEMO_STORAGE_URL", pg_url)
+    client = ScriptedChatClient(default="Noted.")
+    config = MnemoConfig.model_validate({"storage": {"namespace": "agent-outage"}})
+    with build_agent(config, home=mnemo_home, cwd=tmp_path, client=client) as agent:
+        agent.run_turn("the deploy key rotates on Mondays")
+        sid = agent.session_id
+        assert sid is not None
+        pg_server.stop()
+        try:
+            with pytest.raises(StoreError) as caught:
+                agent.run_turn("this one is lost")
+            assert "\n" not in str(caught.value)
+        finally:
+            pg_server.start()
+        agent.run_turn("and the staging key on Fridays")
+    store = PgSessionStore(open_pg(pg_url))
+    try:
+        texts = [m.text for m in store.load_messages(sid)]
+    finally:
+        store.close()
+    assert texts[:2] == ["the deploy key rotates on Mondays", "Noted."]
+    assert texts[-2:] == ["and the staging key on Fridays", "Noted."]
+    assert "this one is lost" not in texts
