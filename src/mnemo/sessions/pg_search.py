@@ -78,6 +78,12 @@ def run_pg_search(
         return []
     if limit > tuning.pool:
         tuning = replace(tuning, pool=limit, context_pool=max(tuning.context_pool, limit))
+    # The budgeted queries ("the latest N matches") tempt the planner into walking the
+    # table newest-first and testing every row's tsvector, which reads the whole archive
+    # for a common word; index lookups through the GIN and trigram indexes (bitmap scans)
+    # cost only the matching rows. This transaction is the search alone.
+    conn.execute("SET LOCAL enable_seqscan = off")
+    conn.execute("SET LOCAL enable_indexscan = off")
     added: set[int] = set()
     if parsed.cjk:
         scores = _cjk_scores(conn, parsed, filters, tuning)
