@@ -34,12 +34,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import locomo_recall  # noqa: E402  (a sibling script)
-import search_bench  # noqa: E402
-
-from mnemo.sessions import SessionStore  # noqa: E402
-from mnemo.sessions.pg_store import PgSessionStore  # noqa: E402
-from mnemo.storage.factory import open_pg  # noqa: E402
+import locomo_recall
+import search_bench
+from mnemo.sessions import SessionStore
+from mnemo.sessions.pg_store import PgSessionStore
+from mnemo.storage.factory import open_pg
 
 _SRC = str(Path(__file__).resolve().parents[1] / "src")
 
