@@ -21,8 +21,9 @@ import pytest
 from mnemo.home import Home
 from mnemo.llm.testing import take_violations
 from support.fixtures import fake_openai  # a shared fixture: the fake OpenAI server
+from support.pg import fresh_pg_url, pg_server, pg_url  # a real PostgreSQL server
 
-__all__ = ["fake_openai"]
+__all__ = ["fake_openai", "fresh_pg_url", "pg_server", "pg_url"]
 
 _real_connect = socket.socket.connect
 _LOOPBACK = ("127.0.0.1", "::1", "localhost")
@@ -64,7 +65,7 @@ def mnemo_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Home
     root = tmp_path / "mnemo-home"
     root.mkdir()
     monkeypatch.setenv("MNEMO_HOME", str(root))
-    for var in ("MNEMO_API_KEY", "MNEMO_BASE_URL", "OPENAI_API_KEY", "OPENROUTER_API_KEY",
-                "ANTHROPIC_API_KEY", "OPENAI_BASE_URL"):
+    for var in ("MNEMO_STORAGE_URL", "MNEMO_API_KEY", "MNEMO_BASE_URL", "OPENAI_API_KEY",
+                "OPENROUTER_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL"):
         monkeypatch.delenv(var, raising=False)
     yield Home(root)

@@ -62,6 +62,7 @@ def _expected(tag: str, count: int) -> list[str]:
     return out
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.slow
 def test_two_processes_append_to_different_sessions(store: SessionStore) -> None:
     count = 150
@@ -75,6 +76,7 @@ def test_two_processes_append_to_different_sessions(store: SessionStore) -> None
     assert store.journal_mode() == "wal"
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.slow
 def test_two_processes_append_to_the_same_session(store: SessionStore) -> None:
     count = 100

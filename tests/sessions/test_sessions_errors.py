@@ -137,6 +137,7 @@ def test_only_a_damaged_file_is_called_damaged(tmp_path: Path) -> None:
         raise sqlite3.DatabaseError("database disk image is malformed")
 
 
+@pytest.mark.sqlite_only
 def test_a_full_disk_is_reported_and_writes_nothing(store: SessionStore) -> None:
     sid = store.create_session()
     store.append_message(sid, {"role": "user", "content": "before"})
@@ -154,6 +155,7 @@ def test_a_full_disk_is_reported_and_writes_nothing(store: SessionStore) -> None
     assert store.count_messages(sid) == 2
 
 
+@pytest.mark.sqlite_only
 def test_an_interrupted_write_reports_itself_not_a_failed_rollback(store: SessionStore) -> None:
     """An interrupted INSERT makes SQLite roll the whole transaction back by itself (as an
     I/O error can); the store must report that error, not "no transaction is active"."""

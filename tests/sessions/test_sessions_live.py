@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -198,6 +199,7 @@ def test_long_repetitive_contexts_are_planned_in_linear_time() -> None:
     assert large <= 40 * 20_000
 
 
+@pytest.mark.sqlite_only
 def test_long_id_lists_stay_under_the_sqlite_parameter_limit(store: SessionStore) -> None:
     sid = store.create_session()
     ids = store.append_messages(sid, _msgs(*(f"turn {i}" for i in range(1200))))

@@ -171,6 +171,7 @@ def test_no_operator_soup_raises(store: SessionStore, query: str) -> None:
     store.search(query)
 
 
+@pytest.mark.sqlite_only
 def test_index_stays_consistent(store: SessionStore) -> None:
     sid, ids = _session(store, "alpha 中文内容", "beta", "gamma")
     store.archive_and_replace(sid, ids[:2], [{"role": "user", "content": "summary 中文总结"}])

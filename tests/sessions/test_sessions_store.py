@@ -30,9 +30,8 @@ ROUND_TRIP: list[dict[str, Any]] = [
 ]
 
 
-def _count(store: SessionStore, table: str = "messages") -> int:
-    with closing(sqlite3.connect(store.path)) as conn, conn:
-        return int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+def _count(store: SessionStore) -> int:
+    return store.count_messages()
 
 
 def test_create_and_get_session(store: SessionStore) -> None:
@@ -239,6 +238,7 @@ def test_list_and_recent_sessions(store: SessionStore) -> None:
     assert [s.id for s in store.recent_sessions(5, exclude_session_id=a)] == [b]
 
 
+@pytest.mark.sqlite_only
 def test_delete_session_removes_its_index_rows(store: SessionStore) -> None:
     sid, _ = _conversation(store, 3)
     keep, _ = _conversation(store, 1)
@@ -282,6 +282,7 @@ def test_closed_store_refuses_work(store: SessionStore) -> None:
         store.create_session()
 
 
+@pytest.mark.sqlite_only
 def test_a_writer_that_holds_the_lock_too_long_is_a_clear_store_error(
     store: SessionStore,
 ) -> None:

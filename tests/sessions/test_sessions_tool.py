@@ -163,6 +163,7 @@ def test_tool_calls_and_archived_flags_are_shown(store: SessionStore) -> None:
 def test_every_error_is_json_that_says_what_to_do(store: SessionStore, kwargs: dict[str, Any],
                                                   needle: str) -> None:
     _seed(store)
+    kwargs = dict(kwargs)  # the parameter dict is shared by both backends' runs
     query = kwargs.pop("query", "deploy")
     result = call(store, query, **kwargs)
     assert result["success"] is False

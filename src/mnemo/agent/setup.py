@@ -28,10 +28,9 @@ from mnemo.llm import (
     resolve_chat_client,
     resolve_model_choice,
 )
-from mnemo.memory import MemoryStore
 from mnemo.memory.plugins import create_memory_manager
 from mnemo.prompt import SystemPrompt, build_system_prompt
-from mnemo.sessions.repair import open_or_scratch
+from mnemo.storage.factory import open_memory_store, open_session_store_or_scratch
 
 __all__ = ["build_agent", "context_window", "preview_system_prompt", "summarizer_for"]
 
@@ -109,9 +108,9 @@ def build_agent(
                            context_length=context_window(config, home, client),
                            model=client.model)
     # A damaged archive must not stop a conversation: run on a scratch store and say so.
-    sessions, warning = open_or_scratch(home.state_db)
+    sessions, warning = open_session_store_or_scratch(config, home)
     agent = Agent(client=client, engine=engine, config=config, home=home,
-                  memory=MemoryStore.from_config(config, home), sessions=sessions,
+                  memory=open_memory_store(config, home), sessions=sessions,
                   cwd=cwd, platform=platform, clock=clock,
                   resume_session_id=resume_session_id, owns_sessions=True,
                   grounding=config.memory.grounding or ("strict" if local else "lenient"))
@@ -139,7 +138,7 @@ def preview_system_prompt(
             model = resolve_model_choice(config, home=home).model
         except MnemoError:
             model = config.model.name
-    store = MemoryStore.from_config(config, home)
+    store = open_memory_store(config, home)
     manager = create_memory_manager(config, store=store, session_id="preview", home=home,
                                     platform=platform or config.platform)
     engine = create_engine(config, home=home, context_length=context_window(config, home),

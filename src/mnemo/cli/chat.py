@@ -80,9 +80,9 @@ def _open_agent(state: CliState, resume: str | None, platform: str | None) -> Ag
 
 
 def _last_session(state: CliState) -> str:
-    from mnemo.sessions import SessionStore
+    from mnemo.storage.factory import open_session_store
 
-    with SessionStore(state.home.state_db) as store:
+    with open_session_store(state.config, state.home) as store:
         recent = store.recent_sessions(1)
     if not recent:
         raise MnemoError("there is no earlier session to continue; start one with `mnemo chat`")

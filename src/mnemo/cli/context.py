@@ -19,8 +19,9 @@ from mnemo.agent.setup import context_window
 from mnemo.cli.common import CliState, echo_json, pass_state
 from mnemo.errors import MnemoError
 from mnemo.llm import resolve_model_choice
-from mnemo.memory import TARGETS, MemoryStore
+from mnemo.memory import TARGETS
 from mnemo.prompt.context_files import find_context_files
+from mnemo.storage.factory import open_memory_store
 
 __all__ = ["context", "context_report"]
 
@@ -35,7 +36,7 @@ def context_report(state: CliState, cwd: Path, platform: str | None) -> dict[str
         model, window, model_note = config.model.name, None, str(exc)
     window = window or context_window(config, state.home)
     threshold = int(window * config.context.threshold_percent)
-    store = MemoryStore.from_config(config, state.home)
+    store = open_memory_store(config, state.home)
     prompt = preview_system_prompt(config, home=state.home, cwd=cwd, platform=platform,
                                    model=model)
     memory = {t: store.read(t)["usage"] for t in TARGETS}

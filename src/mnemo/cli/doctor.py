@@ -217,6 +217,25 @@ def _database_check(home: Home) -> Check:
     return Check("state.db", "ok", f"opens in {mode} mode with FTS5; {count:,} messages stored")
 
 
+def _storage_check(home: Home, config: MnemoConfig) -> list[Check]:
+    """The PostgreSQL database, when storage.url (or MNEMO_STORAGE_URL) names one."""
+    from mnemo.storage.factory import storage_url
+    from mnemo.storage.status import storage_status
+
+    try:
+        if not storage_url(config):
+            return []
+        info = storage_status(config, home)
+    except MnemoError as exc:
+        return [Check("postgresql", "fail", str(exc),
+                      "check storage.url / MNEMO_STORAGE_URL and that the server runs; "
+                      "see docs/storage.md")]
+    return [Check("postgresql", "ok",
+                  f"{info.location} schema v{info.schema_version}, {info.sessions:,} sessions, "
+                  f"{info.messages:,} messages, namespace {info.namespace!r}, "
+                  f"{info.latency_ms} ms per round trip")]
+
+
 def _context_files_check(home: Home, config: MnemoConfig, cwd: Path) -> Check:
     from mnemo.prompt.context_files import load_context_files
 
@@ -268,6 +287,7 @@ def run_checks(home: Home, cwd: Path, *, model: bool = True) -> list[Check]:
         lambda: _memory_checks(home, config),
         lambda: _plugin_checks(home, config),
         lambda: _database_check(home),
+        lambda: _storage_check(home, config),
         lambda: _context_files_check(home, config, cwd),
         lambda: _logs_check(home),
     ]

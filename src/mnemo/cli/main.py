@@ -96,6 +96,7 @@ def _register() -> None:
     from mnemo.cli import prompt as prompt_cmd
     from mnemo.cli import sessions as sessions_cmd
     from mnemo.cli import skills as skills_cmd
+    from mnemo.cli import storage as storage_cmd
 
     cli.add_command(chat_cmd.chat)
     cli.add_command(compress_cmd.compress)
@@ -107,6 +108,7 @@ def _register() -> None:
     cli.add_command(prompt_cmd.prompt)
     cli.add_command(sessions_cmd.sessions)
     cli.add_command(skills_cmd.skills)
+    cli.add_command(storage_cmd.storage)
 
 
 _register()

@@ -15,9 +15,9 @@ import click
 
 from mnemo.cli.common import CliState, pass_state
 from mnemo.errors import UsageError
-from mnemo.memory import MEMORY_SCHEMA, TARGETS, BuiltinMemoryProvider, MemoryStore
-from mnemo.sessions.repair import open_or_scratch
+from mnemo.memory import MEMORY_SCHEMA, TARGETS, BuiltinMemoryProvider
 from mnemo.sessions.tool import SESSION_SEARCH_SCHEMA, session_search
+from mnemo.storage.factory import open_memory_store, open_session_store_or_scratch
 
 __all__ = ["build_server", "mcp"]
 
@@ -44,12 +44,12 @@ def build_server(state: CliState) -> Any:
         raise UsageError('mnemo mcp needs the MCP SDK: pip install "mnemo[mcp]"') from exc
 
     config = state.config
-    store = MemoryStore.from_config(config, state.home)
+    store = open_memory_store(config, state.home)
     enabled = {"memory": config.memory.memory_enabled,
                "user": config.memory.user_profile_enabled}
     builtin = BuiltinMemoryProvider(store, targets=[t for t in TARGETS if enabled[t]])
     # A damaged archive leaves memory usable: search answers from an empty scratch store.
-    sessions, warning = open_or_scratch(state.home.state_db)
+    sessions, warning = open_session_store_or_scratch(config, state.home)
     if warning:
         click.echo(f"warning: {warning}", err=True)  # stderr: stdout is the MCP channel
     server = MCPServer(name="mnemo", instructions=_INSTRUCTIONS, version=_version())

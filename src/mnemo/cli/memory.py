@@ -17,6 +17,7 @@ from mnemo.cli.common import CliState, echo_json, fail, pass_state
 from mnemo.fileio import is_read_only
 from mnemo.memory import TARGETS, MemoryStore, Target
 from mnemo.memory.store import Result
+from mnemo.storage.factory import open_memory_store
 
 __all__ = ["memory"]
 
@@ -27,7 +28,7 @@ _target_option = click.option(
 
 
 def open_store(state: CliState) -> MemoryStore:
-    return MemoryStore.from_config(state.config, state.home)
+    return open_memory_store(state.config, state.home)
 
 
 # The store words its errors for the model, which has the memory tool's actions; a person
@@ -153,6 +154,44 @@ def edit(state: CliState, target: Target, as_json: bool) -> None:
     else:
         result["error"] = f"{result['error']} Your edit is kept in {scratch}."
     _report(result, as_json)
+
+
+@memory.command(name="export")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@pass_state
+def export_cmd(state: CliState, directory: Path) -> None:
+    """Write MEMORY.md and USER.md (Hermes format: entries between § lines) to DIRECTORY.
+
+    Works the same whether memory lives in the home or in PostgreSQL; existing files in
+    DIRECTORY are replaced.
+    """
+    from mnemo.memory.transfer import export_memory
+
+    for line in export_memory(open_store(state), directory):
+        click.echo(line)
+
+
+@memory.command(name="import")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--replace", is_flag=True,
+              help="Make each store equal the file (default: add the file's new entries).")
+@pass_state
+def import_cmd(state: CliState, directory: Path, replace: bool) -> None:
+    """Load MEMORY.md and USER.md from DIRECTORY into the current memory.
+
+    Every entry passes the same checks as a model's write (security scan, size limit);
+    a store whose file breaks one is left unchanged and the reason printed.
+    """
+    from mnemo.memory.transfer import import_memory
+
+    results = import_memory(open_store(state), directory, replace=replace)
+    for target, result in results.items():
+        if result.get("success"):
+            click.echo(f"{target}: {result.get('message')} [{result.get('usage')}]")
+        else:
+            click.echo(f"{target}: not imported — {result.get('error')}", err=True)
+    if not all(r.get("success") for r in results.values()):
+        sys.exit(1)
 
 
 @memory.command()

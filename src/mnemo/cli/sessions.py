@@ -16,6 +16,7 @@ from mnemo.sessions import SessionStore
 from mnemo.sessions.query import limits_note
 from mnemo.sessions.records import StoredMessage, iso_time
 from mnemo.sessions.transcript import import_transcript
+from mnemo.storage.factory import open_session_store
 
 __all__ = ["sessions"]
 
@@ -23,7 +24,7 @@ _WIDTH = 100
 
 
 def _open(state: CliState) -> SessionStore:
-    return SessionStore(state.home.state_db)
+    return open_session_store(state.config, state.home)
 
 
 def _one_line(text: str, width: int) -> str:

@@ -30,6 +30,7 @@ __all__ = [
     "PromptConfig",
     "SecurityConfig",
     "SkillsConfig",
+    "StorageConfig",
     "SubscriptionConfig",
 ]
 
@@ -169,6 +170,22 @@ class LoggingConfig(_Section):
     backup_count: int = Field(default=3, ge=0)
 
 
+class StorageConfig(_Section):
+    """Where sessions and memory live (SPEC D4); ``MNEMO_STORAGE_URL`` overrides ``url``."""
+
+    # "" = state.db and the memory files in the home; "postgresql://…" = PostgreSQL.
+    url: str = ""
+    # Hosts that share a namespace share MEMORY and USER.
+    namespace: str = Field(default="default", min_length=1, max_length=200)
+
+    @field_validator("url")
+    @classmethod
+    def _postgres_url(cls, value: str) -> str:
+        if value and not value.startswith(("postgresql://", "postgres://")):
+            raise ValueError("must be empty (SQLite in the home) or a postgresql:// URL")
+        return value
+
+
 class MnemoConfig(_Section):
     """The whole of ``config.yaml``."""
 
@@ -188,6 +205,7 @@ class MnemoConfig(_Section):
     security: SecurityConfig = Field(default_factory=SecurityConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
+    storage: StorageConfig = Field(default_factory=StorageConfig)
 
     @field_validator("platform")
     @classmethod

@@ -93,7 +93,9 @@ class LosslessContextEngine(ContextCompressor):
     ) -> Self:
         engine = super().from_config(config, home=home, summarizer=summarizer,
                                      context_length=context_length, model=model)
-        engine.sessions = SessionStore(home.state_db)
+        from mnemo.storage.factory import open_session_store
+
+        engine.sessions = open_session_store(config, home)
         engine._owns_store = True
         return engine
 
@@ -138,7 +140,7 @@ class LosslessContextEngine(ContextCompressor):
         made_only = [k for n, k in self._made.items() if n not in known]
         status.update({
             "session_id": self.session_id,
-            "archive": str(self.sessions.path) if self.sessions is not None else None,
+            "archive": self.sessions.location if self.sessions is not None else None,
             "nodes": counts.get("nodes", 0) + len(made_only),
             "summary_nodes": counts.get("summary_nodes", 0) + made_only.count("summary"),
             "tool_output_nodes": (counts.get("tool_output_nodes", 0)

@@ -366,7 +366,7 @@ class MemoryStore:
             else:
                 raise _Refused(self._over_limit_error(target, entries, new_entries, kind),
                                current_entries=list(entries))
-        atomic_write_text(path, serialize_entries(new_entries))
+        self._write_raw(target, serialize_entries(new_entries))
         self._set_entries(target, new_entries)
         if archived:
             message += (f" {len(archived)} oldest entr{'y' if len(archived) == 1 else 'ies'} "
@@ -402,17 +402,27 @@ class MemoryStore:
                 f"This entry alone is {len(keep[-1]):,} chars, more than the whole "
                 f"{FILENAMES[target]} limit of {limit:,}; shorten it."
             )
-        archive = self.memory_dir / ARCHIVE_FILENAME
         stamp = time.strftime("%Y-%m-%d")
         tagged = [f"[archived from {FILENAMES[target]} on {stamp}]\n{e}" for e in moved]
         # The archive is written before the store, so a crash in between duplicates an
         # entry (in both files) and never loses one.
+        self._append_archive(target, tagged)
+        log.info("memory overflow: %d entries of %s archived", len(moved), FILENAMES[target])
+        return keep, moved
+
+    # -- where the text is kept (a backend in another module overrides these three) ------
+
+    def _write_raw(self, target: Target, text: str) -> None:
+        """Store the whole text of ``target`` (called with the store's lock held)."""
+        atomic_write_text(self.path_for(target), text)
+
+    def _append_archive(self, target: Target, tagged: list[str]) -> None:
+        """Add overflow entries to ARCHIVE.md (called with the store's lock held)."""
+        archive = self.memory_dir / ARCHIVE_FILENAME
         with exclusive_lock(archive):
             existing = parse_entries(archive.read_text(encoding="utf-8")
                                      if archive.exists() else "")
             atomic_write_text(archive, serialize_entries(existing + tagged))
-        log.info("memory overflow: %d entries of %s archived", len(moved), FILENAMES[target])
-        return keep, moved
 
     def _backup(self, path: Path) -> Path:
         stamp = time.strftime("%Y%m%d-%H%M%S")

@@ -72,6 +72,7 @@ class SessionStore:
         search_tuning: SearchTuning | None = None,
     ) -> None:
         self.path = Path(path) if path is not None else Home().state_db
+        self.location = str(self.path)  # where the archive lives, for people to read
         self.search_tuning = search_tuning or SearchTuning()
         self._db = Database(self.path, busy_timeout=busy_timeout)
 

@@ -1,0 +1,301 @@
+"""Session search on PostgreSQL: full-text candidates, then the same rescoring as SQLite.
+
+The query is cut into terms by the same ``query.parse_query`` (so any text is valid and
+none of it ever reaches PostgreSQL as syntax: each term goes through
+``phraseto_tsquery``/``to_tsquery`` as a bound parameter, a prefix as a quoted lexeme).
+Each term becomes a ``tsquery`` over both configurations the ``tsv`` column holds: stemmed
+English ("painted" finds "painting") and ``simple`` (names, codes and stop words kept as
+typed; a word of four or more letters also matches as a prefix there).
+
+Candidates: the latest ``rank_budget`` messages matching any term, scored by
+``ts_rank`` weighted with each term's rarity (an inverse document frequency from capped
+counts, the part of BM25 ``ts_rank`` lacks), the ``pool`` best kept. Common terms are
+left out of that ranking when rarer ones exist, and when the ranking is cut short the
+messages holding every present term are ranked too — the same steps and ``SearchTuning``
+as ``search``; then ``rescore`` applies coverage and neighbours.
+
+CJK runs and symbol-only queries are substring matches (``LIKE``), the CJK ones over the
+rows flagged ``cjk`` under a ``pg_trgm`` index. Snippets are cut in Python
+(``hits.snippet_around``), the match marked ``>>like this<<``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from mnemo.sessions.hits import snippet_around
+from mnemo.sessions.query import ParsedQuery, Term, escape_like, parse_query
+from mnemo.sessions.records import SearchHit
+from mnemo.sessions.rescore import coverage_boost, neighbour_scores
+from mnemo.sessions.search import SearchFilters, SearchTuning
+
+if TYPE_CHECKING:
+    import psycopg
+
+__all__ = ["run_pg_search"]
+
+Conn = Any  # psycopg.Connection[Any]; kept loose so this module imports without psycopg
+_BODY = "coalesce(m.search_text, m.content, '')"
+_MIN_PREFIX_CHARS = 4
+
+
+def _filter_sql(filters: SearchFilters) -> tuple[str, list[Any]]:
+    """A WHERE fragment over ``mnemo_messages m`` and its parameters."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    if filters.session_id is not None:
+        clauses.append("m.session_id = %s")
+        params.append(filters.session_id)
+    if filters.exclude_session_id is not None:
+        clauses.append("m.session_id <> %s")
+        params.append(filters.exclude_session_id)
+    if filters.exclude_active_of is not None:
+        clauses.append("NOT (m.session_id = %s AND m.active = 1)")
+        params.append(filters.exclude_active_of)
+    if filters.roles:
+        clauses.append("m.role = ANY(%s)")
+        params.append(list(filters.roles))
+    if not filters.include_archived:
+        clauses.append("m.active = 1")
+    return (" AND ".join(clauses) or "TRUE"), params
+
+
+def run_pg_search(
+    conn: psycopg.Connection[Any],
+    query: str,
+    *,
+    limit: int,
+    filters: SearchFilters,
+    tuning: SearchTuning,
+) -> list[SearchHit]:
+    """The best ``limit`` messages for ``query``, best first."""
+    parsed = parse_query(query, stop_words=tuning.stop_words)
+    if limit <= 0 or parsed.is_empty:
+        return []
+    if limit > tuning.pool:
+        tuning = replace(tuning, pool=limit, context_pool=max(tuning.context_pool, limit))
+    # The budgeted queries ("the latest N matches") tempt the planner into walking the
+    # table newest-first and testing every row's tsvector, which reads the whole archive
+    # for a common word; index lookups through the GIN and trigram indexes (bitmap scans)
+    # cost only the matching rows. This transaction is the search alone.
+    conn.execute("SET LOCAL enable_seqscan = off")
+    conn.execute("SET LOCAL enable_indexscan = off")
+    added: set[int] = set()
+    if parsed.cjk:
+        scores = _cjk_scores(conn, parsed, filters, tuning)
+    elif parsed.terms:
+        scores = _word_scores(conn, parsed, filters, tuning, added)
+    else:
+        scores = _literal_scores(conn, parsed.literal, filters, limit, tuning.literal_scan)
+    best = sorted(scores.items(), key=lambda kv: (-kv[1], -kv[0]))[:limit]
+    return _hits(conn, parsed, best, added)
+
+
+# -- words -----------------------------------------------------------------------------
+
+
+def _tsqueries(conn: Conn, terms: Sequence[Term], prefix: bool) -> list[str]:
+    """Each term as the text of one ``tsquery`` ('' when it holds no lexeme)."""
+    parts: list[str] = []
+    params: list[Any] = []
+    for term in terms:
+        sql = "(phraseto_tsquery('english', %s) || phraseto_tsquery('simple', %s)"
+        params += [term.text, term.text]
+        last = term.tokens[-1]
+        if prefix and len(term.tokens) == 1 and len(last) >= _MIN_PREFIX_CHARS:
+            sql += " || to_tsquery('simple', quote_literal(%s) || ':*')"
+            params.append(last)
+        parts.append(sql + ")::text")
+    row = conn.execute(f"SELECT ARRAY[{', '.join(parts)}] AS q", params).fetchone()
+    return [str(q or "") for q in row["q"]]
+
+
+def _word_scores(
+    conn: Conn, parsed: ParsedQuery, filters: SearchFilters, tuning: SearchTuning,
+    added: set[int],
+) -> dict[int, float]:
+    queries = [q for q in _tsqueries(conn, parsed.terms, tuning.prefix) if q]
+    if not queries:
+        return {}
+    if filters.session_id is not None or len(queries) == 1:
+        # Within one session every word counts (global frequencies say little there).
+        ranked, present, saturated = [(q, 1.0) for q in queries], queries, False
+    else:
+        ranked, present, saturated = _ranking_terms(conn, queries, tuning)
+    if not ranked:
+        return {}
+    scores = _rank(conn, ranked, " || ", filters, tuning)
+    if saturated and len(present) > 1:
+        # The OR ranking only saw the latest matches; those holding every term are
+        # far fewer, so ranking them apart reaches back to older ones.
+        weights = dict(ranked)
+        every = [(q, weights.get(q, 1.0)) for q in present]
+        for i, score in _rank(conn, every, " && ", filters, tuning).items():
+            scores[i] = max(score, scores.get(i, score))
+    if not tuning.rescore or not scores:
+        return scores
+    return _rescore(conn, parsed, scores, filters, tuning, added)
+
+
+def _ranking_terms(
+    conn: Conn, queries: list[str], tuning: SearchTuning
+) -> tuple[list[tuple[str, float]], list[str], bool]:
+    """Terms to rank by with their weights (rarest first), the present terms, and whether
+    the ranking is cut short — ``search._ranking_terms`` on PostgreSQL."""
+    cap = tuning.rank_budget + 1
+    row = conn.execute(
+        "SELECT ARRAY[" + ", ".join(
+            "(SELECT count(*) FROM (SELECT 1 FROM mnemo_messages "
+            "WHERE tsv @@ %s::tsquery LIMIT %s) c)" for _ in queries) + "] AS n, "
+        "(SELECT greatest(reltuples::bigint, 1) FROM pg_class "
+        " WHERE oid = 'mnemo_messages'::regclass) AS total",
+        [v for q in queries for v in (q, cap)],
+    ).fetchone()
+    total = max(float(row["total"] or 1), 1.0)
+    counted = sorted((int(n), index, q) for index, (n, q) in enumerate(
+        zip(row["n"], queries, strict=True)) if n)
+    kept: list[tuple[str, float]] = []
+    used = 0
+    for count, _, q in counted:
+        if kept and used + count > tuning.rank_budget:
+            break
+        kept.append((q, math.log(1.0 + total / count)))
+        used += count
+    present = [q for _, _, q in sorted(counted, key=lambda c: c[1])]
+    return kept, present, len(kept) < len(counted) or used > tuning.rank_budget
+
+
+def _rank(
+    conn: Conn, weighted: list[tuple[str, float]], joiner: str, filters: SearchFilters,
+    tuning: SearchTuning,
+) -> dict[int, float]:
+    """The ``pool`` best of the latest ``rank_budget`` rows matching the joined terms."""
+    where, params = _filter_sql(filters)
+    match = joiner.join("%s::tsquery" for _ in weighted)
+    score = " + ".join("%s * ts_rank(m.tsv, %s::tsquery, 1)" for _ in weighted)
+    rows = conn.execute(
+        f"SELECT id, score FROM ("
+        f"  SELECT m.id, {score} AS score FROM mnemo_messages m "
+        f"  WHERE m.tsv @@ ({match}) AND {where} ORDER BY m.id DESC LIMIT %s"
+        f") c ORDER BY score DESC LIMIT %s",
+        [*(v for q, w in weighted for v in (w, q)), *(q for q, _ in weighted), *params,
+         tuning.rank_budget, tuning.pool],
+    ).fetchall()
+    return {int(r["id"]): float(r["score"]) for r in rows}
+
+
+def _rescore(
+    conn: Conn, parsed: ParsedQuery, scores: dict[int, float], filters: SearchFilters,
+    tuning: SearchTuning, added: set[int],
+) -> dict[int, float]:
+    boosted = coverage_boost(parsed, scores, _bodies(conn, list(scores)), tuning)
+    if tuning.neighbour <= 0 and tuning.reply <= 0:
+        return boosted
+    top = sorted(boosted, key=lambda i: -boosted[i])[: tuning.context_pool]
+    rows = conn.execute(
+        "SELECT m.id, "
+        "(SELECT p.id FROM mnemo_messages p WHERE p.session_id = m.session_id "
+        " AND p.position < m.position ORDER BY p.position DESC LIMIT 1) AS prev, "
+        "(SELECT n.id FROM mnemo_messages n WHERE n.session_id = m.session_id "
+        " AND n.position > m.position ORDER BY n.position LIMIT 1) AS next "
+        "FROM mnemo_messages m WHERE m.id = ANY(%s)", (top,)).fetchall()
+    links = {int(r["id"]): (r["prev"], r["next"]) for r in rows}
+    out, borrowed = neighbour_scores(boosted, top, links, tuning)
+    if borrowed:
+        where, params = _filter_sql(filters)
+        allowed = {int(r["id"]) for r in conn.execute(
+            f"SELECT m.id FROM mnemo_messages m WHERE m.id = ANY(%s) AND {where}",
+            [list(borrowed), *params]).fetchall()}
+        out.update({n: v for n, v in borrowed.items() if n in allowed})
+        added.update(n for n in borrowed if n in allowed)
+    return out
+
+
+# -- CJK and literal text --------------------------------------------------------------
+
+
+def _cjk_scores(
+    conn: Conn, parsed: ParsedQuery, filters: SearchFilters, tuning: SearchTuning
+) -> dict[int, float]:
+    where, params = _filter_sql(filters)
+    likes = " OR ".join(f"{_BODY} LIKE %s" for _ in parsed.cjk)
+    candidates = {int(r["id"]) for r in conn.execute(
+        f"SELECT m.id FROM mnemo_messages m WHERE m.cjk AND ({likes}) AND {where} "
+        f"ORDER BY m.id DESC LIMIT %s",
+        [*(f"%{escape_like(r)}%" for r in parsed.cjk), *params, tuning.pool]).fetchall()}
+    if parsed.terms:
+        candidates.update(_word_scores(conn, parsed, filters, tuning, set()))
+    if not candidates:
+        return {}
+    needles = [*parsed.cjk, *(t.text for t in parsed.terms)]
+    scores: dict[int, float] = {}
+    for i, body in _bodies(conn, list(candidates)).items():
+        folded = body.casefold()
+        found = [n for n in needles if n in folded]
+        if found:
+            scores[i] = sum(1.0 + len(n) / 4 for n in found)
+    return scores
+
+
+def _literal_scores(
+    conn: Conn, literal: str, filters: SearchFilters, limit: int, scan: int
+) -> dict[int, float]:
+    """Messages containing ``literal`` as is, newest first (the latest ``scan`` only,
+    unless the search is within one session)."""
+    where, params = _filter_sql(filters)
+    window = ""
+    if filters.session_id is None:
+        window = "AND m.id > (SELECT coalesce(max(id), 0) FROM mnemo_messages) - %s"
+        params = [*params, scan]
+    rows = conn.execute(
+        f"SELECT m.id FROM mnemo_messages m WHERE {_BODY} ILIKE %s AND {where} {window} "
+        f"ORDER BY m.id DESC LIMIT %s",
+        [f"%{escape_like(literal)}%", *params, limit]).fetchall()
+    return {int(r["id"]): 1.0 for r in rows}
+
+
+def _bodies(conn: Conn, ids: list[int]) -> dict[int, str]:
+    rows = conn.execute(f"SELECT m.id, {_BODY} AS body FROM mnemo_messages m "
+                        "WHERE m.id = ANY(%s)", (ids,)).fetchall()
+    return {int(r["id"]): str(r["body"]) for r in rows}
+
+
+def _snippet(body: str, needles: list[str]) -> str:
+    """The window around the first needle, with every needle in it marked."""
+    window = snippet_around(body, needles)
+    words = sorted({n for n in needles if n}, key=len, reverse=True)
+    if not words:
+        return window
+    pattern = re.compile(">>.*?<<|(" + "|".join(re.escape(w) for w in words) + ")",
+                         re.IGNORECASE | re.DOTALL)
+    return pattern.sub(lambda m: f">>{m.group(1)}<<" if m.group(1) else m.group(0), window)
+
+
+def _hits(
+    conn: Conn, parsed: ParsedQuery, best: list[tuple[int, float]], added: set[int]
+) -> list[SearchHit]:
+    if not best:
+        return []
+    rows = {int(r["id"]): r for r in conn.execute(
+        f"SELECT m.id, m.session_id, m.role, m.timestamp, m.active, m.compacted, "
+        f"m.position, m.external_id, {_BODY} AS body FROM mnemo_messages m "
+        f"WHERE m.id = ANY(%s)", ([i for i, _ in best],)).fetchall()}
+    needles = [*parsed.cjk, *(t.text for t in parsed.terms)] or [parsed.literal]
+    hits: list[SearchHit] = []
+    for i, score in best:
+        row = rows.get(i)
+        if row is None:
+            continue
+        body = str(row["body"])
+        hits.append(SearchHit(
+            session_id=row["session_id"], message_id=i, role=row["role"], content=body,
+            snippet=_snippet(body, needles), score=score, timestamp=row["timestamp"],
+            compacted=bool(row["compacted"]), active=bool(row["active"]),
+            position=row["position"], external_id=row["external_id"],
+            matched=i not in added,
+        ))
+    return hits
