@@ -10,9 +10,9 @@ import pytest
 
 pytest.importorskip("langchain")
 
-from langchain.agents import create_agent  # noqa: E402
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel  # noqa: E402
-from langchain_core.messages import (  # noqa: E402
+from langchain.agents import create_agent
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import (
     AIMessage,
     BaseMessage,
     ChatMessage,
@@ -20,17 +20,17 @@ from langchain_core.messages import (  # noqa: E402
     SystemMessage,
     ToolMessage,
 )
-from langchain_core.outputs import ChatGeneration, ChatResult  # noqa: E402
-from langchain_core.tools import tool  # noqa: E402
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.tools import tool
 
-from mnemo.config import MnemoConfig  # noqa: E402
-from mnemo.context.validity import validate_c12  # noqa: E402
-from mnemo.integrations.langchain_messages import from_mnemo, to_mnemo  # noqa: E402
-from mnemo.integrations.langgraph import MnemoMiddleware, mnemo_pre_model_hook  # noqa: E402
-from mnemo.integrations.runtime import MnemoRuntime  # noqa: E402
-from mnemo.messages import Message  # noqa: E402
-from mnemo.tokens import estimate_messages_tokens_rough  # noqa: E402
-from support import integration_scenario as scenario  # noqa: E402
+from mnemo.config import MnemoConfig
+from mnemo.context.validity import validate_c12
+from mnemo.integrations.langchain_messages import from_mnemo, to_mnemo
+from mnemo.integrations.langgraph import MnemoMiddleware, mnemo_pre_model_hook
+from mnemo.integrations.runtime import MnemoRuntime
+from mnemo.messages import Message
+from mnemo.tokens import estimate_messages_tokens_rough
+from support import integration_scenario as scenario
 
 HISTORY: list[BaseMessage] = [
     SystemMessage("You are terse.", id="s1"),

@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("agents")
 
-from agents import (  # noqa: E402
+from agents import (
     Agent,
     Model,
     ModelResponse,
@@ -20,24 +20,24 @@ from agents import (  # noqa: E402
     function_tool,
     set_tracing_disabled,
 )
-from openai.types.responses import (  # noqa: E402
+from openai.types.responses import (
     ResponseFunctionToolCall,
     ResponseOutputMessage,
     ResponseOutputText,
 )
 
-from mnemo.config import MnemoConfig  # noqa: E402
-from mnemo.context.validity import validate_c12  # noqa: E402
-from mnemo.integrations.openai_agents import (  # noqa: E402
+from mnemo.config import MnemoConfig
+from mnemo.context.validity import validate_c12
+from mnemo.integrations.openai_agents import (
     MnemoSession,
     mnemo_instructions,
     mnemo_tools,
 )
-from mnemo.integrations.openai_agents_items import from_mnemo, to_mnemo  # noqa: E402
-from mnemo.integrations.runtime import MnemoRuntime  # noqa: E402
-from mnemo.messages import Message  # noqa: E402
-from mnemo.tokens import estimate_messages_tokens_rough  # noqa: E402
-from support import integration_scenario as scenario  # noqa: E402
+from mnemo.integrations.openai_agents_items import from_mnemo, to_mnemo
+from mnemo.integrations.runtime import MnemoRuntime
+from mnemo.messages import Message
+from mnemo.tokens import estimate_messages_tokens_rough
+from support import integration_scenario as scenario
 
 set_tracing_disabled(True)  # no trace export (it would want a key)
 

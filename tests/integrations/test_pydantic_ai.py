@@ -10,8 +10,8 @@ import pytest
 
 pytest.importorskip("pydantic_ai")
 
-from pydantic_ai import Agent  # noqa: E402
-from pydantic_ai.messages import (  # noqa: E402
+from pydantic_ai import Agent
+from pydantic_ai.messages import (
     ImageUrl,
     ModelMessage,
     ModelRequest,
@@ -26,17 +26,17 @@ from pydantic_ai.messages import (  # noqa: E402
     ToolReturnPart,
     UserPromptPart,
 )
-from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from mnemo.config import MnemoConfig  # noqa: E402
-from mnemo.context.validity import validate_c12  # noqa: E402
-from mnemo.integrations._carry import semantic  # noqa: E402
-from mnemo.integrations.pydantic_ai import MnemoCapability, MnemoHistory  # noqa: E402
-from mnemo.integrations.pydantic_ai_messages import from_mnemo, to_mnemo  # noqa: E402
-from mnemo.integrations.runtime import MnemoRuntime  # noqa: E402
-from mnemo.messages import Message  # noqa: E402
-from mnemo.tokens import estimate_messages_tokens_rough  # noqa: E402
-from support import integration_scenario as scenario  # noqa: E402
+from mnemo.config import MnemoConfig
+from mnemo.context.validity import validate_c12
+from mnemo.integrations._carry import semantic
+from mnemo.integrations.pydantic_ai import MnemoCapability, MnemoHistory
+from mnemo.integrations.pydantic_ai_messages import from_mnemo, to_mnemo
+from mnemo.integrations.runtime import MnemoRuntime
+from mnemo.messages import Message
+from mnemo.tokens import estimate_messages_tokens_rough
+from support import integration_scenario as scenario
 
 
 def _history() -> list[ModelMessage]:

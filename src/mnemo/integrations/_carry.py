@@ -16,11 +16,12 @@ engine changed the message.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, cast
 
 from mnemo.messages import Message, ToolCall
 
-__all__ = ["CARRIER_KEYS", "call_names", "semantic", "tool_call"]
+__all__ = ["CARRIER_KEYS", "call_names", "carried", "runs", "semantic", "tool_call",
+           "with_carried"]
 
 CARRIER_KEYS = ("pydantic_ai", "openai_agents", "langchain")
 _SEMANTIC_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
@@ -28,7 +29,20 @@ _SEMANTIC_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
 
 def semantic(message: Message | dict[str, Any]) -> dict[str, Any]:
     """The fields of ``message`` the engine reads (and may change)."""
-    return {k: message[k] for k in _SEMANTIC_KEYS if k in message}  # type: ignore[literal-required]
+    fields = cast(dict[str, Any], message)
+    return {k: fields[k] for k in _SEMANTIC_KEYS if k in fields}
+
+
+def with_carried(message: Message, key: str, value: Any) -> Message:
+    """``message`` with the framework's original under ``key`` (a new dict)."""
+    out: dict[str, Any] = dict(message)
+    out[key] = value
+    return cast(Message, out)
+
+
+def carried(message: Message | dict[str, Any], key: str) -> Any:
+    """What ``message`` carries under ``key`` (None when nothing)."""
+    return cast(dict[str, Any], message).get(key)
 
 
 def tool_call(call_id: str, name: str, arguments: str) -> ToolCall:
@@ -49,8 +63,8 @@ def runs(messages: Sequence[Message], key: str) -> Iterator[tuple[Any, list[Mess
     group: list[Message] = []
     current: Any = object()
     for message in messages:
-        carried = message.get(key)  # type: ignore[misc]
-        gid = carried.get("g") if isinstance(carried, dict) else None
+        value = carried(message, key)
+        gid = value.get("g") if isinstance(value, dict) else None
         if group and (gid is None or gid != current):
             yield current, group
             group = []

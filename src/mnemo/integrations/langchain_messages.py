@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
-from mnemo.integrations._carry import call_names, semantic, tool_call
+from mnemo.integrations._carry import call_names, carried, semantic, tool_call, with_carried
 from mnemo.messages import ROLES, ContentPart, Message, content_text
 
 try:
@@ -45,9 +45,7 @@ def to_mnemo(messages: Sequence[BaseMessage]) -> list[Message]:
 
 
 def message_to_mnemo(message: BaseMessage) -> Message:
-    view = _view(message)
-    view[KEY] = message_to_dict(message)  # type: ignore[typeddict-unknown-key]
-    return view
+    return with_carried(_view(message), KEY, message_to_dict(message))
 
 
 def _content(content: Any) -> str | list[ContentPart]:
@@ -83,7 +81,7 @@ def _view(message: BaseMessage) -> Message:
     if isinstance(message, SystemMessage):
         return {"role": "system", "content": content}
     if isinstance(message, ChatMessage) and message.role in ROLES and message.role != "tool":
-        return {"role": message.role, "content": content}  # type: ignore[typeddict-item]
+        return cast(Message, {"role": message.role, "content": content})
     return {"role": "user", "content": content}
 
 
@@ -92,8 +90,8 @@ def from_mnemo(messages: Sequence[Message]) -> list[BaseMessage]:
     names = call_names(messages)
     out: list[BaseMessage] = []
     for message in messages:
-        carried = message.get(KEY)  # type: ignore[misc]
-        original = messages_from_dict([carried])[0] if isinstance(carried, dict) else None
+        value = carried(message, KEY)
+        original = messages_from_dict([value])[0] if isinstance(value, dict) else None
         if original is not None and semantic(_view(original)) == semantic(message):
             out.append(original)
         else:
@@ -110,7 +108,7 @@ def _rebuilt(message: Message, original: BaseMessage | None, names: dict[str, st
     if role == "assistant":
         calls = []
         for call in message.get("tool_calls") or []:
-            function = call.get("function") or {}
+            function: dict[str, Any] = cast(dict[str, Any], call).get("function") or {}
             raw = function.get("arguments") or "{}"
             try:
                 args = json.loads(raw) if isinstance(raw, str) else dict(raw)

@@ -21,7 +21,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 from mnemo.integrations.langchain_messages import from_mnemo, message_to_mnemo
 from mnemo.integrations.runtime import MnemoRuntime
@@ -79,7 +79,7 @@ class MnemoCompactor:
         for message in live:
             original = by_dict.get(id(message))
             if original is None:
-                original = from_mnemo([message])[0]  # type: ignore[assignment]
+                original = cast(AnyMessage, from_mnemo([message])[0])
                 self._cache[id(original)] = (original, message)
             out.append(original)
         keep = {id(m) for m in out}

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
-from mnemo.integrations._carry import semantic, tool_call
+from mnemo.integrations._carry import carried, semantic, tool_call, with_carried
 from mnemo.messages import ContentPart, Message, content_text
 
 __all__ = ["KEY", "from_mnemo", "to_mnemo"]
@@ -55,9 +55,8 @@ def to_mnemo(items: Sequence[Item]) -> list[Message]:
     def flush() -> None:
         nonlocal riders
         if assistant:
-            view = _assistant_view(assistant)
-            view[KEY] = {"items": [*riders, *assistant]}  # type: ignore[typeddict-unknown-key]
-            out.append(view)
+            out.append(with_carried(_assistant_view(assistant), KEY,
+                                    {"items": [*riders, *assistant]}))
             assistant.clear()
             riders = []
 
@@ -70,15 +69,14 @@ def to_mnemo(items: Sequence[Item]) -> list[Message]:
             if assistant:
                 assistant.append(item)
             elif out:
-                out[-1][KEY]["items"].append(item)  # type: ignore[typeddict-item]
+                carried(out[-1], KEY)["items"].append(item)  # our own new dict
             else:
                 riders.append(item)
             continue
         flush()
         view = _input_view(item) if kind == "input" else _output_view(item)
-        view[KEY] = {"items": [*riders, item]}  # type: ignore[typeddict-unknown-key]
+        out.append(with_carried(view, KEY, {"items": [*riders, item]}))
         riders = []
-        out.append(view)
     flush()
     return out
 
@@ -141,8 +139,8 @@ def from_mnemo(messages: Sequence[Message]) -> list[Item]:
     """The SDK's items for mnemo messages (new lists; carried items are reused as they are)."""
     out: list[Item] = []
     for message in messages:
-        carried = message.get(KEY)  # type: ignore[misc]
-        items: list[Item] = list(carried.get("items") or []) if isinstance(carried, dict) else []
+        value = carried(message, KEY)
+        items: list[Item] = list(value.get("items") or []) if isinstance(value, dict) else []
         view = _view(items)
         if view is not None and semantic(view) == semantic(message):
             out += items
@@ -163,14 +161,15 @@ def _rebuilt(message: Message, originals: Sequence[Item]) -> list[Item]:
     calls_by_id = {str(i.get("call_id")): i for i in originals if i.get("type") == "function_call"}
     out: list[Item] = [{"role": "assistant", "content": text}] if text else []
     for call in message.get("tool_calls") or []:
-        function = call.get("function") or {}
+        function: dict[str, Any] = cast(dict[str, Any], call).get("function") or {}
         original = calls_by_id.get(str(call.get("id")))
         if original is not None and original.get("name") == function.get("name") and \
                 original.get("arguments") == function.get("arguments"):
             out.append(original)
             continue
         arguments = function.get("arguments")
+        if not isinstance(arguments, str):
+            arguments = json.dumps(arguments)
         out.append({"type": "function_call", "call_id": str(call.get("id", "")),
-                    "name": str(function.get("name", "")),
-                    "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)})
+                    "name": str(function.get("name", "")), "arguments": arguments})
     return out

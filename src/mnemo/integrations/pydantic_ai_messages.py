@@ -3,12 +3,12 @@
 A ``ModelRequest`` becomes one mnemo message per part: a system prompt → ``system``, a
 user prompt → ``user``, a tool return (``outcome="retried"`` included: pydantic-ai 2's
 retry of a tool call) → ``tool``, retry feedback (a retry answering no call) → ``user``;
-the deprecated ``RetryPromptPart`` maps the same way. A ``ModelResponse`` becomes one ``assistant`` message:
-its text parts joined, its tool calls as ``tool_calls``. Parts with no chat form of their
-own (thinking, instruction deltas, files …) ride along with a neighbour of the same
-message, and the request-level fields (``instructions``, timestamps, usage …) ride on the
-first message of each ``ModelMessage`` — all serialised under the ``"pydantic_ai"`` key
-with pydantic-ai's own ``TypeAdapter`` (see ``_carry``).
+the deprecated ``RetryPromptPart`` maps the same way. A ``ModelResponse`` becomes one
+``assistant`` message: its text parts joined, its tool calls as ``tool_calls``. Parts
+with no chat form of their own (thinking, instruction deltas, files …) ride along with a
+neighbour of the same message, and the request-level fields (``instructions``,
+timestamps, usage …) ride on the first message of each ``ModelMessage`` — all serialised
+under the ``"pydantic_ai"`` key with pydantic-ai's own ``TypeAdapter`` (see ``_carry``).
 
 Back, consecutive mnemo messages of one original ``ModelMessage`` are regrouped; those the
 engine did not change are restored exactly, the others are rebuilt from their fields. A
@@ -21,9 +21,16 @@ from __future__ import annotations
 import dataclasses
 import uuid
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
-from mnemo.integrations._carry import call_names, runs, semantic, tool_call
+from mnemo.integrations._carry import (
+    call_names,
+    carried,
+    runs,
+    semantic,
+    tool_call,
+    with_carried,
+)
 from mnemo.messages import ContentPart, Message, content_text
 
 try:
@@ -65,13 +72,12 @@ def to_mnemo(messages: Sequence[ModelMessage]) -> list[Message]:
 def message_to_mnemo(message: ModelMessage, group: str | None = None) -> list[Message]:
     """The mnemo messages of one ``ModelMessage`` (``[]`` for a request with no chat part)."""
     gid = group or uuid.uuid4().hex[:16]
-    head = ModelMessagesTypeAdapter.dump_python(
-        [dataclasses.replace(message, parts=[])], mode="json")[0]
+    bare = dataclasses.replace(cast(Any, message), parts=[])  # the message-level fields
+    head = ModelMessagesTypeAdapter.dump_python([bare], mode="json")[0]
     if isinstance(message, ModelResponse):
         dumped = _RESPONSE_PARTS.dump_python(list(message.parts), mode="json")
-        one = _response_view(message.parts)
-        one[KEY] = {"g": gid, "message": head, "parts": dumped}  # type: ignore[typeddict-unknown-key]
-        return [one]
+        return [with_carried(_response_view(message.parts), KEY,
+                             {"g": gid, "message": head, "parts": dumped})]
     parts = list(message.parts)
     dumped = _REQUEST_PARTS.dump_python(parts, mode="json")
     out: list[Message] = []
@@ -80,15 +86,14 @@ def message_to_mnemo(message: ModelMessage, group: str | None = None) -> list[Me
         view = _request_view(part)
         if view is None:
             if out:
-                out[-1][KEY]["parts"].append(data)  # type: ignore[typeddict-item]
+                carried(out[-1], KEY)["parts"].append(data)  # our own new dict
             else:
                 riders.append(data)
             continue
-        view[KEY] = {"g": gid, "parts": [*riders, data]}  # type: ignore[typeddict-unknown-key]
+        out.append(with_carried(view, KEY, {"g": gid, "parts": [*riders, data]}))
         riders = []
-        out.append(view)
     if out:
-        out[0][KEY]["message"] = head  # type: ignore[typeddict-item]
+        carried(out[0], KEY)["message"] = head
     return out
 
 
@@ -142,7 +147,7 @@ def from_mnemo(messages: Sequence[Message]) -> list[ModelMessage]:
     names = call_names(messages)
     out: list[ModelMessage] = []
     for gid, group in runs(messages, KEY):
-        head = group[0].get(KEY, {}).get("message") if gid is not None else None  # type: ignore[misc]
+        head = (carried(group[0], KEY) or {}).get("message") if gid is not None else None
         template: ModelMessage | None = None
         if head is not None:
             template = ModelMessagesTypeAdapter.validate_python([head])[0]
@@ -159,15 +164,15 @@ def from_mnemo(messages: Sequence[Message]) -> list[ModelMessage]:
     return out
 
 
-def _carried(message: Message, adapter: pydantic.TypeAdapter[list[Any]]) -> list[Any]:
-    carried = message.get(KEY)  # type: ignore[misc]
-    if not isinstance(carried, dict):
+def _carried_parts(message: Message, adapter: pydantic.TypeAdapter[list[Any]]) -> list[Any]:
+    value = carried(message, KEY)
+    if not isinstance(value, dict):
         return []
-    return adapter.validate_python(carried.get("parts") or [])
+    return adapter.validate_python(value.get("parts") or [])
 
 
 def _request_parts(message: Message, names: dict[str, str]) -> list[Any]:
-    original = _carried(message, _REQUEST_PARTS)
+    original = _carried_parts(message, _REQUEST_PARTS)
     views = [v for v in (_request_view(p) for p in original) if v is not None]
     if len(views) == 1 and views[0] == semantic(message):
         return original  # unchanged by the engine: exactly as it was
@@ -195,7 +200,7 @@ def _rebuilt_request_part(message: Message, main: Any, names: dict[str, str]) ->
 
 
 def _response(message: Message, template: ModelMessage | None) -> ModelResponse:
-    original = _carried(message, _RESPONSE_PARTS)
+    original = _carried_parts(message, _RESPONSE_PARTS)
     if original and _response_view(original) == semantic(message):
         parts = original
     else:
@@ -203,7 +208,7 @@ def _response(message: Message, template: ModelMessage | None) -> ModelResponse:
         text = content_text(message)
         parts = [*riders, *([TextPart(content=text)] if text else [])]
         for call in message.get("tool_calls") or []:
-            function = call.get("function") or {}
+            function: dict[str, Any] = cast(dict[str, Any], call).get("function") or {}
             parts.append(ToolCallPart(tool_name=str(function.get("name", "")),
                                       args=function.get("arguments") or "{}",
                                       tool_call_id=str(call.get("id", ""))))
