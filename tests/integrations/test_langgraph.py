@@ -78,7 +78,7 @@ def test_changed_messages_keep_their_ids() -> None:
     assert isinstance(back[3], ToolMessage) and back[3].name == "grep"
 
 
-class _ScriptedChat(GenericFakeChatModel):
+class ScriptedChat(GenericFakeChatModel):
     """The scenario's model as a LangChain fake chat model that checks every request."""
 
     log: dict[str, list[Any]]
@@ -124,8 +124,8 @@ def lookup(item: int) -> str:
     return scenario.lookup(item)
 
 
-def _model() -> _ScriptedChat:
-    return _ScriptedChat(messages=iter(()),
+def scripted_chat() -> ScriptedChat:
+    return ScriptedChat(messages=iter(()),
                          log={"requests": [], "instructions": [], "search": []})
 
 
@@ -134,7 +134,7 @@ def _runtime(home: Path) -> MnemoRuntime:
                         source="langgraph")
 
 
-def _run(home: Path, model: _ScriptedChat, turns: range) -> tuple[MnemoRuntime, list[Any]]:
+def _run(home: Path, model: ScriptedChat, turns: range) -> tuple[MnemoRuntime, list[Any]]:
     runtime = _runtime(home)
     agent = create_agent(model, tools=[lookup], system_prompt="Be brief.",
                          middleware=[MnemoMiddleware(runtime, system_prompt="Be brief.")])
@@ -146,7 +146,7 @@ def _run(home: Path, model: _ScriptedChat, turns: range) -> tuple[MnemoRuntime, 
 
 
 def test_a_60_turn_session_stays_in_the_window_and_remembers(mnemo_home: Any) -> None:
-    model = _model()
+    model = scripted_chat()
     runtime, messages = _run(mnemo_home.root, model, range(scenario.TURNS))
     requests = model.log["requests"]
     assert len(requests) == 2 * scenario.TURNS
@@ -157,7 +157,7 @@ def test_a_60_turn_session_stays_in_the_window_and_remembers(mnemo_home: Any) ->
     assert len(set(model.log["instructions"])) <= runtime.engine.compression_count + 1
     runtime.close()
 
-    model2 = _model()
+    model2 = scripted_chat()
     runtime2, _ = _run(mnemo_home.root, model2, range(1))
     runtime2.close()
     assert scenario.PREFERENCE in model2.log["instructions"][0]

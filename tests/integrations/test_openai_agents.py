@@ -93,7 +93,7 @@ def test_changed_messages_are_rebuilt_as_items_of_their_kind() -> None:
     assert rebuilt[2] == ITEMS[5]  # unchanged calls are the original items
 
 
-class _ScriptedModel(Model):
+class ScriptedModel(Model):
     """The scenario's model as an Agents SDK ``Model`` that checks every request."""
 
     def __init__(self) -> None:
@@ -153,12 +153,12 @@ def _runtime(home: Path) -> MnemoRuntime:
                         source="openai-agents")
 
 
-def _agent(runtime: MnemoRuntime, model: _ScriptedModel) -> Agent[Any]:
+def _agent(runtime: MnemoRuntime, model: ScriptedModel) -> Agent[Any]:
     return Agent(name="assistant", instructions=mnemo_instructions(runtime, "Be brief."),
                  tools=[lookup, *mnemo_tools(runtime)], model=model)
 
 
-async def _session(home: Path, model: _ScriptedModel, turns: range) -> MnemoRuntime:
+async def _session(home: Path, model: ScriptedModel, turns: range) -> MnemoRuntime:
     runtime = _runtime(home)
     agent = _agent(runtime, model)
     session = MnemoSession(runtime)
@@ -168,7 +168,7 @@ async def _session(home: Path, model: _ScriptedModel, turns: range) -> MnemoRunt
 
 
 def test_a_60_turn_session_stays_in_the_window_and_remembers(mnemo_home: Any) -> None:
-    model = _ScriptedModel()
+    model = ScriptedModel()
     runtime = asyncio.run(_session(mnemo_home.root, model, range(scenario.TURNS)))
 
     assert len(model.requests) == 2 * scenario.TURNS
@@ -180,7 +180,7 @@ def test_a_60_turn_session_stays_in_the_window_and_remembers(mnemo_home: Any) ->
     assert len(set(model.instructions)) <= runtime.engine.compression_count + 1
     runtime.close()
 
-    model2 = _ScriptedModel()
+    model2 = ScriptedModel()
     asyncio.run(_session(mnemo_home.root, model2, range(1))).close()
     assert scenario.PREFERENCE in model2.instructions[0]
 

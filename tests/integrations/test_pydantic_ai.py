@@ -100,7 +100,7 @@ def test_changed_messages_are_rebuilt_on_their_originals() -> None:
     assert isinstance(made, ToolReturnPart) and made.tool_name == "grep"
 
 
-class _ScriptedModel:
+class ScriptedModel:
     """The scenario's model, as a FunctionModel function that checks every request."""
 
     def __init__(self) -> None:
@@ -142,7 +142,7 @@ def _turn_of(messages: list[ModelMessage]) -> int:
     raise AssertionError("no user turn in the history")
 
 
-def _agent(runtime: MnemoRuntime, model: _ScriptedModel) -> Agent[None, str]:
+def _agent(runtime: MnemoRuntime, model: ScriptedModel) -> Agent[None, str]:
     agent: Agent[None, str] = Agent(FunctionModel(model), capabilities=[MnemoCapability(runtime)])
 
     @agent.tool_plain
@@ -158,7 +158,7 @@ def _runtime(home: Path) -> MnemoRuntime:
 
 
 def test_a_60_turn_session_stays_in_the_window_and_remembers(mnemo_home: Any) -> None:
-    model = _ScriptedModel()
+    model = ScriptedModel()
     runtime = _runtime(mnemo_home.root)
     agent = _agent(runtime, model)
     history: list[ModelMessage] = []
@@ -178,7 +178,7 @@ def test_a_60_turn_session_stays_in_the_window_and_remembers(mnemo_home: Any) ->
     # Frozen: the instructions change only where a compaction rebuilt them (C14) ...
     assert len(set(model.instructions)) <= runtime.engine.compression_count + 1
 
-    model2 = _ScriptedModel()
+    model2 = ScriptedModel()
     runtime2 = _runtime(mnemo_home.root)
     _agent(runtime2, model2).run_sync(scenario.user_text(0))
     runtime2.close()

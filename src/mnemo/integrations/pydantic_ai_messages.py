@@ -19,7 +19,8 @@ new request or response part.
 from __future__ import annotations
 
 import dataclasses
-import uuid
+import itertools
+import secrets
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -57,6 +58,10 @@ except ImportError as exc:  # pragma: no cover - depends on the extra
 __all__ = ["KEY", "from_mnemo", "message_to_mnemo", "to_mnemo"]
 
 KEY = "pydantic_ai"
+# Group ids only tell neighbouring messages apart; a counter under a per-process prefix is
+# unique enough and far cheaper than a uuid4 per message (urandom can be slow).
+_GROUP_PREFIX = secrets.token_hex(4)
+_GROUP_COUNTER = itertools.count()
 _REQUEST_PARTS: pydantic.TypeAdapter[list[Any]] = pydantic.TypeAdapter(list[ModelRequestPart])
 _RESPONSE_PARTS: pydantic.TypeAdapter[list[Any]] = pydantic.TypeAdapter(list[ModelResponsePart])
 
@@ -71,7 +76,7 @@ def to_mnemo(messages: Sequence[ModelMessage]) -> list[Message]:
 
 def message_to_mnemo(message: ModelMessage, group: str | None = None) -> list[Message]:
     """The mnemo messages of one ``ModelMessage`` (``[]`` for a request with no chat part)."""
-    gid = group or uuid.uuid4().hex[:16]
+    gid = group or f"{_GROUP_PREFIX}-{next(_GROUP_COUNTER)}"
     bare = dataclasses.replace(cast(Any, message), parts=[])  # the message-level fields
     head = ModelMessagesTypeAdapter.dump_python([bare], mode="json")[0]
     if isinstance(message, ModelResponse):

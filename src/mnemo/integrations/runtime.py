@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +38,9 @@ from mnemo.messages import Message
 from mnemo.prompt.guidance import MEMORY_GUIDANCE, SESSION_SEARCH_GUIDANCE
 from mnemo.sessions import SessionStore
 from mnemo.sessions.tool import session_search
+from mnemo.tokens import estimate_message_tokens_rough
 
-__all__ = ["MnemoRuntime"]
+__all__ = ["LocalEndpoint", "MnemoRuntime", "local_model_endpoint"]
 
 log = logging.getLogger("mnemo.integrations")
 
@@ -84,6 +86,7 @@ class MnemoRuntime:
         self.model = model
         self.session_id: str | None = None
         self._live: list[Message] = []  # what the store holds as this session's live context
+        self._live_tokens = 0  # its rough estimate (C4), kept as messages come and go
         self._instructions: str | None = None
         self._usage_fresh = False  # the last reported usage is newer than the last compaction
         if session_id is not None:
@@ -95,7 +98,7 @@ class MnemoRuntime:
         if self.sessions.get_session(session_id) is None:
             raise ValueError(f"no session {session_id!r} to resume; see `mnemo sessions list`")
         self.session_id = session_id
-        self._live = [m.to_message() for m in self.sessions.load_messages(session_id)]
+        self._set_live([m.to_message() for m in self.sessions.load_messages(session_id)])
         self.engine.on_session_start(session_id)
 
     def start(self) -> str:
@@ -182,17 +185,30 @@ class MnemoRuntime:
                     self.memory.failed_calls_this_turn = 0  # a new turn for the loop breaker
                 self.sessions.append_messages(sid, new)
                 self._live = [*live, *new]
+                self._live_tokens += sum(estimate_message_tokens_rough(m) for m in new)
             return
         self.sessions.sync_live(sid, history)
-        self._live = list(history)
+        self._set_live(list(history))
 
-    def due(self, history: Sequence[Message], system: str | None = None) -> bool:
-        """Whether ``history`` (with ``system`` in front) must be compacted now."""
+    def _set_live(self, messages: list[Message]) -> None:
+        self._live = messages
+        self._live_tokens = sum(estimate_message_tokens_rough(m) for m in messages)
+
+    def due(self, system: str | None = None) -> bool:
+        """Whether the recorded live context (``system`` in front) must be compacted now.
+
+        By the last response's real prompt tokens when one came since the last
+        compaction (C3), and always by the rough estimate (C4) — counted once per message
+        as it arrives, not over the whole history at every request.
+        """
         if not self.config.compression.enabled:
             return False
         if self._usage_fresh and self.engine.should_compress():
             return True
-        return self.engine.should_compress_preflight(_with_system(history, system))
+        estimate = self._live_tokens
+        if system is not None:
+            estimate += estimate_message_tokens_rough({"role": "system", "content": system})
+        return self.engine.should_compress(estimate)
 
     def process(self, history: Sequence[Message], system: str | None = None,
                 *, focus: str | None = None, force: bool = False) -> list[Message] | None:
@@ -202,7 +218,7 @@ class MnemoRuntime:
         counted for the threshold and kept out of the result.
         """
         self.record(history)
-        if not (force or self.due(history, system)):
+        if not (force or self.due(system)):
             return None
         request = _with_system(history, system)
         output = self.engine.compress(request, self.engine.last_prompt_tokens or None,
@@ -222,6 +238,31 @@ class MnemoRuntime:
         self.sessions.update_system_prompt(self.session_id, self.instructions())
         log.info("compaction: %d → %d messages", len(history), len(live))
         return list(live)
+
+
+@dataclass(frozen=True)
+class LocalEndpoint:
+    """The embedded model's OpenAI-compatible API: what a framework's OpenAI client needs."""
+
+    base_url: str
+    model: str
+    context_length: int
+    api_key: str = "local"  # the server checks none; the OpenAI clients want one set
+
+
+def local_model_endpoint(home: Home | None = None, *, context_length: int = 8192,
+                         threads: int = 0) -> LocalEndpoint:
+    """Start (or reuse) the embedded local model's server and say where it listens.
+
+    Needs ``pip install "mnemo[local]"``; the server runs until the process exits (or
+    ``mnemo.llm.stop_shared_servers()``).
+    """
+    from mnemo.llm import LocalChatClient  # the model runtime only when asked for
+
+    client = LocalChatClient(home=home, context_length=context_length, threads=threads)
+    server = client.start()
+    return LocalEndpoint(base_url=server.base_url, model=client.model,
+                         context_length=context_length)
 
 
 def _with_system(history: Sequence[Message], system: str | None) -> list[Message]:
