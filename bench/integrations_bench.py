@@ -34,12 +34,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from support import integration_scenario as scenario  # noqa: E402
-
-from mnemo.config import MnemoConfig  # noqa: E402
-from mnemo.integrations.runtime import MnemoRuntime  # noqa: E402
-from mnemo.messages import Message  # noqa: E402
-from mnemo.tokens import estimate_messages_tokens_rough  # noqa: E402
+from mnemo.config import MnemoConfig
+from mnemo.integrations.runtime import MnemoRuntime
+from mnemo.messages import Message
+from mnemo.tokens import estimate_messages_tokens_rough
+from support import integration_scenario as scenario
 
 
 def _runtime(home: Path, window: int, source: str) -> MnemoRuntime:
@@ -50,10 +49,10 @@ def _runtime(home: Path, window: int, source: str) -> MnemoRuntime:
 
 
 def pydantic_ai_session(home: Path, window: int, integrated: bool) -> list[list[Message]]:
-    from integrations.test_pydantic_ai import ScriptedModel
     from pydantic_ai import Agent
     from pydantic_ai.models.function import FunctionModel
 
+    from integrations.test_pydantic_ai import ScriptedModel
     from mnemo.integrations.pydantic_ai import MnemoCapability, mnemo_toolset
 
     model = ScriptedModel()
@@ -71,8 +70,8 @@ def pydantic_ai_session(home: Path, window: int, integrated: bool) -> list[list[
 
 def openai_agents_session(home: Path, window: int, integrated: bool) -> list[list[Message]]:
     from agents import Agent, Runner, SQLiteSession, function_tool, set_tracing_disabled
-    from integrations.test_openai_agents import ScriptedModel
 
+    from integrations.test_openai_agents import ScriptedModel
     from mnemo.integrations.openai_agents import MnemoSession, mnemo_instructions, mnemo_tools
 
     set_tracing_disabled(True)
@@ -93,11 +92,11 @@ def openai_agents_session(home: Path, window: int, integrated: bool) -> list[lis
 
 
 def langgraph_session(home: Path, window: int, integrated: bool) -> list[list[Message]]:
-    from integrations.test_langgraph import scripted_chat
     from langchain.agents import create_agent
     from langchain_core.messages import HumanMessage
     from langchain_core.tools import tool
 
+    from integrations.test_langgraph import scripted_chat
     from mnemo.integrations.langgraph import MnemoMiddleware, mnemo_tools
 
     model = scripted_chat()
