@@ -28,7 +28,8 @@ def test_importing_mnemo_imports_no_framework() -> None:
 def test_a_missing_framework_names_the_extra(module: str,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     framework, extra = FRAMEWORKS[module]
-    monkeypatch.setitem(sys.modules, framework, None)  # as if it were not installed
+    for name in [framework, *(m for m in sys.modules if m.startswith(framework + "."))]:
+        monkeypatch.setitem(sys.modules, name, None)  # as if it were not installed
     for name in [m for m in sys.modules if m.startswith("mnemo.integrations.")
                  and m != "mnemo.integrations.runtime" and not m.endswith("_carry")]:
         monkeypatch.delitem(sys.modules, name)

@@ -19,8 +19,8 @@ new request or response part.
 from __future__ import annotations
 
 import dataclasses
-import itertools
-import secrets
+import hashlib
+import json
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -58,10 +58,6 @@ except ImportError as exc:  # pragma: no cover - depends on the extra
 __all__ = ["KEY", "from_mnemo", "message_to_mnemo", "to_mnemo"]
 
 KEY = "pydantic_ai"
-# Group ids only tell neighbouring messages apart; a counter under a per-process prefix is
-# unique enough and far cheaper than a uuid4 per message (urandom can be slow).
-_GROUP_PREFIX = secrets.token_hex(4)
-_GROUP_COUNTER = itertools.count()
 _REQUEST_PARTS: pydantic.TypeAdapter[list[Any]] = pydantic.TypeAdapter(list[ModelRequestPart])
 _RESPONSE_PARTS: pydantic.TypeAdapter[list[Any]] = pydantic.TypeAdapter(list[ModelResponsePart])
 
@@ -74,17 +70,22 @@ def to_mnemo(messages: Sequence[ModelMessage]) -> list[Message]:
     return out
 
 
-def message_to_mnemo(message: ModelMessage, group: str | None = None) -> list[Message]:
-    """The mnemo messages of one ``ModelMessage`` (``[]`` for a request with no chat part)."""
-    gid = group or f"{_GROUP_PREFIX}-{next(_GROUP_COUNTER)}"
+def message_to_mnemo(message: ModelMessage) -> list[Message]:
+    """The mnemo messages of one ``ModelMessage`` (``[]`` for a request with no chat part).
+
+    They share a group id derived from the message's content (timestamps included), so
+    converting the same message again — after a restart, say — gives equal dicts.
+    """
     bare = dataclasses.replace(cast(Any, message), parts=[])  # the message-level fields
     head = ModelMessagesTypeAdapter.dump_python([bare], mode="json")[0]
+    adapter = _RESPONSE_PARTS if isinstance(message, ModelResponse) else _REQUEST_PARTS
+    parts = list(message.parts)
+    dumped = adapter.dump_python(parts, mode="json")
+    gid = hashlib.sha1(json.dumps([head, dumped], sort_keys=True, default=str).encode(),
+                       usedforsecurity=False).hexdigest()[:16]
     if isinstance(message, ModelResponse):
-        dumped = _RESPONSE_PARTS.dump_python(list(message.parts), mode="json")
         return [with_carried(_response_view(message.parts), KEY,
                              {"g": gid, "message": head, "parts": dumped})]
-    parts = list(message.parts)
-    dumped = _REQUEST_PARTS.dump_python(parts, mode="json")
     out: list[Message] = []
     riders: list[Any] = []  # parts without a chat form, waiting for a message to ride on
     for part, data in zip(parts, dumped, strict=True):
