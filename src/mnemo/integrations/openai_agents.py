@@ -53,8 +53,9 @@ class MnemoSession:
 
     def __init__(self, runtime: MnemoRuntime, *, system: str | None = None) -> None:
         self.runtime = runtime
-        # The agent's instructions, counted for the threshold (they are sent every time).
-        self.system = system if system is not None else runtime.instructions()
+        # The agent's own instructions, counted for the threshold with mnemo's snapshot
+        # (both are sent with every request).
+        self.system = system
         self.session_id = runtime.start()
         self._messages: list[Message] = runtime.live
         self._items: list[list[Item]] = [from_mnemo([m]) for m in self._messages]
@@ -78,7 +79,8 @@ class MnemoSession:
             converted[0] = self._messages[-1]
         messages = [*self._messages[:keep], *converted]
         groups = [*self._items[:keep], *(from_mnemo([m]) for m in converted)]
-        compacted = self.runtime.process(messages, self.system)
+        system = "\n\n".join(s for s in (self.system, self.runtime.instructions()) if s)
+        compacted = self.runtime.process(messages, system)
         if compacted is None:
             self._messages, self._items = messages, groups
             return

@@ -31,6 +31,7 @@ from mnemo.agent.setup import context_window, summarizer_for
 from mnemo.config import MnemoConfig, load_config
 from mnemo.context import ContextEngine, create_engine
 from mnemo.context.engine import Summarizer
+from mnemo.errors import UsageError
 from mnemo.home import Home
 from mnemo.memory import MemoryStore
 from mnemo.memory.tool import memory_tool
@@ -90,13 +91,18 @@ class MnemoRuntime:
         self._instructions: str | None = None
         self._usage_fresh = False  # the last reported usage is newer than the last compaction
         if session_id is not None:
-            self._resume(session_id)
+            try:
+                self._resume(session_id)
+            except BaseException:
+                if self._owns_sessions:
+                    self.sessions.close()
+                raise
 
     # -- session lifecycle ---------------------------------------------------------------
 
     def _resume(self, session_id: str) -> None:
         if self.sessions.get_session(session_id) is None:
-            raise ValueError(f"no session {session_id!r} to resume; see `mnemo sessions list`")
+            raise UsageError(f"no session {session_id!r} to resume; see `mnemo sessions list`")
         self.session_id = session_id
         self._set_live([m.to_message() for m in self.sessions.load_messages(session_id)])
         self.engine.on_session_start(session_id)
