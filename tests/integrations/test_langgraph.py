@@ -178,3 +178,18 @@ def test_the_pre_model_hook_compacts_the_state(mnemo_home: Any) -> None:
     assert validate_c12(to_mnemo(update["messages"][1:])) == []
     assert hook({"messages": messages[:2]}) == {"llm_input_messages": messages[:2]}
     runtime.close()
+
+
+def test_the_middleware_works_asynchronously_too(mnemo_home: Any) -> None:
+    import asyncio
+
+    model = scripted_chat()
+    runtime = _runtime(mnemo_home.root)
+    agent = create_agent(model, tools=[lookup], system_prompt="Be brief.",
+                         middleware=[MnemoMiddleware(runtime)])
+    state = asyncio.run(agent.ainvoke({"messages": [HumanMessage(scenario.user_text(0))]}))
+    assert state["messages"][-1].content == scenario.answer_text(0)
+    assert model.log["instructions"][0].startswith("Be brief.\n\n")
+    assert "# Memory" in model.log["instructions"][0]
+    assert runtime.sessions.count_messages(runtime.session_id) == 4  # the answer too
+    runtime.close()

@@ -183,6 +183,16 @@ def test_a_60_turn_session_stays_in_the_window_and_remembers(mnemo_home: Any) ->
     assert scenario.PREFERENCE in model2.instructions[0]
 
 
+def test_every_message_of_a_run_is_archived_by_its_end(mnemo_home: Any) -> None:
+    model = ScriptedModel()
+    runtime = _runtime(mnemo_home.root)
+    result = _agent(runtime, model).run_sync(scenario.user_text(0))
+    assert [m.role for m in runtime.sessions.load_messages(runtime.session_id)] == [
+        "user", "assistant", "tool", "assistant"]
+    assert runtime.live == to_mnemo(result.all_messages())
+    runtime.close()
+
+
 def test_the_processor_leaves_a_short_history_alone(mnemo_home: Any) -> None:
     runtime = _runtime(mnemo_home.root)
     processor = MnemoHistory(runtime)

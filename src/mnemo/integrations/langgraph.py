@@ -12,7 +12,8 @@
 * ``wrap_model_call`` appends the frozen memory snapshot to the system message of each
   request (the state is not touched, so the snapshot is never stored twice).
 * ``tools`` are ``memory`` and ``session_search`` (``mnemo_tools(runtime)``), registered
-  with the agent by the middleware itself.
+  with the agent by the middleware itself;
+* ``after_agent`` archives the run's final answer.
 
 ``mnemo_pre_model_hook(runtime)`` is the same compaction for LangGraph's prebuilt
 ``create_react_agent(..., pre_model_hook=...)``.
@@ -118,6 +119,15 @@ class MnemoMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     async def abefore_model(self, state: AgentState[Any],
                             runtime: Any) -> dict[str, Any] | None:
         return self.before_model(state, runtime)
+
+    def after_agent(self, state: AgentState[Any], runtime: Any) -> dict[str, Any] | None:
+        # The final answer is archived now, not at the next turn's first model call.
+        self.runtime.record(self.compactor.convert(list(state["messages"])))
+        return None
+
+    async def aafter_agent(self, state: AgentState[Any],
+                           runtime: Any) -> dict[str, Any] | None:
+        return self.after_agent(state, runtime)
 
     def _with_snapshot(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         snapshot = self.runtime.instructions()

@@ -13,7 +13,8 @@ It bundles three things, each usable alone:
   the run's history (pydantic-ai 2 writes a processor's result back to ``ctx.messages``);
 * instructions — the frozen memory snapshot with the guidance for the tools;
 * ``mnemo_toolset(runtime)`` — ``memory`` and ``session_search`` as pydantic-ai tools,
-  with the exact schemas ``mnemo chat`` offers.
+  with the exact schemas ``mnemo chat`` offers;
+* after each run, the run's final answer is archived too.
 
 Each ``ModelMessage`` is converted once (cached by identity): a request over a long
 history costs a dictionary look-up per message plus the engine's threshold check.
@@ -32,7 +33,7 @@ from mnemo.messages import Message
 from mnemo.sessions.tool import SESSION_SEARCH_SCHEMA
 
 try:
-    from pydantic_ai import RunContext, Tool
+    from pydantic_ai import AgentRunResult, RunContext, Tool
     from pydantic_ai.capabilities import AbstractCapability
     from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
     from pydantic_ai.models import ModelRequestContext
@@ -82,6 +83,10 @@ class MnemoHistory:
         keep = {id(m) for m in restored}
         self._cache = {k: v for k, v in self._cache.items() if k in keep}
         return restored
+
+    def archive(self, messages: list[ModelMessage]) -> None:
+        """Store what is new in ``messages`` (a run's last answer) without compacting."""
+        self.runtime.record(self.convert(messages))
 
     def _observe_usage(self, messages: list[ModelMessage]) -> None:
         """Feed the newest response's real prompt tokens to the engine, once each (C3)."""
@@ -198,3 +203,8 @@ class MnemoCapability(AbstractCapability[Any]):
             request_context.messages = list(processed)
             ctx.messages[:] = processed  # the compacted history replaces the run's history
         return request_context
+
+    async def after_run(self, ctx: RunContext[Any], *,
+                        result: AgentRunResult[Any]) -> AgentRunResult[Any]:
+        self.history.archive(result.all_messages())  # the final answer, archived now
+        return result
