@@ -26,7 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mnemo.integrations.pydantic_ai_messages import from_mnemo, message_to_mnemo
+from mnemo.integrations._carry import runs
+from mnemo.integrations.pydantic_ai_messages import KEY, from_mnemo, message_to_mnemo
 from mnemo.integrations.runtime import MnemoRuntime
 from mnemo.memory.tool import MEMORY_SCHEMA
 from mnemo.messages import Message
@@ -140,8 +141,6 @@ def _paired(made: list[ModelMessage],
 
 
 def _request_size(message: ModelRequest, rest: list[Message]) -> int:
-    from mnemo.integrations._carry import runs
-    from mnemo.integrations.pydantic_ai_messages import KEY
     for _gid, group in runs(rest, KEY):
         return len(group)
     return 0
