@@ -30,6 +30,7 @@ from mnemo.context.textscan import STOPWORDS, one_line
 
 __all__ = ["Note", "latest_notes", "rare_words", "take_notes"]
 
+_WORD = re.compile(r"[a-z][a-z'’]{2,}|\d+")
 # Below this salience a short sentence tells nothing a reader needs ("Done.", "Me too.").
 _MIN_SALIENCE = 1.0
 _MIN_CHARS = 6
@@ -47,6 +48,15 @@ class Note:
     kind: str
     day: str  # the session date ("8 May 2023"), or ""
     soft: bool = False  # also claimed as a preference or decision (see reading.py)
+    keys: tuple[str, ...] = ()  # what a newer note that repeats or replaces it shares
+    words: frozenset[str] = frozenset()  # its content words, for ``rare_words``
+
+    def at(self, order: int) -> Note:
+        """The same note, for a message at ``order`` (a cached reading is reused)."""
+        if order == self.order:
+            return self
+        return Note(self.speaker, self.role, self.text, order, self.salience, self.kind,
+                    self.day, self.soft, self.keys, self.words)
 
 
 def take_notes(sentences: Iterable[str], *, speaker: str, role: str, order: int,
@@ -64,7 +74,11 @@ def take_notes(sentences: Iterable[str], *, speaker: str, role: str, order: int,
         score = salience(text, names)
         if score < _MIN_SALIENCE or len(text) < _MIN_CHARS:
             continue
-        notes.append(Note(speaker, role, text, order, score, kind(text), day, soft))
+        subject = subject_key(text)
+        keys = ("=" + fact_key(text),) + (("my " + subject,) if subject else ())
+        words = frozenset(w for w in _WORD.findall(text.lower()) if w not in STOPWORDS)
+        notes.append(Note(speaker, role, text, order, score, kind(text), day, soft, keys,
+                          words))
     return notes
 
 
@@ -73,10 +87,7 @@ def latest_notes(notes: Sequence[Note]) -> list[Note]:
     seen: set[tuple[str, str]] = set()
     kept: list[Note] = []
     for note in reversed(notes):
-        keys = [(note.speaker, "=" + fact_key(note.text))]
-        subject = subject_key(note.text)
-        if subject:
-            keys.append((note.speaker, "my " + subject))
+        keys = [(note.speaker, key) for key in note.keys]
         if any(k in seen for k in keys):
             continue
         seen.update(keys)
@@ -85,13 +96,9 @@ def latest_notes(notes: Sequence[Note]) -> list[Note]:
     return kept
 
 
-_WORD = re.compile(r"[a-z][a-z'’]{2,}|\d+")
-
-
 def rare_words(notes: Sequence[Note]) -> list[int]:
     """For each note, how many of its words occur in at most two notes: the specific
     things ("taekwondo", "peach cobbler", "Kyle") a reader asks about later, where the
     words a conversation keeps coming back to ("support", "family") tell less."""
-    words = [{w for w in _WORD.findall(n.text.lower()) if w not in STOPWORDS} for n in notes]
-    df: Counter[str] = Counter(w for ws in words for w in ws)
-    return [sum(1 for w in ws if df[w] <= 2) for ws in words]
+    df: Counter[str] = Counter(w for n in notes for w in n.words)
+    return [sum(1 for w in n.words if df[w] <= 2) for n in notes]

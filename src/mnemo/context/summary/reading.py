@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
@@ -128,7 +128,7 @@ def read_notes(prose: Prose, *, speaker: str, role: str, order: int, today: date
                      + notes([s for _, s in prose.soft], True))
 
     found: tuple[Note, ...] = CACHE.get(key, read)
-    return [replace(n, order=order) for n in found]
+    return [n.at(order) for n in found]
 
 
 def read_result(text: str, kind: str) -> Result:
@@ -145,7 +145,7 @@ def read_call(call: Any) -> Call:
     call_id = str(call.get("id", "")) if isinstance(call, dict) else ""
     if not isinstance(raw, str) or not isinstance(name, str | None):
         return _read_call(call)
-    found = CACHE.get(("call", name, *text_key(raw)), lambda: _read_call(call))
+    found = CACHE.get(("call", name, raw), lambda: _read_call(call))
     return found if found.id == call_id else Call(call_id, *_fields(found)[1:])
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 from mnemo.context.textscan import CJK_CLASS, STOPWORDS
 
@@ -48,6 +49,7 @@ well also really much such truly totally pretty quite lot lots tons always here 
 thing things stuff today awesome news share sharing
 tell telling know knew see seeing saw nice same too think thought wonder wondering
 kind kindness sweet course mean glad great keep proud super
+don won isn aren wasn weren didn doesn couldn wouldn shouldn haven hasn hadn ain let
 """.split())
 _INTERJECTION = re.compile(
     r"^(?:(?:hey|hi|hello|wow|whoa|oh|ooh|aw+|ah|yeah|yep|yes|no|ok(?:ay)?|haha(?:ha)*"
@@ -56,6 +58,8 @@ _INTERJECTION = re.compile(
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’]*|\d[\d,.:/-]*")
+# A word without its clitic ("it's" → "it"), or a number.
+_BASE_WORD = re.compile(r"[a-z]+|\d[\d,.:/-]*")
 _NUMBER_WORDS = frozenset(("one", "two", "three", "four", "five", "six", "seven", "eight",
                            "nine", "ten", "eleven", "twelve", "twenty", "thirty", "forty",
                            "fifty", "hundred", "thousand", "million", "first", "second",
@@ -156,21 +160,23 @@ def without_phatic_clauses(sentence: str, names: Iterable[str] = ()) -> str:
     return text + end if end in ".!?" and not text.endswith((".", "!", "?")) else text
 
 
+@lru_cache(maxsize=64)
+def _skipped(names: tuple[str, ...]) -> frozenset[str]:
+    """Words that are no content: function words, phatic words, the participants' names
+    and their short forms ("Mel" for Melanie)."""
+    lowered = {n.lower() for n in names}
+    return STOPWORDS | _PHATIC_WORDS | lowered | {n[:k] for n in lowered
+                                                  for k in range(3, len(n))}
+
+
 def _content(sentence: str, names: Iterable[str]) -> list[str]:
-    skip = {n.lower() for n in names}
-    # A short form of a participant's name ("Mel" for Melanie) is a name too.
-    skip |= {n[:k] for n in skip for k in range(3, len(n))}
+    skip = _skipped(tuple(names))
     # CJK has no spaces: each run of characters (past a phatic opening) counts as one
     # content word per two characters.
     out = [stripped[i:i + 2] for run in _CJK_RUN.findall(sentence)
            if (stripped := _CJK_PHATIC.sub("", run)) for i in range(0, len(stripped), 2)]
-    for word in _WORD.findall(sentence):
-        low = word.lower().replace("’", "'")
-        base = low.split("'", 1)[0]
-        if base in STOPWORDS or base in _PHATIC_WORDS or base in skip or len(base) < 3:
-            if not word[0].isdigit():
-                continue
-        out.append(word)
+    out += [w for w in _BASE_WORD.findall(sentence.lower())
+            if w[0].isdigit() or (len(w) >= 3 and w not in skip)]
     return out
 
 
