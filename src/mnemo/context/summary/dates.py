@@ -46,7 +46,8 @@ _RELATIVE = re.compile(
 
 
 def format_date(day: date) -> str:
-    return f"{day.day} {_MONTHS[day.month - 1].capitalize()} {day.year}"
+    """``8 May 2023``, ``19 Dec 2022``: short, and read the same in every locale."""
+    return f"{day.day} {_MONTHS[day.month - 1][:3].capitalize()} {day.year}"
 
 
 def _month_year(day: date) -> str:

@@ -28,7 +28,7 @@ from mnemo.context.summary.salience import (
 )
 from mnemo.context.textscan import STOPWORDS, one_line
 
-__all__ = ["Note", "latest_notes", "rare_words", "take_notes"]
+__all__ = ["Note", "answer_text", "latest_notes", "rare_words", "take_notes"]
 
 _WORD = re.compile(r"[a-z][a-z'’]{2,}|\d+")
 # Below this salience a short sentence tells nothing a reader needs ("Done.", "Me too.").
@@ -47,7 +47,7 @@ class Note:
     salience: float
     kind: str
     day: str  # the session date ("8 May 2023"), or ""
-    soft: bool = False  # also claimed as a preference or decision (see reading.py)
+    soft: bool = False  # it matched a preference's or decision's words (reading.py)
     keys: tuple[str, ...] = ()  # what a newer note that repeats or replaces it shares
     words: frozenset[str] = frozenset()  # its content words, for ``rare_words``
 
@@ -80,6 +80,12 @@ def take_notes(sentences: Iterable[str], *, speaker: str, role: str, order: int,
         notes.append(Note(speaker, role, text, order, score, kind(text), day, soft, keys,
                           words))
     return notes
+
+
+def answer_text(sentence: str, today: date | None, names: Sequence[str]) -> str:
+    """A reply sentence as a note would keep it (the pair carries it instead)."""
+    text = clean(without_phatic_clauses(sentence, names)) or sentence
+    return one_line(resolve_relative(text, today), 200)
 
 
 def latest_notes(notes: Sequence[Note]) -> list[Note]:

@@ -174,14 +174,21 @@ def _read_prose(text: str, role: str, names: Sequence[str]) -> Prose:
         # A rule or a decision is claimed when it is one ("Never call …", "we decided to
         # use …"). The same words in a remark ("it's not always easy") make a soft claim:
         # the sentence is also a note, and the reader keeps one of the two — the note in
-        # a conversation, the claim in a work session (``extract.py``).
+        # a conversation, the claim in a work session, where only rules are claimed and
+        # a remark stays a note.
+        # Between people every claim is soft (``extract.py`` keeps the notes there).
         rule = is_instruction(sentence)
         if role == "user" and PREFERENCE.search(sentence):
-            (prefs if rule else soft).append(("pref", sentence))
-            taken = taken or rule
+            if rule:
+                prefs.append(("pref", sentence))
+            soft.append(("pref", sentence))
+            taken = True
         if DECISION.search(sentence):
-            (decisions if rule else soft).append(("decision", sentence))
-            taken = taken or rule
+            if rule:
+                decisions.append(("decision", sentence))
+            if not soft or soft[-1][1] is not sentence:
+                soft.append(("decision", sentence))
+            taken = True
         if role == "assistant" and REMAINING.search(sentence):
             remaining.append(sentence)
             taken = True
@@ -189,7 +196,7 @@ def _read_prose(text: str, role: str, names: Sequence[str]) -> Prose:
         if request or sentence.endswith(("?", "？")):
             asks.append((sentence, request))
             taken = True
-        if not taken and (not soft or soft[-1][1] is not sentence):
+        if not taken:
             unclaimed.append(sentence)
     errors = tuple(best_error_lines(error_lines(text), 3)) if role == "user" else ()
     return Prose(tuple(kept), day, tuple(s for _, s in prefs),

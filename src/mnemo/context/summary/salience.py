@@ -29,7 +29,7 @@ from functools import lru_cache
 
 from mnemo.context.textscan import CJK_CLASS, STOPWORDS
 
-__all__ = ["clean", "fact_key", "is_instruction", "is_phatic", "kind", "salience", "subject_key",
+__all__ = ["clean", "condensed", "fact_key", "is_instruction", "is_phatic", "kind", "salience", "subject_key",
            "without_phatic_clauses"]
 
 # Words that carry no fact in chit-chat: evaluation, feelings about the other person's
@@ -229,3 +229,16 @@ def subject_key(sentence: str) -> str | None:
     """What a "my … is" statement is about ("dog's name"), so a newer one replaces it."""
     match = _SUBJECT.search(sentence)
     return match.group(1).lower() if match else None
+
+
+_FILLER = re.compile(
+    r"\b(?:really|so|just|very|actually|totally|pretty|quite|super|kinda|kind of|sort of"
+    r"|basically|literally|definitely|honestly|truly|absolutely|such|even)\s+(?=\w)",
+    re.IGNORECASE,
+)
+
+
+def condensed(sentence: str) -> str:
+    """``sentence`` without filler words ("really", "so", "just", …): the same facts in
+    fewer characters, for notes of conversation."""
+    return _FILLER.sub("", sentence)
