@@ -102,9 +102,9 @@ def latest_notes(notes: Sequence[Note]) -> list[Note]:
     return kept
 
 
-def rare_words(notes: Sequence[Note]) -> list[int]:
+def rare_words(notes: Sequence[Note]) -> list[float]:
     """For each note, how many of its words occur in at most two notes: the specific
     things ("taekwondo", "peach cobbler", "Kyle") a reader asks about later, where the
     words a conversation keeps coming back to ("support", "family") tell less."""
     df: Counter[str] = Counter(w for n in notes for w in n.words)
-    return [sum(1 for w in n.words if df[w] <= 2) for n in notes]
+    return [sum(1 / df[w] for w in n.words if df[w] <= 3) for n in notes]
