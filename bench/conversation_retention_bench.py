@@ -177,8 +177,11 @@ def main() -> int:
     parser.add_argument("--model-conversations", default="26",
                         help="comma-separated conversations for the embedded model ('' = none)")
     parser.add_argument("--model-windows", default="8000")
+    parser.add_argument("--only", default="", help="comma-separated conversations to run "
+                        "(default: all three)")
     args = parser.parse_args()
-    paths = [args.data / f"{name}.json" for name in CONVERSATIONS]
+    names = [n for n in args.only.split(",") if n] or list(CONVERSATIONS)
+    paths = [args.data / f"{name}.json" for name in names]
     if not all(p.exists() for p in paths):
         print(f"LoCoMo dev conversations not found under {args.data}; skipping")
         return 0

@@ -56,6 +56,7 @@ _NOTED = "Assistant noted: "
 # they replace; "Assistant noted" lines at most this share of what the assistant wrote.
 _SAID_SHARE = 0.25
 _NOTED_SHARE = 0.25
+_TALK_SHARE = 2.0  # … doubled between people (``is_conversation``)
 _FOCUS_BOOST = 30.0
 _DECAY = 4.0  # weight lost each time the number of newer lines of the same kind doubles
 _RESERVED_PER_SECTION = 2
@@ -164,10 +165,25 @@ def summarize_locally(
     # Assistant prose is restated against what the assistant wrote, not the tool output
     # around it (often cleared already), so a tool-heavy middle still shrinks.
     written = sum(len(content_text(t)) for t in turns if t.get("role") == "assistant")
-    kept = _fit(candidates, budget_tokens * 4 - len(render_sections({})) - 8,
-                said_room=int(replaced * _SAID_SHARE),
-                noted_room=int(written * _NOTED_SHARE))
-    return render_sections(_grouped(sorted(kept, key=lambda c: (c.order, c.seq))))
+    # Between people the notes are the content, not a restatement beside the work.
+    share = _TALK_SHARE if is_conversation(facts) else 1.0
+    limit = budget_tokens * 4
+    kept = _fit(candidates, limit - len(render_sections({})) - 8,
+                said_room=int(replaced * _SAID_SHARE * share),
+                noted_room=int(written * _NOTED_SHARE * share))
+    kept.sort(key=lambda c: (c.order, c.seq))
+    text = render_sections(_grouped(kept))
+    # _fit counts a line that joins its neighbour without the label; when the neighbour
+    # was not kept after all, the label comes back: drop the least important lines.
+    while len(text) > limit and kept:
+        over = len(text) - limit
+        for line in sorted(kept, key=lambda c: (c.weight, -c.order)):
+            kept.remove(line)
+            over -= len(line.text)
+            if over <= 0:
+                break
+        text = render_sections(_grouped(kept))
+    return text
 
 
 def _grouped(kept: list[_Line]) -> dict[str, list[str]]:
