@@ -114,7 +114,7 @@ def test_an_unrelated_reply_does_not_resolve_a_request() -> None:
     s = parse_summary_sections(summarize_locally(turns, budget_tokens=2_000))
     assert not any("nightly backup" in x for x in s.get("Resolved Questions", []))
     assert any("nightly backup" in x for x in s["Pending User Asks"])
-    later = turns + [{"role": "assistant", "content": "The nightly backup still runs at "
+    later = [*turns, {"role": "assistant", "content": "The nightly backup still runs at "
                                                       "02:00 UTC, the cron entry is unchanged."}]
     s = parse_summary_sections(summarize_locally(later, budget_tokens=2_000))
     assert any(x.startswith("Can you find out whether the nightly backup")
@@ -209,6 +209,6 @@ def test_each_message_is_read_once() -> None:
     assert CACHE.misses == read  # nothing read a second time
     assert again.notes == first.notes and again.resolved == first.resolved
     # A live session: the next compaction reads only the messages that are new.
-    more = turns + [said("Caroline", "I finally booked the flight to Lisbon.")]
+    more = [*turns, said("Caroline", "I finally booked the flight to Lisbon.")]
     extract_facts(more)
     assert CACHE.misses == read + 2  # the new message: its text and its notes

@@ -35,10 +35,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from mnemo.context.extract import Facts, FileNote, Item, extract_facts, is_conversation
-from mnemo.context.summary.notes import rare_words
-from mnemo.context.summary.salience import condensed, salience
 from mnemo.context.failures import error_lines, error_shape
 from mnemo.context.prompt import PROGRESS_SUBSECTIONS, TEMPLATE_SECTIONS
+from mnemo.context.summary.notes import rare_words
+from mnemo.context.summary.salience import condensed, salience
 from mnemo.context.textscan import one_line, topic_matcher
 from mnemo.messages import Message, content_text
 
@@ -362,7 +362,8 @@ _NOTE_SECTIONS = {"event": "Progress/Done", "preference": "Constraints & Prefere
 # recognised (55), by its salience: notes compete among themselves for what is left.
 _NOTE_BASE = 38.0
 _NOTE_SPAN = 16.0
-_RARE = 3.0  # salience added per word found in at most two notes
+_RARE = 3.0  # salience added per rare word (weighed 1/df: ``rare_words``)
+_MIN_SALIENCE = 3.0  # below it a note tells a reader nothing (salience.py)
 _PAIR_COST = 6.0  # a pair repeats its answer's note and pays for the question
 _NAMED = re.compile(r"^(?:\d{1,2} \w{3,9} \d{4} · )?[A-Z][\w .'’-]{0,40}: ")
 
@@ -373,6 +374,7 @@ def _note_lines(facts: Facts, in_goal: set[int]) -> list[_Line]:
     said and the assistant noted beside the work, under Critical Context, all of one
     weight (a statement made once is not outranked by the twentieth look-alike step)."""
     talk = is_conversation(facts)
+    names = tuple(facts.participants.values())
     by_section: dict[str, list[_Candidate]] = {}
     for seq, (note, rare) in enumerate(zip(facts.notes, rare_words(facts.notes),
                                            strict=True)):
@@ -389,7 +391,10 @@ def _note_lines(facts: Facts, in_goal: set[int]) -> list[_Line]:
             merge, head, who, label = f"day|{note.day}", len(day), label, day + label
         kind = ("noted " if room == "noted" else "") + _said_kind(note.text)
         if talk:
-            score = note.salience + _RARE * min(rare, 5) / (1 + len(note.text) / 160)
+            score = note.salience(names)
+            if score < _MIN_SALIENCE:
+                continue
+            score += _RARE * min(rare, 5) / (1 + len(note.text) / 160)
             base = _NOTE_BASE + min(_NOTE_SPAN, 1.0 * score) - (room == "noted")
             section = _NOTE_SECTIONS[note.kind]
         else:

@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
+from functools import lru_cache
 
 from mnemo.context.summary.dates import format_date, resolve_relative
 from mnemo.context.summary.salience import (
@@ -31,9 +32,17 @@ from mnemo.context.textscan import STOPWORDS, one_line
 __all__ = ["Note", "answer_text", "latest_notes", "rare_words", "take_notes"]
 
 _WORD = re.compile(r"[a-z][a-z'’]{2,}|\d+")
-# Below this salience a short sentence tells nothing a reader needs ("Done.", "Me too.").
-_MIN_SALIENCE = 1.0
-_MIN_CHARS = 6
+_MIN_CHARS = 6  # shorter, a sentence tells nothing a reader needs ("Ok.", "Me too.")
+
+
+@lru_cache(maxsize=65_536)
+def _kind(text: str) -> str:
+    return kind(text)
+
+
+@lru_cache(maxsize=65_536)
+def _salience(text: str, names: tuple[str, ...]) -> float:
+    return salience(text, names)
 
 
 @dataclass(frozen=True)
@@ -44,8 +53,6 @@ class Note:
     role: str  # user / assistant
     text: str
     order: int
-    salience: float
-    kind: str
     day: str  # the session date ("8 May 2023"), or ""
     soft: bool = False  # it matched a preference's or decision's words (reading.py)
     keys: tuple[str, ...] = ()  # what a newer note that repeats or replaces it shares
@@ -55,8 +62,18 @@ class Note:
         """The same note, for a message at ``order`` (a cached reading is reused)."""
         if order == self.order:
             return self
-        return Note(self.speaker, self.role, self.text, order, self.salience, self.kind,
-                    self.day, self.soft, self.keys, self.words)
+        return Note(self.speaker, self.role, self.text, order, self.day, self.soft, self.keys,
+                    self.words)
+
+    @property
+    def kind(self) -> str:
+        """``event``, ``preference``, ``plan`` or ``fact`` (``salience.kind``)."""
+        return _kind(self.text)
+
+    def salience(self, names: tuple[str, ...]) -> float:
+        """What it tells a later reader (``salience.salience``): computed when a
+        conversation between people is ranked, never for a work session's notes."""
+        return _salience(self.text, names)
 
 
 def take_notes(sentences: Iterable[str], *, speaker: str, role: str, order: int,
@@ -71,14 +88,13 @@ def take_notes(sentences: Iterable[str], *, speaker: str, role: str, order: int,
         if not text:
             continue
         text = one_line(resolve_relative(text, today), 400)
-        score = salience(text, names)
-        if score < _MIN_SALIENCE or len(text) < _MIN_CHARS:
+        if len(text) < _MIN_CHARS:
             continue
+        lowered = _WORD.findall(text.lower())
         subject = subject_key(text)
         keys = ("=" + fact_key(text),) + (("my " + subject,) if subject else ())
-        words = frozenset(w for w in _WORD.findall(text.lower()) if w not in STOPWORDS)
-        notes.append(Note(speaker, role, text, order, score, kind(text), day, soft, keys,
-                          words))
+        words = frozenset(w for w in lowered if w not in STOPWORDS)
+        notes.append(Note(speaker, role, text, order, day, soft, keys, words))
     return notes
 
 

@@ -29,28 +29,30 @@ from functools import lru_cache
 
 from mnemo.context.textscan import CJK_CLASS, STOPWORDS
 
-__all__ = ["clean", "condensed", "fact_key", "is_instruction", "is_phatic", "kind", "salience", "subject_key",
-           "without_phatic_clauses"]
+__all__ = ["clean", "condensed", "fact_key", "is_instruction", "is_phatic", "kind", "salience",
+           "subject_key", "without_phatic_clauses"]
 
 # Words that carry no fact in chit-chat: evaluation, feelings about the other person's
 # news, agreement, small talk. A sentence made only of these (and function words) is
 # phatic.
-_PHATIC_WORDS = frozenset("""
-hey hello hiya howdy bye goodbye thanks thank thx cheers welcome congrats congratulations
-great awesome amazing cool wonderful nice good lovely beautiful fantastic incredible
-brilliant super excellent fabulous terrific perfect sweet neat impressive inspiring
-inspirational glad happy proud love loved lovin loving wow whoa yay haha hahaha lol omg
-yeah yep yup yes nope okay sure absolutely totally definitely exactly indeed agreed agree
-true right indeed appreciate appreciated means meant keep kept going doing sounds sound
-seems seem look looks looking must been have has had feel feels feeling felt hear heard
-glad excited exciting fun blast wish luck best hope hoping take care soon catch later
-talk chat chatting again anytime anything new what how whats hows something everything
-well also really much such truly totally pretty quite lot lots tons always here there
-thing things stuff today awesome news share sharing
-tell telling know knew see seeing saw nice same too think thought wonder wondering
-kind kindness sweet course mean glad great keep proud super
-don won isn aren wasn weren didn doesn couldn wouldn shouldn haven hasn hadn ain let
-""".split())
+_PHATIC_WORDS = frozenset(
+    """
+hey hello hiya howdy bye goodbye thanks thank thx cheers welcome congrats
+congratulations great awesome amazing cool wonderful nice good lovely beautiful
+fantastic incredible brilliant super excellent fabulous terrific perfect sweet neat
+impressive inspiring inspirational glad happy proud love loved lovin loving wow whoa yay
+haha hahaha lol omg yeah yep yup yes nope okay sure absolutely totally definitely
+exactly indeed agreed agree true right indeed appreciate appreciated means meant keep
+kept going doing sounds sound seems seem look looks looking must been have has had feel
+feels feeling felt hear heard glad excited exciting fun blast wish luck best hope hoping
+take care soon catch later talk chat chatting again anytime anything new what how whats
+hows something everything well also really much such truly totally pretty quite lot lots
+tons always here there thing things stuff today awesome news share sharing tell telling
+know knew see seeing saw nice same too think thought wonder wondering kind kindness
+sweet course mean glad great keep proud super don won isn aren wasn weren didn doesn
+couldn wouldn shouldn haven hasn hadn ain let
+""".split()  # noqa: SIM905 - a word list reads better as text
+)
 _INTERJECTION = re.compile(
     r"^(?:(?:hey|hi|hello|wow|whoa|oh|ooh|aw+|ah|yeah|yep|yes|no|ok(?:ay)?|haha(?:ha)*"
     r"|lol|omg|hmm+|well|so|gosh|yay|cool|nice|great|awesome|sure|totally|definitely"
@@ -116,7 +118,8 @@ def clean(sentence: str) -> str:
 
 
 _CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
-_CJK_PHATIC = re.compile(r"^(?:谢谢|多谢|你好|您好|好的|没问题|太好了|太棒了|不客气|再见|是的|对|嗯|哈哈)+")
+_CJK_PHATIC = re.compile(
+    r"^(?:谢谢|多谢|你好|您好|好的|没问题|太好了|太棒了|不客气|再见|是的|对|嗯|哈哈)+")
 
 
 _CLAUSE = re.compile(r"(,\s+|;\s+|\s+[-–—]+\s+)")
@@ -191,8 +194,8 @@ def salience(sentence: str, names: Iterable[str] = ()) -> float:
     content = _content(sentence, names)
     if not content:
         return 0.0
-    named = sum(1 for i, w in enumerate(words)
-                if i > 0 and (w[0].isupper() and w not in _NOT_NAMES or w.isupper() and len(w) > 1))
+    named = sum(1 for i, w in enumerate(words) if i > 0 and (
+        (w[0].isupper() and w not in _NOT_NAMES) or (w.isupper() and len(w) > 1)))
     numbers = sum(1 for w in words if w[0].isdigit() or w.lower() in _NUMBER_WORDS)
     score = 2.0 * min(named, 4) + 1.5 * min(numbers, 3)
     score += 1.5 * min(len(_DATE_WORDS.findall(sentence)), 2)
