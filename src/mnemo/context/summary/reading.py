@@ -60,6 +60,11 @@ __all__ = ["CACHE", "Call", "Prose", "Result", "Values", "read_call", "read_note
            "read_prose", "read_result"]
 
 CACHE = MessageCache()
+# Every error line as a log prints it (``failures.is_logged_error``) holds one of these:
+# a file without any (most source code: ``raise ValueError(…)``) has none to keep, and
+# is not scanned line by line.
+_LOGGED_HINTS = ("Error:", "Error[", "Exception:", "Exception[", "Warning:", "Warning[",
+                 "FAILED ", "ERROR", "FATAL", "error:", "error[", "fatal: ", "panic: ")
 _HEADER = re.compile(r"^\[[^\]\n]{4,120}\]$")
 
 
@@ -177,13 +182,15 @@ def _read_prose(text: str, role: str, names: Sequence[str]) -> Prose:
         # a conversation, the claim in a work session, where only rules are claimed and
         # a remark stays a note.
         # Between people every claim is soft (``extract.py`` keeps the notes there).
-        rule = is_instruction(sentence)
-        if role == "user" and PREFERENCE.search(sentence):
+        preference = role == "user" and PREFERENCE.search(sentence)
+        decision = DECISION.search(sentence)
+        rule = bool(preference or decision) and is_instruction(sentence)
+        if preference:
             if rule:
                 prefs.append(("pref", sentence))
             soft.append(("pref", sentence))
             taken = True
-        if DECISION.search(sentence):
+        if decision:
             if rule:
                 decisions.append(("decision", sentence))
             if not soft or soft[-1][1] is not sentence:
@@ -242,7 +249,8 @@ def _read_result(text: str, kind: str) -> Result:
         # the tool says so on its first line ("Error: no such file"). Only log-shaped
         # error lines are kept from it — a listing's ``raise`` is not one.
         head = error_lines(text.lstrip()[:300].split("\n", 1)[0])
-        logged = [ln for ln in error_lines(text) if is_logged_error(ln)]
+        logged = ([ln for ln in error_lines(text) if is_logged_error(ln)]
+                  if any(hint in text for hint in _LOGGED_HINTS) else [])
         return Result(tuple(best_error_lines(head + logged, 3)),
                       one_line(head[0], 200) if head else "")
     lines = error_lines(text)

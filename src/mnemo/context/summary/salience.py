@@ -176,16 +176,21 @@ def _content(sentence: str, names: Iterable[str]) -> list[str]:
     skip = _skipped(tuple(names))
     # CJK has no spaces: each run of characters (past a phatic opening) counts as one
     # content word per two characters.
-    out = [stripped[i:i + 2] for run in _CJK_RUN.findall(sentence)
-           if (stripped := _CJK_PHATIC.sub("", run)) for i in range(0, len(stripped), 2)]
+    out = [] if sentence.isascii() else [
+        stripped[i:i + 2] for run in _CJK_RUN.findall(sentence)
+        if (stripped := _CJK_PHATIC.sub("", run)) for i in range(0, len(stripped), 2)]
     out += [w for w in _BASE_WORD.findall(sentence.lower())
-            if w[0].isdigit() or (len(w) >= 3 and w not in skip)]
+            if w not in skip and (len(w) >= 3 or w[0].isdigit())]
     return out
 
 
 def is_phatic(sentence: str, names: Iterable[str] = ()) -> bool:
     """True when ``sentence`` says nothing a later reader needs (see the docstring)."""
-    return not _content(sentence, names)
+    if not sentence.isascii():
+        return not _content(sentence, names)
+    skip = _skipped(tuple(names))
+    return all(w in skip or (len(w) < 3 and not w[0].isdigit())
+               for w in _BASE_WORD.findall(sentence.lower()))
 
 
 def salience(sentence: str, names: Iterable[str] = ()) -> float:
