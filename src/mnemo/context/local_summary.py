@@ -56,7 +56,7 @@ _NOTED = "Assistant noted: "
 # they replace; "Assistant noted" lines at most this share of what the assistant wrote.
 _SAID_SHARE = 0.25
 _NOTED_SHARE = 0.25
-_TALK_SHARE = 2.0  # … doubled between people (``is_conversation``)
+_TALK_SHARE = 0.5  # … and between people (``is_conversation``) half of everything
 _FOCUS_BOOST = 30.0
 _DECAY = 4.0  # weight lost each time the number of newer lines of the same kind doubles
 _RESERVED_PER_SECTION = 2
@@ -165,12 +165,14 @@ def summarize_locally(
     # Assistant prose is restated against what the assistant wrote, not the tool output
     # around it (often cleared already), so a tool-heavy middle still shrinks.
     written = sum(len(content_text(t)) for t in turns if t.get("role") == "assistant")
-    # Between people the notes are the content, not a restatement beside the work.
-    share = _TALK_SHARE if is_conversation(facts) else 1.0
+    # Between people the notes are the content, not a restatement beside the work: each
+    # speaker's notes may take half of what the summary replaces.
+    talk = is_conversation(facts)
     limit = budget_tokens * 4
     kept = _fit(candidates, limit - len(render_sections({})) - 8,
-                said_room=int(replaced * _SAID_SHARE * share),
-                noted_room=int(written * _NOTED_SHARE * share))
+                said_room=int(replaced * (_TALK_SHARE if talk else _SAID_SHARE)),
+                noted_room=int((replaced if talk else written)
+                               * (_TALK_SHARE if talk else _NOTED_SHARE)))
     kept.sort(key=lambda c: (c.order, c.seq))
     text = render_sections(_grouped(kept))
     # _fit counts a line that joins its neighbour without the label; when the neighbour
