@@ -212,3 +212,14 @@ def test_each_message_is_read_once() -> None:
     more = [*turns, said("Caroline", "I finally booked the flight to Lisbon.")]
     extract_facts(more)
     assert CACHE.misses == read + 2  # the new message: its text and its notes
+
+
+def test_the_cache_is_bounded() -> None:
+    from mnemo.context.summary.cache import MessageCache
+
+    cache = MessageCache(limit=10)
+    for i in range(25):
+        assert cache.get(("k", i), lambda i=i: i * 2) == i * 2
+    assert len(cache) <= 10
+    assert cache.get(("k", 24), lambda: -1) == 48  # the newest entries stay
+    assert cache.misses == 25 and cache.hits == 1
