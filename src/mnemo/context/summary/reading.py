@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
@@ -60,6 +60,11 @@ __all__ = ["CACHE", "Call", "Prose", "Result", "Values", "read_call", "read_note
            "read_prose", "read_result"]
 
 CACHE = MessageCache()
+# Every error line as a log prints it (``failures.is_logged_error``) holds one of these:
+# a file without any (most source code: ``raise ValueError(…)``) has none to keep, and
+# is not scanned line by line.
+_LOGGED_HINTS = ("Error:", "Error[", "Exception:", "Exception[", "Warning:", "Warning[",
+                 "FAILED ", "ERROR", "FATAL", "error:", "error[", "fatal: ", "panic: ")
 _HEADER = re.compile(r"^\[[^\]\n]{4,120}\]$")
 
 
@@ -128,7 +133,7 @@ def read_notes(prose: Prose, *, speaker: str, role: str, order: int, today: date
                      + notes([s for _, s in prose.soft], True))
 
     found: tuple[Note, ...] = CACHE.get(key, read)
-    return [replace(n, order=order) for n in found]
+    return [n.at(order) for n in found]
 
 
 def read_result(text: str, kind: str) -> Result:
@@ -145,7 +150,7 @@ def read_call(call: Any) -> Call:
     call_id = str(call.get("id", "")) if isinstance(call, dict) else ""
     if not isinstance(raw, str) or not isinstance(name, str | None):
         return _read_call(call)
-    found = CACHE.get(("call", name, *text_key(raw)), lambda: _read_call(call))
+    found = CACHE.get(("call", name, raw), lambda: _read_call(call))
     return found if found.id == call_id else Call(call_id, *_fields(found)[1:])
 
 
@@ -174,14 +179,23 @@ def _read_prose(text: str, role: str, names: Sequence[str]) -> Prose:
         # A rule or a decision is claimed when it is one ("Never call …", "we decided to
         # use …"). The same words in a remark ("it's not always easy") make a soft claim:
         # the sentence is also a note, and the reader keeps one of the two — the note in
-        # a conversation, the claim in a work session (``extract.py``).
-        rule = is_instruction(sentence)
-        if role == "user" and PREFERENCE.search(sentence):
-            (prefs if rule else soft).append(("pref", sentence))
-            taken = taken or rule
-        if DECISION.search(sentence):
-            (decisions if rule else soft).append(("decision", sentence))
-            taken = taken or rule
+        # a conversation, the claim in a work session, where only rules are claimed and
+        # a remark stays a note.
+        # Between people every claim is soft (``extract.py`` keeps the notes there).
+        preference = role == "user" and PREFERENCE.search(sentence)
+        decision = DECISION.search(sentence)
+        rule = bool(preference or decision) and is_instruction(sentence)
+        if preference:
+            if rule:
+                prefs.append(("pref", sentence))
+            soft.append(("pref", sentence))
+            taken = True
+        if decision:
+            if rule:
+                decisions.append(("decision", sentence))
+            if not soft or soft[-1][1] is not sentence:
+                soft.append(("decision", sentence))
+            taken = True
         if role == "assistant" and REMAINING.search(sentence):
             remaining.append(sentence)
             taken = True
@@ -189,7 +203,7 @@ def _read_prose(text: str, role: str, names: Sequence[str]) -> Prose:
         if request or sentence.endswith(("?", "？")):
             asks.append((sentence, request))
             taken = True
-        if not taken and (not soft or soft[-1][1] is not sentence):
+        if not taken:
             unclaimed.append(sentence)
     errors = tuple(best_error_lines(error_lines(text), 3)) if role == "user" else ()
     return Prose(tuple(kept), day, tuple(s for _, s in prefs),
@@ -235,7 +249,8 @@ def _read_result(text: str, kind: str) -> Result:
         # the tool says so on its first line ("Error: no such file"). Only log-shaped
         # error lines are kept from it — a listing's ``raise`` is not one.
         head = error_lines(text.lstrip()[:300].split("\n", 1)[0])
-        logged = [ln for ln in error_lines(text) if is_logged_error(ln)]
+        logged = ([ln for ln in error_lines(text) if is_logged_error(ln)]
+                  if any(hint in text for hint in _LOGGED_HINTS) else [])
         return Result(tuple(best_error_lines(head + logged, 3)),
                       one_line(head[0], 200) if head else "")
     lines = error_lines(text)

@@ -25,30 +25,34 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 from mnemo.context.textscan import CJK_CLASS, STOPWORDS
 
-__all__ = ["clean", "fact_key", "is_instruction", "is_phatic", "kind", "salience", "subject_key",
-           "without_phatic_clauses"]
+__all__ = ["clean", "condensed", "fact_key", "is_instruction", "is_phatic", "kind", "salience",
+           "subject_key", "without_phatic_clauses"]
 
 # Words that carry no fact in chit-chat: evaluation, feelings about the other person's
 # news, agreement, small talk. A sentence made only of these (and function words) is
 # phatic.
-_PHATIC_WORDS = frozenset("""
-hey hello hiya howdy bye goodbye thanks thank thx cheers welcome congrats congratulations
-great awesome amazing cool wonderful nice good lovely beautiful fantastic incredible
-brilliant super excellent fabulous terrific perfect sweet neat impressive inspiring
-inspirational glad happy proud love loved lovin loving wow whoa yay haha hahaha lol omg
-yeah yep yup yes nope okay sure absolutely totally definitely exactly indeed agreed agree
-true right indeed appreciate appreciated means meant keep kept going doing sounds sound
-seems seem look looks looking must been have has had feel feels feeling felt hear heard
-glad excited exciting fun blast wish luck best hope hoping take care soon catch later
-talk chat chatting again anytime anything new what how whats hows something everything
-well also really much such truly totally pretty quite lot lots tons always here there
-thing things stuff today awesome news share sharing
-tell telling know knew see seeing saw nice same too think thought wonder wondering
-kind kindness sweet course mean glad great keep proud super
-""".split())
+_PHATIC_WORDS = frozenset(
+    """
+hey hello hiya howdy bye goodbye thanks thank thx cheers welcome congrats
+congratulations great awesome amazing cool wonderful nice good lovely beautiful
+fantastic incredible brilliant super excellent fabulous terrific perfect sweet neat
+impressive inspiring inspirational glad happy proud love loved lovin loving wow whoa yay
+haha hahaha lol omg yeah yep yup yes nope okay sure absolutely totally definitely
+exactly indeed agreed agree true right indeed appreciate appreciated means meant keep
+kept going doing sounds sound seems seem look looks looking must been have has had feel
+feels feeling felt hear heard glad excited exciting fun blast wish luck best hope hoping
+take care soon catch later talk chat chatting again anytime anything new what how whats
+hows something everything well also really much such truly totally pretty quite lot lots
+tons always here there thing things stuff today awesome news share sharing tell telling
+know knew see seeing saw nice same too think thought wonder wondering kind kindness
+sweet course mean glad great keep proud super don won isn aren wasn weren didn doesn
+couldn wouldn shouldn haven hasn hadn ain let
+""".split()  # noqa: SIM905 - a word list reads better as text
+)
 _INTERJECTION = re.compile(
     r"^(?:(?:hey|hi|hello|wow|whoa|oh|ooh|aw+|ah|yeah|yep|yes|no|ok(?:ay)?|haha(?:ha)*"
     r"|lol|omg|hmm+|well|so|gosh|yay|cool|nice|great|awesome|sure|totally|definitely"
@@ -56,6 +60,8 @@ _INTERJECTION = re.compile(
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’]*|\d[\d,.:/-]*")
+# A word without its clitic ("it's" → "it"), or a number.
+_BASE_WORD = re.compile(r"[a-z]+|\d[\d,.:/-]*")
 _NUMBER_WORDS = frozenset(("one", "two", "three", "four", "five", "six", "seven", "eight",
                            "nine", "ten", "eleven", "twelve", "twenty", "thirty", "forty",
                            "fifty", "hundred", "thousand", "million", "first", "second",
@@ -112,7 +118,8 @@ def clean(sentence: str) -> str:
 
 
 _CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
-_CJK_PHATIC = re.compile(r"^(?:谢谢|多谢|你好|您好|好的|没问题|太好了|太棒了|不客气|再见|是的|对|嗯|哈哈)+")
+_CJK_PHATIC = re.compile(
+    r"^(?:谢谢|多谢|你好|您好|好的|没问题|太好了|太棒了|不客气|再见|是的|对|嗯|哈哈)+")
 
 
 _CLAUSE = re.compile(r"(,\s+|;\s+|\s+[-–—]+\s+)")
@@ -156,27 +163,34 @@ def without_phatic_clauses(sentence: str, names: Iterable[str] = ()) -> str:
     return text + end if end in ".!?" and not text.endswith((".", "!", "?")) else text
 
 
+@lru_cache(maxsize=64)
+def _skipped(names: tuple[str, ...]) -> frozenset[str]:
+    """Words that are no content: function words, phatic words, the participants' names
+    and their short forms ("Mel" for Melanie)."""
+    lowered = {n.lower() for n in names}
+    return STOPWORDS | _PHATIC_WORDS | lowered | {n[:k] for n in lowered
+                                                  for k in range(3, len(n))}
+
+
 def _content(sentence: str, names: Iterable[str]) -> list[str]:
-    skip = {n.lower() for n in names}
-    # A short form of a participant's name ("Mel" for Melanie) is a name too.
-    skip |= {n[:k] for n in skip for k in range(3, len(n))}
+    skip = _skipped(tuple(names))
     # CJK has no spaces: each run of characters (past a phatic opening) counts as one
     # content word per two characters.
-    out = [stripped[i:i + 2] for run in _CJK_RUN.findall(sentence)
-           if (stripped := _CJK_PHATIC.sub("", run)) for i in range(0, len(stripped), 2)]
-    for word in _WORD.findall(sentence):
-        low = word.lower().replace("’", "'")
-        base = low.split("'", 1)[0]
-        if base in STOPWORDS or base in _PHATIC_WORDS or base in skip or len(base) < 3:
-            if not word[0].isdigit():
-                continue
-        out.append(word)
+    out = [] if sentence.isascii() else [
+        stripped[i:i + 2] for run in _CJK_RUN.findall(sentence)
+        if (stripped := _CJK_PHATIC.sub("", run)) for i in range(0, len(stripped), 2)]
+    out += [w for w in _BASE_WORD.findall(sentence.lower())
+            if w not in skip and (len(w) >= 3 or w[0].isdigit())]
     return out
 
 
 def is_phatic(sentence: str, names: Iterable[str] = ()) -> bool:
     """True when ``sentence`` says nothing a later reader needs (see the docstring)."""
-    return not _content(sentence, names)
+    if not sentence.isascii():
+        return not _content(sentence, names)
+    skip = _skipped(tuple(names))
+    return all(w in skip or (len(w) < 3 and not w[0].isdigit())
+               for w in _BASE_WORD.findall(sentence.lower()))
 
 
 def salience(sentence: str, names: Iterable[str] = ()) -> float:
@@ -185,8 +199,8 @@ def salience(sentence: str, names: Iterable[str] = ()) -> float:
     content = _content(sentence, names)
     if not content:
         return 0.0
-    named = sum(1 for i, w in enumerate(words)
-                if i > 0 and (w[0].isupper() and w not in _NOT_NAMES or w.isupper() and len(w) > 1))
+    named = sum(1 for i, w in enumerate(words) if i > 0 and (
+        (w[0].isupper() and w not in _NOT_NAMES) or (w.isupper() and len(w) > 1)))
     numbers = sum(1 for w in words if w[0].isdigit() or w.lower() in _NUMBER_WORDS)
     score = 2.0 * min(named, 4) + 1.5 * min(numbers, 3)
     score += 1.5 * min(len(_DATE_WORDS.findall(sentence)), 2)
@@ -223,3 +237,16 @@ def subject_key(sentence: str) -> str | None:
     """What a "my … is" statement is about ("dog's name"), so a newer one replaces it."""
     match = _SUBJECT.search(sentence)
     return match.group(1).lower() if match else None
+
+
+_FILLER = re.compile(
+    r"\b(?:really|so|just|very|actually|totally|pretty|quite|super|kinda|kind of|sort of"
+    r"|basically|literally|definitely|honestly|truly|absolutely|such|even)\s+(?=\w)",
+    re.IGNORECASE,
+)
+
+
+def condensed(sentence: str) -> str:
+    """``sentence`` without filler words ("really", "so", "just", …): the same facts in
+    fewer characters, for notes of conversation."""
+    return _FILLER.sub("", sentence)

@@ -1,0 +1,225 @@
+"""C18: the local summariser keeps what a conversation between people was about.
+
+Phatic text never fills a section, a question is paired with the reply that answers it or
+not at all, relative dates are resolved against the session date, near-identical facts
+keep the newest, every message is read once, and the summary stays within its budget.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from mnemo.context import ContextCompressor, summarize_locally
+from mnemo.context.extract import extract_facts
+from mnemo.context.local_summary import parse_summary_sections
+from mnemo.context.summary.dates import find_date, resolve_relative
+from mnemo.context.summary.reading import CACHE
+from mnemo.context.summary.salience import is_phatic
+from mnemo.messages import Message
+from mnemo.tokens import estimate_tokens_rough
+
+PHATIC = ("Hey Mel! Good to see you!", "How have you been?", "Thanks so much, Mel!",
+          "Keep it up!", "That must have been awesome.", "You're doing great!",
+          "Agreed, Caroline!", "Wow, that's so cool!", "I'm so proud of you.",
+          "Yeah, totally.", "Take care!", "Sounds great, talk soon!")
+
+
+def said(name: str, text: str) -> Message:
+    role = "user" if name == "Caroline" else "assistant"
+    return {"role": role, "name": name, "content": text}  # type: ignore[typeddict-item]
+
+
+def conversation() -> list[Message]:
+    """Two sessions of chit-chat around facts a reader needs later."""
+    return [
+        said("Caroline", "[Session 1, 1:56 pm on 8 May, 2023]\nHey Mel! Good to see you! "
+                         "How have you been?"),
+        said("Melanie", "Hey Caroline! Good to see you! I'm swamped with the kids & work."),
+        said("Caroline", "I went to an LGBTQ support group yesterday and it was so powerful."),
+        said("Melanie", "Wow, that's so cool! That must have been awesome. Keep it up!"),
+        said("Caroline", "Thanks so much, Mel! What did you paint last week?"),
+        said("Melanie", "I painted a sunrise over Lake Tahoe last week. You're doing great!"),
+        said("Caroline", "My dog's name is Rex. Where do your kids go to school?"),
+        said("Melanie", "I'm so proud of you. Anyway, my new pottery class starts on Monday."),
+        said("Caroline", "[Session 2, 10:00 am on 20 June, 2023]\nAgreed, Caroline! "
+                         "Last Friday I adopted a second dog. My dog's name is Max now."),
+        said("Melanie", "Yeah, totally. We're planning to go camping in Yosemite next month."),
+        said("Caroline", "Sounds great, talk soon! Take care!"),
+        said("Melanie", "I'm so proud of you."),
+    ]
+
+
+def lines_of(summary: str) -> list[str]:
+    return [line for items in parse_summary_sections(summary).values() for line in items]
+
+
+def test_phatic_text_never_fills_a_section() -> None:
+    summary = summarize_locally(conversation(), budget_tokens=2_000)
+    for line in lines_of(summary):
+        for phrase in PHATIC:
+            assert phrase.rstrip("!.?") not in line, (phrase, line)
+    # … while the facts around it are there.
+    assert "LGBTQ support group" in summary and "Lake Tahoe" in summary
+    assert "Yosemite" in summary
+
+
+@pytest.mark.parametrize("sentence", PHATIC)
+def test_phatic_sentences_are_recognised(sentence: str) -> None:
+    assert is_phatic(sentence, ("Caroline", "Melanie"))
+
+
+@pytest.mark.parametrize("sentence", [
+    "I adopted a second dog.", "My dog's name is Rex.", "Thanks, the 3 pm slot on Friday works.",
+    "We moved to Denver in March.", "I love painting sunsets.", "我们用 Postgres 而不是 MySQL。"])
+def test_sentences_that_say_something_are_not_phatic(sentence: str) -> None:
+    assert not is_phatic(sentence, ("Caroline", "Melanie"))
+
+
+def test_a_phatic_user_turn_in_a_work_session_is_no_ask() -> None:
+    turns: list[Message] = [
+        {"role": "user", "content": "Please add retries to the webhook sender."},
+        {"role": "assistant", "content": "Added three retries with backoff to sender.py."},
+        {"role": "user", "content": "Great, thanks! Keep it up!"},
+        {"role": "assistant", "content": "You're welcome."},
+    ]
+    summary = summarize_locally(turns, budget_tokens=2_000)
+    assert "Keep it up" not in summary and "Great, thanks" not in summary
+
+
+def test_questions_are_paired_with_the_reply_that_answers_them_or_not_at_all() -> None:
+    s = parse_summary_sections(summarize_locally(conversation(), budget_tokens=2_000))
+    pairs = s.get("Resolved Questions", [])
+    # Answered by the next reply: paired with the sentence that answers it.
+    assert ("Caroline: What did you paint last week? → Melanie: I painted a sunrise over "
+            "Lake Tahoe last week [week of 1 May 2023].") in pairs
+    # The reply to this one talks about something else: no pair, and not left open.
+    assert not any("kids go to school" in p for p in pairs)
+    assert not any("kids go to school" in p for p in s.get("Pending User Asks", []))
+    # Every pair that is there pairs a question with a reply of the other speaker.
+    for pair in pairs:
+        question, answer = pair.split(" → ")
+        assert question.endswith("?") and not answer.endswith("?")
+
+
+def test_an_unrelated_reply_does_not_resolve_a_request() -> None:
+    turns: list[Message] = [
+        {"role": "user", "content": "Can you find out whether the nightly backup still runs "
+                                    "at 02:00 UTC?"},
+        {"role": "assistant", "content": "Step 4 done: src/api uses the new client."},
+        {"role": "user", "content": "Now refactor src/api/client.py to use httpx."},
+        {"role": "assistant", "content": "Refactored src/api/client.py to use httpx."},
+    ]
+    s = parse_summary_sections(summarize_locally(turns, budget_tokens=2_000))
+    assert not any("nightly backup" in x for x in s.get("Resolved Questions", []))
+    assert any("nightly backup" in x for x in s["Pending User Asks"])
+    later = [*turns, {"role": "assistant", "content": "The nightly backup still runs at "
+                                                      "02:00 UTC, the cron entry is unchanged."}]
+    s = parse_summary_sections(summarize_locally(later, budget_tokens=2_000))
+    assert any(x.startswith("Can you find out whether the nightly backup")
+               and x.endswith("→ The nightly backup still runs at 02:00 UTC, the cron entry "
+                              "is unchanged.") for x in s["Resolved Questions"])
+    assert not any("nightly backup" in x for x in s.get("Pending User Asks", []))
+
+
+def test_relative_dates_are_resolved_against_the_session_date() -> None:
+    summary = summarize_locally(conversation(), budget_tokens=2_000)
+    assert "support group yesterday [7 May 2023]" in summary
+    assert "Last Friday [16 Jun 2023] I adopted a second dog" in summary  # session 2
+    assert "Yosemite next month [Jul 2023]" in summary
+    # The timeline is dated by the session.
+    assert "8 May 2023 · Caroline: I went to an LGBTQ support group" in summary
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I went there yesterday.", "I went there yesterday [7 May 2023]."),
+    ("We met last Friday at noon", "We met last Friday [5 May 2023] at noon"),
+    ("It broke two weeks ago", "It broke two weeks ago [week of 24 Apr 2023]"),
+    ("I moved last month", "I moved last month [Apr 2023]"),
+    ("Last year I ran a marathon", "Last year [2022] I ran a marathon"),
+    ("See you tomorrow", "See you tomorrow [9 May 2023]"),
+    ("3 days ago it rained", "3 days ago [5 May 2023] it rained"),
+    ("No dates here.", "No dates here."),
+])
+def test_resolve_relative(text: str, expected: str) -> None:
+    assert resolve_relative(text, date(2023, 5, 8)) == expected
+
+
+def test_session_dates_are_read_in_common_forms() -> None:
+    assert find_date("1:56 pm on 8 May, 2023") == date(2023, 5, 8)
+    assert find_date("on Sept 3, 2021") == date(2021, 9, 3)
+    assert find_date("2023-05-08T10:00") == date(2023, 5, 8)
+    assert find_date("no date") is None
+    assert resolve_relative("yesterday", None) == "yesterday"
+
+
+def test_the_newest_of_two_conflicting_facts_is_kept() -> None:
+    summary = summarize_locally(conversation(), budget_tokens=2_000)
+    assert "My dog's name is Max now." in summary
+    assert "My dog's name is Rex." not in summary
+
+
+def test_near_identical_facts_are_kept_once() -> None:
+    turns = [said("Caroline", "I started a pottery class in Denver."),
+             *conversation()[1:7],
+             said("Caroline", "I started a pottery class in Denver!")]
+    summary = summarize_locally(turns, budget_tokens=2_000)
+    assert summary.count("pottery class in Denver") == 1
+
+
+def test_sections_mean_what_they_say_between_people() -> None:
+    s = parse_summary_sections(summarize_locally(conversation(), budget_tokens=2_000))
+    assert s["Goal"] == ["Participants: Caroline (user), Melanie (assistant)"]
+    assert any("LGBTQ support group" in x for x in s["Progress/Done"])  # the timeline
+    assert any("Yosemite" in x for x in s["Key Decisions"])  # plans
+    assert "Progress/In Progress" not in s  # no "last step" quote of a chat message
+
+
+@pytest.mark.parametrize("budget", [200, 500, 2_000])
+def test_summaries_stay_within_the_budget(budget: int) -> None:
+    turns = [said("Caroline" if i % 2 else "Melanie",
+                  f"In week {i} I visited Lake Number{i} with Anna{i} and we caught {i} "
+                  f"trout near Camp{i}. My bike number {i} broke last Friday.")
+             for i in range(400)]
+    summary = summarize_locally(turns, budget_tokens=budget)
+    assert estimate_tokens_rough(summary) <= budget
+
+
+def test_compress_keeps_the_summary_within_its_budget() -> None:
+    messages = [said("Caroline" if i % 2 else "Melanie",
+                     f"[Session {i // 20 + 1}, 1:56 pm on {i // 20 + 1} May, 2023]\n"
+                     f"Last week I met Anna{i} in Paris{i} and bought {i} books."
+                     if i % 20 == 0 else f"I met Anna{i} in Paris{i} and bought {i} books.")
+                for i in range(600)]
+    engine = ContextCompressor(context_length=8_000)
+    engine.compress(messages)
+    report = engine.last_report
+    assert report is not None and report.summary is not None
+    assert estimate_tokens_rough(report.summary) <= 2_000  # C9: max(2,000, …)
+
+
+def test_each_message_is_read_once() -> None:
+    turns = conversation()
+    CACHE.clear()
+    first = extract_facts(turns)
+    read = CACHE.misses
+    assert read > 0
+    again = extract_facts(turns)
+    assert CACHE.misses == read  # nothing read a second time
+    assert again.notes == first.notes and again.resolved == first.resolved
+    # A live session: the next compaction reads only the messages that are new.
+    more = [*turns, said("Caroline", "I finally booked the flight to Lisbon.")]
+    extract_facts(more)
+    assert CACHE.misses == read + 2  # the new message: its text and its notes
+
+
+def test_the_cache_is_bounded() -> None:
+    from mnemo.context.summary.cache import MessageCache
+
+    cache = MessageCache(limit=10)
+    for i in range(25):
+        assert cache.get(("k", i), lambda i=i: i * 2) == i * 2
+    assert len(cache) <= 10
+    assert cache.get(("k", 24), lambda: -1) == 48  # the newest entries stay
+    assert cache.misses == 25 and cache.hits == 1
