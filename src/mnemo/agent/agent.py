@@ -68,7 +68,7 @@ _FLUSH_MAX_CALLS = 3
 class Compaction:
     """A compaction that happened: why, and what it saved."""
 
-    reason: str  # "auto", "manual", "overflow", "window" (the window guard alone)
+    reason: str  # "auto", "manual", "overflow", "window" (the window guard, C19)
     report: CompressionReport
     fit: Fit | None = None  # oversized messages cut or old ones left out (C19)
     merged: bool = False  # the previous summary was folded into the new one
@@ -410,10 +410,18 @@ class Agent:
         meter = self.window.meter
         room = self.window.budget - (meter.corrected(meter.counter.count(extra)) + 2
                                      if extra else 0)
-        fit = self._shrink_live(room, self._tools_that_fit(tools), allow_drop=True,
-                                allow_newest=True)
+        tools = self._tools_that_fit(tools)
+        compacted = False
+        if (self.config.compression.enabled
+                and self.window.count([self._system_message(), *self.messages], tools) > room):
+            # Summarising comes before cutting, even while automatic compaction is paused:
+            # the window is at stake.
+            compaction = self.compact(reason="window")
+            result.compactions.append(compaction)
+            compacted = compaction.changed
+        fit = self._shrink_live(room, tools, allow_drop=True, allow_newest=True)
         if fit is None:
-            return False
+            return compacted
         compaction = Compaction("window", CompressionReport(
             len(fit.messages), len(fit.messages), fit.tokens_before, fit.tokens), fit=fit)
         result.compactions.append(compaction)
@@ -470,7 +478,12 @@ class Agent:
         if not self.config.compression.enabled:
             return
         due_by_usage = not self._fresh_compaction and self.engine.should_compress()
-        if due_by_usage or self.engine.should_compress_preflight(self._request("")):
+        # The window guard's meter counts better than the rough preflight estimate (logs
+        # and JSON are 2-3x it), so it may call for a compaction the estimate misses.
+        due_by_count = self.engine.should_compress(
+            self.window.count(self._request(""), self._tools_that_fit(self.tools.schemas())))
+        if (due_by_usage or due_by_count
+                or self.engine.should_compress_preflight(self._request(""))):
             result.compactions.append(self.compact(reason="auto"))
 
     def compact(self, focus: str | None = None, *, reason: str = "manual") -> Compaction:
