@@ -217,3 +217,14 @@ def test_tiny_windows_call_without_tools_rather_than_fail(tmp_path: Path, window
         result = agent.run_turn("tool:500 " + log_text(20_000, 3))
     assert result.text
     assert max(model.sizes) <= window
+
+
+def test_the_memory_flush_turn_goes_through_the_guard_too(tmp_path: Path) -> None:
+    agent, model = make_agent(tmp_path / "home", 8192, memory={"flush_min_turns": 1})
+    with agent:
+        for number in range(4):
+            agent.run_turn(log_text(12_000, number))
+    flushes = [r for r in model.requests if "memory" in r.tool_names
+               and r.tool_names == ["memory"]]
+    assert flushes, "a flush turn was expected before the compactions"
+    assert max(model.sizes) <= agent.window.budget
