@@ -168,6 +168,7 @@ class Agent:
             RequestMeter(counter, exact=exact), lambda: self.engine.context_length,
             max_tokens=config.model.max_tokens, reserve=config.context.reply_reserve_tokens)
         self._last_sent: tuple[list[Message], list[dict[str, Any]] | None] = ([], None)
+        self._truncations = 0  # live contexts cut to fit (counted with the compactions)
 
     # -- session lifecycle ----------------------------------------------------------------
 
@@ -259,6 +260,7 @@ class Agent:
         self.nudger.turns_since_write = 0
         self.engine.on_session_reset()
         self.window.meter.reset()
+        self._truncations = 0
         self.tools = ToolRegistry()
 
     def __enter__(self) -> Agent:
@@ -442,6 +444,7 @@ class Agent:
             return None
         self.messages = list(fit.messages[1:])
         self.sessions.sync_live(self.session_id, self.messages)
+        self._truncations += 1
         return fit
 
     def _record_usage(self, response: ChatResponse, result: TurnResult) -> None:
@@ -517,7 +520,8 @@ class Agent:
                                 self._tools_that_fit(self.tools.schemas() or None),
                                 allow_drop=False, allow_newest=reason == "manual")
         if fit is not None:
-            compaction = replace(compaction, fit=fit)
+            compaction = replace(compaction, fit=replace(
+                fit, goal="get under the compaction threshold"))
             self._fresh_compaction = True
         if not compaction.changed:
             log.info("compaction (%s) made no change: %s", reason, report.skipped_reason)
@@ -574,7 +578,7 @@ class Agent:
             "prompt_tokens": self.engine.last_prompt_tokens,
             "threshold_tokens": self.engine.threshold_tokens,
             "context_length": self.engine.context_length,
-            "compactions": self.engine.compression_count,
+            "compactions": self.engine.compression_count + self._truncations,
             "paused": bool(engine.get("paused")),
             "paused_reason": engine.get("paused_reason"),
             "model": self.client.model,
