@@ -228,3 +228,21 @@ def test_the_memory_flush_turn_goes_through_the_guard_too(tmp_path: Path) -> Non
                and r.tool_names == ["memory"]]
     assert flushes, "a flush turn was expected before the compactions"
     assert max(model.sizes) <= agent.window.budget
+
+
+def test_the_counter_is_the_models_own_when_there_is_one() -> None:
+    from mnemo.agent.window import counter_for, reported_tokens
+
+    model = WindowModel(8192)
+    counter, exact = counter_for(model)
+    assert exact and counter is not None and counter.count("abc def") == 2
+    counter, exact = counter_for(ScriptedChatClient(model="some-local-llama"))
+    assert (counter, exact) == (None, False)  # the shaped estimate
+    pytest.importorskip("bpe_openai", reason='needs pip install "mnemo[tokenizer]"')
+    counter, exact = counter_for(ScriptedChatClient(model="gpt-4o-mini"))
+    assert exact and counter is not None and counter.count("hello world") == 2
+    assert reported_tokens(ValueError(
+        "request (10,308 tokens) exceeds the available context size (8,192 tokens)")) == 10308
+    assert reported_tokens(ValueError("maximum context length is 128000 tokens. However, "
+                                      "your messages resulted in 130512 tokens")) == 130512
+    assert reported_tokens(ValueError("too long")) is None
