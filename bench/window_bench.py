@@ -59,14 +59,20 @@ class BenchModel(ScriptedChatClient):
     def token_counter(self) -> BpeTokenCounter | None:
         return self.tokenizer if self.share else None
 
+    def count(self, text: str) -> int:
+        # In pieces: bpe-openai refuses one input over 200,000 tokens, and a baseline run
+        # (an older mnemo) sends requests far bigger than that.
+        return sum(self.tokenizer.count(text[i:i + 100_000])
+                   for i in range(0, len(text), 100_000))
+
     def prompt_tokens(self, messages: Sequence[Message], tools: Sequence[Any] | None) -> int:
         total = 3
         for m in messages:
-            total += 5 + self.tokenizer.count(content_text(m))
+            total += 5 + self.count(content_text(m))
             for call in m.get("tool_calls") or []:
-                total += self.tokenizer.count(json.dumps(call["function"]))
+                total += self.count(json.dumps(call["function"]))
         if tools:
-            total += 90 + self.tokenizer.count(json.dumps(list(tools)))
+            total += 90 + self.count(json.dumps(list(tools)))
         return total
 
     def complete(self, messages: Sequence[Message], *, tools: Sequence[Any] | None = None,
@@ -140,10 +146,13 @@ def run_session(window: int, turns: int, seed: int, tokenizer: BpeTokenCounter,
                     continue
                 for c in result.compactions:
                     summaries += c.report.summary is not None
-                    if c.fit is not None:
-                        cuts += len(c.fit.cuts)
-                        dropped += len(c.fit.dropped)
-            budget = agent.window.budget
+                    fit = getattr(c, "fit", None)  # None before the window guard (C19)
+                    if fit is not None:
+                        cuts += len(fit.cuts)
+                        dropped += len(fit.dropped)
+            # Without the guard (``--baseline`` on an older mnemo) the budget is the window.
+            guard = getattr(agent, "window", None)
+            budget = guard.budget if guard is not None else window
     return {"requests": len(model.sizes), "over_window": model.refused,
             "over_budget": sum(s > budget for s in model.sizes), "failed_turns": failed,
             "summaries": summaries, "cut": cuts, "left_out": dropped,
