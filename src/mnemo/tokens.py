@@ -40,6 +40,7 @@ __all__ = [
 ]
 
 CHARS_PER_TOKEN = 4  # fixed (C4)
+_BPE_PIECE_CHARS = 100_000  # at most 100,000 tokens: under bpe-openai's 200,000 limit
 MESSAGE_OVERHEAD_TOKENS = 10  # fixed (C4)
 
 
@@ -120,7 +121,20 @@ class BpeTokenCounter:
         self._encoding = bpe_openai.get_encoding(encoding)
 
     def count(self, text: str) -> int:
-        return len(self._encoding.encode(text))
+        # bpe-openai refuses one input of more than 200,000 tokens; count a longer text in
+        # pieces cut after line breaks (o200k's pre-split rarely joins a line break to what
+        # follows, so the sum is the count of the whole, or a token off per piece).
+        if len(text) <= _BPE_PIECE_CHARS:
+            return len(self._encoding.encode(text))
+        total, start = 0, 0
+        while start < len(text):
+            end = min(len(text), start + _BPE_PIECE_CHARS)
+            if end < len(text):
+                newline = text.rfind("\n", start, end)
+                end = newline + 1 if newline > start else end
+            total += len(self._encoding.encode(text[start:end]))
+            start = end
+        return total
 
 
 class ShapedTokenCounter:

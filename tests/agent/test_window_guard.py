@@ -217,3 +217,32 @@ def test_tiny_windows_call_without_tools_rather_than_fail(tmp_path: Path, window
         result = agent.run_turn("tool:500 " + log_text(20_000, 3))
     assert result.text
     assert max(model.sizes) <= window
+
+
+def test_the_memory_flush_turn_goes_through_the_guard_too(tmp_path: Path) -> None:
+    agent, model = make_agent(tmp_path / "home", 8192, memory={"flush_min_turns": 1})
+    with agent:
+        for number in range(4):
+            agent.run_turn(log_text(12_000, number))
+    flushes = [r for r in model.requests if "memory" in r.tool_names
+               and r.tool_names == ["memory"]]
+    assert flushes, "a flush turn was expected before the compactions"
+    assert max(model.sizes) <= agent.window.budget
+
+
+def test_the_counter_is_the_models_own_when_there_is_one() -> None:
+    from mnemo.agent.window import counter_for, reported_tokens
+
+    model = WindowModel(8192)
+    counter, exact = counter_for(model)
+    assert exact and counter is not None and counter.count("abc def") == 2
+    counter, exact = counter_for(ScriptedChatClient(model="some-local-llama"))
+    assert (counter, exact) == (None, False)  # the shaped estimate
+    pytest.importorskip("bpe_openai", reason='needs pip install "mnemo[tokenizer]"')
+    counter, exact = counter_for(ScriptedChatClient(model="gpt-4o-mini"))
+    assert exact and counter is not None and counter.count("hello world") == 2
+    assert reported_tokens(ValueError(
+        "request (10,308 tokens) exceeds the available context size (8,192 tokens)")) == 10308
+    assert reported_tokens(ValueError("maximum context length is 128000 tokens. However, "
+                                      "your messages resulted in 130512 tokens")) == 130512
+    assert reported_tokens(ValueError("too long")) is None

@@ -50,15 +50,15 @@ def test_the_meter_learns_the_reported_ratio_and_keeps_the_largest_recent_one() 
     meter.observe(raw, raw)
     assert meter.count(request) == 2 * raw  # the largest of the last three
     for _ in range(3):
-        meter.observe(raw, raw)
-    assert meter.count(request) == raw
+        meter.observe(raw, raw * 6 // 10)
+    assert meter.count(request) == raw  # never corrected downwards
     meter.observe(raw, 100 * raw)  # nonsense is ignored
     assert meter.ratio == 1.0
     meter.reset()
     assert meter.ratio == 1.0
 
 
-def test_an_exact_meter_only_corrects_upwards() -> None:
+def test_the_meter_only_corrects_upwards() -> None:
     meter = RequestMeter(CountingCounter(), exact=True)
     meter.observe(1000, 700)
     assert meter.ratio == 1.0

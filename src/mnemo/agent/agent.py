@@ -89,7 +89,7 @@ _FLUSH_MAX_CALLS = 3
 class Compaction:
     """A compaction that happened: why, and what it saved."""
 
-    reason: str  # "auto", "manual", "overflow", "window" (the window guard alone)
+    reason: str  # "auto", "manual", "overflow", "window" (the window guard, C19)
     report: CompressionReport
     fit: Fit | None = None  # oversized messages cut or old ones left out (C19)
     merged: bool = False  # the previous summary was folded into the new one
@@ -195,6 +195,7 @@ class Agent:
             RequestMeter(counter, exact=exact), lambda: self.engine.context_length,
             max_tokens=config.model.max_tokens, reserve=config.context.reply_reserve_tokens)
         self._last_sent: tuple[list[Message], list[dict[str, Any]] | None] = ([], None)
+        self._truncations = 0  # live contexts cut to fit (counted with the compactions)
 
     # -- session lifecycle ----------------------------------------------------------------
 
@@ -286,6 +287,7 @@ class Agent:
         self.nudger.turns_since_write = 0
         self.engine.on_session_reset()
         self.window.meter.reset()
+        self._truncations = 0
         self.tools = ToolRegistry()
 
     def __enter__(self) -> Agent:
@@ -494,10 +496,18 @@ class Agent:
         meter = self.window.meter
         room = self.window.budget - (meter.corrected(meter.counter.count(extra)) + 2
                                      if extra else 0)
-        fit = self._shrink_live(room, self._tools_that_fit(tools), allow_drop=True,
-                                allow_newest=True)
+        tools = self._tools_that_fit(tools)
+        compacted = False
+        if (self.config.compression.enabled
+                and self.window.count([self._system_message(), *self.messages], tools) > room):
+            # Summarising comes before cutting, even while automatic compaction is paused:
+            # the window is at stake.
+            compaction = self.compact(reason="window")
+            result.compactions.append(compaction)
+            compacted = compaction.changed
+        fit = self._shrink_live(room, tools, allow_drop=True, allow_newest=True)
         if fit is None:
-            return False
+            return compacted
         compaction = Compaction("window", CompressionReport(
             len(fit.messages), len(fit.messages), fit.tokens_before, fit.tokens), fit=fit)
         result.compactions.append(compaction)
@@ -518,6 +528,7 @@ class Agent:
             return None
         self.messages = list(fit.messages[1:])
         self.sessions.sync_live(self.session_id, self.messages)
+        self._truncations += 1
         return fit
 
     def _record_usage(self, response: ChatResponse, result: TurnResult) -> None:
@@ -575,7 +586,12 @@ class Agent:
         if not self.config.compression.enabled:
             return
         due_by_usage = not self._fresh_compaction and self.engine.should_compress()
-        if due_by_usage or self.engine.should_compress_preflight(self._request("")):
+        # The window guard's meter counts better than the rough preflight estimate (logs
+        # and JSON are 2-3x it), so it may call for a compaction the estimate misses.
+        due_by_count = self.engine.should_compress(
+            self.window.count(self._request(""), self._tools_that_fit(self.tools.schemas())))
+        if (due_by_usage or due_by_count
+                or self.engine.should_compress_preflight(self._request(""))):
             result.compactions.append(self.compact(reason="auto"))
 
     def compact(self, focus: str | None = None, *, reason: str = "manual") -> Compaction:
@@ -609,7 +625,8 @@ class Agent:
                                 self._tools_that_fit(self.tools.schemas() or None),
                                 allow_drop=False, allow_newest=reason == "manual")
         if fit is not None:
-            compaction = replace(compaction, fit=fit)
+            compaction = replace(compaction, fit=replace(
+                fit, goal="get under the compaction threshold"))
             self._fresh_compaction = True
         if not compaction.changed:
             log.info("compaction (%s) made no change: %s", reason, report.skipped_reason)
@@ -666,7 +683,7 @@ class Agent:
             "prompt_tokens": self.engine.last_prompt_tokens,
             "threshold_tokens": self.engine.threshold_tokens,
             "context_length": self.engine.context_length,
-            "compactions": self.engine.compression_count,
+            "compactions": self.engine.compression_count + self._truncations,
             "paused": bool(engine.get("paused")),
             "paused_reason": engine.get("paused_reason"),
             "model": self.client.model,

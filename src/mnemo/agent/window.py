@@ -61,7 +61,7 @@ def counter_for(client: Any) -> tuple[TokenCounter | None, bool]:
             return _FallbackCounter(counter), True
     if _OPENAI_MODEL.match(str(getattr(client, "model", ""))):
         try:
-            return BpeTokenCounter(), True
+            return _FallbackCounter(BpeTokenCounter()), True
         except ImportError:
             log.debug("OpenAI model without the tokenizer extra; estimating token counts")
     return None, False

@@ -57,6 +57,7 @@ class Fit:
     cuts: tuple[Cut, ...] = ()
     dropped: tuple[int, ...] = field(default=())  # input indices left out
     kept_in: str = "the session archive"  # where the whole text is, for the notice
+    goal: str = "fit the context window"  # what the budget is, for the notice
 
     @property
     def fits(self) -> bool:
@@ -78,7 +79,7 @@ class Fit:
                          f"{'s' if len(self.dropped) != 1 else ''}")
         if not parts:
             return f"fits (~{self.tokens:,} of {self.budget:,} tokens)"
-        return (f"{' and '.join(parts)} to fit the context window (~{self.tokens_before:,} → "
+        return (f"{' and '.join(parts)} to {self.goal} (~{self.tokens_before:,} → "
                 f"~{self.tokens:,} tokens, budget {self.budget:,}); the full text is in "
                 f"{self.kept_in}")
 

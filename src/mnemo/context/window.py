@@ -9,8 +9,9 @@ hand: the model's own tokenizer when there is one (the embedded llama.cpp server
 OpenAI's BPE with the ``tokenizer`` extra), else the shape-aware estimate of
 ``mnemo.tokens``. Either way, every model response corrects it: the ratio of the prompt
 tokens the API reported to the tokens the meter counted for that request is remembered,
-and the largest of the last few ratios scales every later count. Erring high is the safe
-side: a count that is too high compacts a little early; one that is too low overflows.
+and the largest of the last few ratios, if above 1, scales every later count. Erring high
+is the safe side: a count that is too high compacts a little early; one that is too low
+overflows.
 
 Counts are cached per text (``CachedTokenCounter``), so a long conversation is not
 re-tokenized on every call; only new or changed messages are counted.
@@ -86,11 +87,10 @@ class RequestMeter:
 
     @property
     def ratio(self) -> float:
-        """The correction applied to raw counts (1.0 until a response was seen). With the
-        model's own tokenizer the text counts are exact and only the framing is guessed,
-        so the correction only ever raises them."""
-        ratio = max(self._ratios) if self._ratios else 1.0
-        return max(ratio, 1.0) if self.exact else ratio
+        """The correction applied to raw counts (1.0 until a response was seen). It only
+        ever raises them: a ratio below 1 learnt on one kind of text (logs counted high)
+        would undercount the next kind (prose), and a count too low is an overflow."""
+        return max([1.0, *self._ratios])
 
     def message_tokens(self, message: Message | Mapping[str, Any]) -> int:
         """Raw tokens of one message: its text plus the per-message framing."""
