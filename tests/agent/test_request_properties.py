@@ -1,11 +1,13 @@
-"""Property: whatever happens in a session, every request the agent sends is API-valid.
+"""Property: whatever happens in a session, every request the agent sends is API-valid
+and within the model's window (SPEC C12, C19).
 
 Random sessions (seeded, so a failure names the seed that reproduces it) drive a real
 agent — real memory files, a real SQLite session store — through tool calls, bad tool
 calls, failed and empty replies, context-length errors, compactions that land in the
 middle of a tool loop, memory flushes, ``/compact``, ``/new``, ``/reset`` and resuming the
 session in a new agent. The model is a strict ``ScriptedChatClient`` whose replies are
-drawn from the same seed; it checks every request with ``validate_c12``.
+drawn from the same seed; it checks every request with ``validate_c12``, and each
+request's size is checked against the window by the client's own (rough) count.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from mnemo.errors import ContextLengthExceededError, ProviderError, ProviderTime
 from mnemo.home import Home
 from mnemo.llm.testing import ChatRequest, ScriptedChatClient
 from mnemo.messages import Message
+from mnemo.tokens import estimate_messages_tokens_rough
 
 SESSIONS = 1_000
 
@@ -89,6 +92,9 @@ def _text(rng: random.Random, words: int) -> str:
 
 def _user_text(rng: random.Random) -> str:
     roll = rng.random()
+    if roll < 0.03:  # a huge paste: up to ~100 KB
+        return "the whole file:\n" + "\n".join(
+            f"{i:05d} {_text(rng, 12)}" for i in range(rng.randint(300, 1_400)))
     if roll < 0.15:  # a pasted log or file, sometimes a long one
         return "here is the log:\n" + "\n".join(
             f"{i:05d} {_text(rng, 12)}" for i in range(rng.randint(20, 300)))
@@ -148,6 +154,10 @@ def test_every_request_of_random_sessions_is_valid(tmp_path: Path) -> None:
         client = run_session(seed, Home(root), tmp_path)
         requests += len(client.requests)
         failures += [f"seed {seed}: {v}" for v in client.violations]
+        window = client.context_length or 0
+        failures += [f"seed {seed}: request #{n} of ~{size:,} tokens over the {window:,} window"
+                     for n, r in enumerate(client.requests)
+                     if (size := estimate_messages_tokens_rough(r.messages)) > window]
     assert requests > SESSIONS * 5  # the sessions really talked to the model
     assert failures == [], "\n".join(failures[:10])
 

@@ -131,9 +131,7 @@ turns = st.lists(
 def test_no_request_exceeds_the_window(window: int, plan: list[tuple[int, int | None]]
                                        ) -> None:
     with tempfile.TemporaryDirectory() as folder:
-        # The memory flush turn is left out here: its request puts a user message after
-        # the user's own (issue 17, fixed separately), which C12 (c) rejects.
-        agent, model = make_agent(Path(folder), window, memory={"flush_min_turns": 0})
+        agent, model = make_agent(Path(folder), window, memory={"flush_min_turns": 1})
         said: list[str] = []
         with agent:
             for number, (size, tool) in enumerate(plan):
