@@ -38,6 +38,9 @@ from mnemo.agent.tools import (
 )
 from mnemo.config import MnemoConfig
 from mnemo.context import CompressionReport, ContextEngine, is_summary_message
+from mnemo.context.engine import Summarizer
+from mnemo.context.prepare import describe_status
+from mnemo.context.prepare_worker import TurnGate
 from mnemo.errors import ContextLengthExceededError, UsageError
 from mnemo.home import Home
 from mnemo.llm import ChatClient, ChatResponse
@@ -139,6 +142,17 @@ class Agent:
         self.on_event: Callable[[str, dict[str, Any]], None] | None = None
         self._compacted = False
         self._fresh_compaction = False  # no response since the last compaction yet
+        # Closed during the turn's own model calls: background summaries wait (C17).
+        self.gate = TurnGate()
+
+    def enable_background(self, summarizer: Summarizer) -> bool:
+        """Prepare compaction summaries with ``summarizer`` between turns (C17), if the
+        config allows it (``compression.background``) and the engine can."""
+        comp = self.config.compression
+        if not (comp.enabled and comp.background):
+            return False
+        return self.engine.enable_background(summarizer, prepare_at=comp.prepare_at,
+                                             max_wait_s=comp.max_wait_s, gate=self.gate)
 
     # -- session lifecycle ----------------------------------------------------------------
 
@@ -297,6 +311,7 @@ class Agent:
         self._append({"role": "user", "content": text})
         result = TurnResult(text="")
         self._loop(result, extra)
+        self._prepare()
         if result.memory_written:
             self.nudger.wrote()
         self.manager.sync_all(text, result.text)
@@ -324,6 +339,7 @@ class Agent:
                         and run.arguments.get("action") in WRITE_ACTIONS):
                     result.memory_written = True
                 self._append(tool_result_message(call, run))
+            self._prepare()
             if tools is None:  # it called tools it was not offered; do not loop forever
                 result.text = content_text(message)
                 return
@@ -332,14 +348,16 @@ class Agent:
               result: TurnResult) -> ChatResponse:
         self._emit("model_call", calls_so_far=result.model_calls)
         try:
-            response = self.client.complete(self._request(extra), tools=tools)
+            with self.gate.turn_call():
+                response = self.client.complete(self._request(extra), tools=tools)
         except ContextLengthExceededError:
             log.warning("context length exceeded by the API; compacting and retrying once")
             compaction = self.compact(reason="overflow")
             result.compactions.append(compaction)
             if not compaction.report.changed:
                 raise
-            response = self.client.complete(self._request(extra), tools=tools)
+            with self.gate.turn_call():
+                response = self.client.complete(self._request(extra), tools=tools)
         self._record_usage(response, result)
         return response
 
@@ -372,6 +390,12 @@ class Agent:
         self.messages.append(message)
 
     # -- compaction -----------------------------------------------------------------------
+
+    def _prepare(self) -> None:
+        """Let the engine prepare the next summary from what is certain to go (C17). It
+        only reads: the request stays byte-identical until the next compaction."""
+        if self.config.compression.enabled:
+            self.engine.prepare(self._request(""))
 
     def _maybe_compact(self, result: TurnResult) -> None:
         if not self.config.compression.enabled:
@@ -419,7 +443,8 @@ class Agent:
         only_memory = self.tools.schemas({"memory"})
         try:
             for _ in range(_FLUSH_MAX_CALLS):
-                response = self.client.complete(request, tools=only_memory)
+                with self.gate.turn_call():
+                    response = self.client.complete(request, tools=only_memory)
                 self.engine.update_from_response(response.usage.as_dict())
                 calls = list(response.message.get("tool_calls") or [])
                 if not calls:
@@ -460,6 +485,7 @@ class Agent:
             "paused": bool(engine.get("paused")),
             "paused_reason": engine.get("paused_reason"),
             "model": self.client.model,
+            "preparation": engine.get("preparation"),
         }
 
     def status_line(self) -> str:
@@ -468,6 +494,8 @@ class Agent:
                 f"compactions {s['compactions']}")
         if s["paused"]:
             line += " · auto-compaction paused"
+        if s["preparation"]:
+            line += f" · {describe_status(s['preparation'])}"
         return line
 
 

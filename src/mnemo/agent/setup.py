@@ -98,11 +98,25 @@ def build_agent(
     engine = create_engine(config, home=home, summarizer=summarizer,
                            context_length=context_window(config, home, client),
                            model=client.model)
-    return Agent(client=client, engine=engine, config=config, home=home,
-                 memory=MemoryStore.from_config(config, home),
-                 sessions=SessionStore(home.state_db),
-                 cwd=cwd, platform=platform, clock=clock, resume_session_id=resume_session_id,
-                 owns_sessions=True)
+    agent = Agent(client=client, engine=engine, config=config, home=home,
+                  memory=MemoryStore.from_config(config, home),
+                  sessions=SessionStore(home.state_db),
+                  cwd=cwd, platform=platform, clock=clock, resume_session_id=resume_session_id,
+                  owns_sessions=True)
+    background = summarizer or _local_model_summarizer(config, home, client)
+    if background is not None:
+        agent.enable_background(background)
+    return agent
+
+
+def _local_model_summarizer(config: MnemoConfig, home: Home,
+                            client: ChatClient) -> Summarizer | None:
+    """With the embedded model as the main model, its summaries are prepared in the
+    background (C17), section grammar on: too slow to wait for at the threshold, not
+    between turns. The local summariser stays the fallback at the swap."""
+    if not getattr(client, "supports_grammar", False) or _main_kind(config, home) != "local":
+        return None
+    return make_summarizer(client, sections=TEMPLATE_SECTIONS)
 
 
 def preview_system_prompt(
