@@ -303,18 +303,21 @@ class ContextCompressor(ContextEngine):
                 len(middle), f"{middle_tokens:,}", len(pruned))
         if not span.turns or middle_tokens <= MIN_MIDDLE_TOKENS:
             inside = [i for i in pruned if head_end <= i < tail_start]
-            return self._finish_pruned_only(draft, inside, (
+            out = self._finish_pruned_only(draft, inside, (
                 "nothing to summarise: the conversation fits in the protected head and tail"
                 if not span.turns else "nothing to summarise: the middle is too small to be "
                 "worth a summary"))
+            if self.preparer is not None:
+                self.preparer.carry_over(work, out)
+            return out
         # Steps 4 and 5: the summary, merged with the previous one.
         header = self._summary_header(len(middle), span)
         budget = summary_budget(middle_tokens, self.max_summary_tokens)
         room = budget - (estimate_tokens_rough(header) if header else 0)
-        prepared = (self.preparer.take(work, head_end, tail_start, focus_topic)
-                    if self.preparer is not None else None)
-        if prepared is not None:  # C17: swap in what was prepared, fold in the rest
-            outcome = _swap(prepared, work[prepared.end:tail_start], room,
+        swap = (self.preparer.take(work, head_end, tail_start, focus_topic)
+                if self.preparer is not None else None)
+        if swap is not None:  # C17: swap in what was prepared, fold in the rest
+            outcome = _swap(swap.prepared, span, work[head_end:tail_start], room,
                             self._pre_compress_text(middle))
         else:
             outcome = self._summarise(span.turns, span.previous, focus_topic, room,
@@ -442,14 +445,20 @@ class ContextCompressor(ContextEngine):
         return SummaryOutcome(body, calls=calls)
 
 
-def _swap(prepared: Prepared, rest: Sequence[Message], budget: int, extra: str
-          ) -> SummaryOutcome:
+def _swap(prepared: Prepared | None, span: Span, middle: Sequence[Message], budget: int,
+          extra: str) -> SummaryOutcome:
     """The prepared summary, with the middle messages that joined since (and the memory
-    providers' text) folded in by the local summariser: milliseconds, no model call."""
-    span = take_apart_span(list(rest))
+    providers' text) folded in by the local summariser: milliseconds, no model call.
+    With the first summary still being made (``prepared`` None), the local summariser
+    does the whole middle now; the model's work goes to the next compaction."""
+    if prepared is None:
+        return SummaryOutcome(summarize_locally(span.turns, budget_tokens=budget,
+                                                previous_summary=span.previous,
+                                                extra_context=extra))
+    rest = take_apart_span(list(middle[prepared.covered:]))
     body = prepared.body
-    if span.turns or extra.strip():
-        body = summarize_locally(span.turns, budget_tokens=budget, previous_summary=body,
+    if rest.turns or extra.strip():
+        body = summarize_locally(rest.turns, budget_tokens=budget, previous_summary=body,
                                  extra_context=extra)
     return SummaryOutcome(body, prepared=prepared.covered)
 

@@ -31,10 +31,11 @@ import json
 import logging
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from mnemo.context.boundaries import (
+    MIN_TAIL_MESSAGES,
     TAIL_SOFT_CEILING,
     align_boundary_backward,
     find_head_end,
@@ -46,6 +47,7 @@ from mnemo.context.lcm_nodes import take_apart_span
 from mnemo.context.markers import PRUNED_TOOL_PLACEHOLDER
 from mnemo.context.model_summary import summarise_with_model
 from mnemo.context.prompt import summary_budget
+from mnemo.context.pruning import protected_start
 from mnemo.context.repair import repair_messages
 from mnemo.messages import Message
 from mnemo.tokens import estimate_message_tokens_rough, estimate_tokens_rough
@@ -55,6 +57,7 @@ __all__ = [
     "Prepared",
     "Preparer",
     "Runner",
+    "Swap",
     "certain_end",
     "describe_status",
     "fingerprints",
@@ -63,6 +66,7 @@ __all__ = [
 log = logging.getLogger("mnemo.context")
 
 _PRUNE_MIN_CHARS = 200  # step 1 clears tool outputs longer than this (C6)
+_MAX_CHECKPOINTS = 16  # summaries kept between two compactions (each a few KB)
 _CLEARED_FLOOR = estimate_tokens_rough(PRUNED_TOOL_PLACEHOLDER) + 10  # what one becomes, at least
 
 
@@ -80,21 +84,38 @@ def fingerprints(messages: Sequence[Message]) -> list[str]:
 
 def certain_end(messages: Sequence[Message], tokens: Sequence[int], head_end: int, *,
                 growth: int, tail_budget: int) -> int:
-    """Index just past the messages certain to be in the next compaction's middle.
+    """Index just past the messages that will be in the next compaction's middle.
 
-    ``growth`` is how many (rough) tokens will still be added before the threshold is
-    reached. ``head_end`` means "none yet".
+    Steps 1 and 3 are run ahead on the list as it will be at the threshold: ``growth``
+    more (rough) tokens at the end, as one block. Step 1 will clear every large tool
+    output older than the newest ``tail_budget`` tokens; of the growth, that newest part
+    counts in full and the rest at the rate the conversation so far is measured after
+    step 1 (a session of large tool outputs grows its tail by little). It is a
+    prediction: when it reaches too far, the swap
+    uses an earlier checkpoint, so it costs a model call, never a wrong summary.
+    ``head_end`` means "none yet".
     """
     n = len(messages)
+    least = [_least_tokens(messages[i], tokens[i]) for i in range(n)]
+    full = sum(tokens[head_end:])
+    rate = sum(least[head_end:]) / full if full else 1.0
+    grown = [*tokens, growth] if growth > 0 else list(tokens)
+    protected = protected_start(grown, tail_budget, min_messages=1)
+    measured = [least[i] if i < protected else tokens[i] for i in range(n)]
     soft_ceiling = int(tail_budget * TAIL_SOFT_CEILING)
-    after = growth  # the least the tail will hold after message i, when it is measured
+    # What the tail holds after message i, when measured. (Counting the newest growth
+    # in full, as step 1 protects it, reaches too far in sessions of large outputs:
+    # the first checkpoint already overshoots the middle, measured 64-79% coverage
+    # against 82-91% for this in bench/compaction_latency_bench.py.)
+    after = int(growth * rate)
+    newer = 1 if growth > 0 else 0  # messages in the tail after message i
     end = head_end
     for i in range(n - 1, head_end - 1, -1):
-        least = _least_tokens(messages[i], tokens[i])
-        if after + least > soft_ceiling and n - 1 - i >= 3:
+        if after + measured[i] > soft_ceiling and newer >= MIN_TAIL_MESSAGES:
             end = i + 1
             break
-        after += least
+        after += measured[i]
+        newer += 1
     latest_user = latest_user_index(messages, head_end)
     if latest_user is not None and latest_user < end:
         end = latest_user  # the latest user message is always kept in the tail (C8)
@@ -134,6 +155,14 @@ class Prepared:
         return self.end - self.start
 
 
+@dataclass(frozen=True)
+class Swap:
+    """What the compressor swaps in at the threshold: the prepared summary, or ``None``
+    when the first one is still being made (the local summariser then does it all)."""
+
+    prepared: Prepared | None
+
+
 @dataclass
 class _Snapshot:
     messages: list[Message]
@@ -141,7 +170,7 @@ class _Snapshot:
     tokens: list[int]
     first: int
     head_end: int
-    certain: int
+    certain: int  # the end of the messages predicted to be in the next middle
 
 
 @dataclass
@@ -159,6 +188,7 @@ class Job:
     calls: int = 0
     error: str | None = None
     committed: bool = False
+    keys: tuple[str, ...] = ()  # of the snapshot; rebound by ``Preparer.carry_over``
     done: threading.Event = field(default_factory=threading.Event)
 
     @property
@@ -189,8 +219,10 @@ class Preparer:
 
     ``observe`` (main thread) records the conversation after each turn; the runner asks
     ``begin`` for work and hands the finished job to ``commit``; the compressor calls
-    ``take`` at the threshold. All state is guarded by one lock, never held during a
-    model call.
+    ``take`` at the threshold. Every committed job leaves a *checkpoint* (a summary up
+    to some message); the swap uses the latest one that ends inside the middle, so a
+    prediction that reached too far costs a model call, never a wrong summary. All state
+    is guarded by one lock, never held during a model call.
     """
 
     def __init__(self, summarizer: Summarizer, *, protect_first_n: int, window: int,
@@ -207,7 +239,7 @@ class Preparer:
         self._lock = threading.Lock()
         self._generation = 0
         self._snapshot: _Snapshot | None = None
-        self._prepared: Prepared | None = None
+        self._checkpoints: list[Prepared] = []  # by ``end``, each built on the one before
         self._job: Job | None = None
         self._failed_at: int | None = None  # the snapshot serial a failure happened on
         self._serial = 0
@@ -238,8 +270,13 @@ class Preparer:
             self._serial += 1
             self._max_summary_tokens = max_summary_tokens
             self._snapshot = _Snapshot(list(work), keys, tokens, first, head_end, end)
-            if not self._matches(self._prepared, self._snapshot):
-                self._discard("the conversation changed")
+            kept = [c for c in self._checkpoints if c.first == first and c.start == head_end
+                    and tuple(keys[first:c.end]) == c.keys]
+            if len(kept) < len(self._checkpoints):
+                # A checkpoint stands for exactly the messages it covers: one of them
+                # changed (an edit, another session, a rewrite), so it goes, with the
+                # job built on it.
+                self._discard("the conversation changed", keep=kept)
         if self.runner is not None:
             self.runner.notify()
 
@@ -249,20 +286,17 @@ class Preparer:
             self._snapshot = None
             self._discard(why)
 
-    def _discard(self, why: str) -> None:
-        if self._prepared is not None or self._job is not None:
+    def _discard(self, why: str, keep: Sequence[Prepared] = ()) -> None:
+        if self._checkpoints or self._job is not None:
             log.debug("prepared summary discarded: %s", why)
-        self._prepared = None
+        self._checkpoints = list(keep)
         self._job = None
         self._generation += 1
         self._failed_at = None
 
-    @staticmethod
-    def _matches(prepared: Prepared | None, snapshot: _Snapshot) -> bool:
-        if prepared is None:
-            return True
-        return (prepared.first == snapshot.first and prepared.start == snapshot.head_end
-                and tuple(snapshot.keys[prepared.first:prepared.end]) == prepared.keys)
+    @property
+    def _latest(self) -> Prepared | None:
+        return self._checkpoints[-1] if self._checkpoints else None
 
     # -- the runner's side --------------------------------------------------------------------
 
@@ -272,11 +306,13 @@ class Preparer:
             s = self._snapshot
             if s is None or self._job is not None or self._failed_at == self._serial:
                 return None
-            covered = self._prepared.end if self._prepared is not None else s.head_end
-            if s.certain <= covered or not take_apart_span(s.messages[covered:s.certain]).turns:
+            latest = self._latest
+            covered = latest.end if latest is not None else s.head_end
+            target = s.certain
+            if target <= covered or not take_apart_span(s.messages[covered:target]).turns:
                 return None
-            self._job = Job(self._generation, self._prepared, s, s.certain, self.summarizer,
-                            self.window, self._max_summary_tokens)
+            self._job = Job(self._generation, latest, s, target, self.summarizer,
+                            self.window, self._max_summary_tokens, keys=tuple(s.keys))
             return self._job
 
     def commit(self, job: Job) -> None:
@@ -295,45 +331,104 @@ class Preparer:
                 log.warning("background summary failed (%s); retrying on the next turn",
                             job.error)
                 return
-            if job.generation != self._generation or self._prepared is not job.base:
+            if job.generation != self._generation or self._latest is not job.base:
                 return
             s = job.snapshot
-            self._prepared = Prepared(
-                s.first, s.head_end, job.end, tuple(s.keys[s.first:job.end]), job.body,
-                sum(s.tokens[s.head_end:job.end]), (job.base.calls if job.base else 0)
-                + job.calls)
+            self._checkpoints.append(Prepared(
+                s.first, s.head_end, job.end, job.keys[s.first:job.end], job.body,
+                sum(s.tokens[s.head_end:job.end]),
+                (job.base.calls if job.base else 0) + job.calls))
+            del self._checkpoints[:-_MAX_CHECKPOINTS]
 
     # -- the compressor's side ------------------------------------------------------------------
 
     def take(self, messages: Sequence[Message], head_end: int, tail_start: int,
-             focus_topic: str | None) -> Prepared | None:
-        """The prepared summary if it is exactly about ``messages[head_end:…]`` (the
-        repaired list being compressed) and inside its middle; else ``None``, discarded."""
+             focus_topic: str | None) -> Swap | None:
+        """What to swap in for the middle ``messages[head_end:tail_start]`` (the repaired
+        list being compressed), or ``None``: nothing was under way, summarise as before.
+
+        A checkpoint counts only if every message it covers is unchanged and inside the
+        middle, and there is no focus topic; all are discarded either way.
+        """
         job = self._job
         if job is not None and self.max_wait_s > 0 and not focus_topic:
             job.done.wait(self.max_wait_s)  # a model update about to finish is worth it
             if job.done.is_set():
                 self.commit(job)
         with self._lock:
-            prepared = self._prepared
             first = system_offset(messages)
-            usable = (prepared is not None and not focus_topic and prepared.first == first
-                      and prepared.start == head_end and prepared.end <= tail_start
-                      and tuple(fingerprints(messages[first:prepared.end])) == prepared.keys)
+            keys = tuple(fingerprints(messages[first:tail_start]))
+
+            def bound(start: int, end: int, covered_keys: Sequence[str]) -> bool:
+                return (start == head_end and end <= tail_start
+                        and keys[:end - first] == tuple(covered_keys))
+
+            usable = [c for c in self._checkpoints
+                      if c.first == first and bound(c.start, c.end, c.keys)]
+            # Preparation was due (something was certain before the threshold): fold
+            # locally, never wait. Only when nothing was certain at all (one huge output
+            # jumped past both marks) does the compaction summarise as before.
+            snap = self._snapshot
+            under_way = (bool(self._checkpoints) or self._job is not None or (
+                snap is not None and snap.certain > snap.head_end))
             self._discard("a compaction is under way")
-            return prepared if usable else None
+        if focus_topic or not (usable or under_way):
+            return None
+        return Swap(usable[-1] if usable else None)
+
+    def carry_over(self, before: Sequence[Message], after: Sequence[Message]) -> None:
+        """A compaction cleared old tool outputs (step 1) and summarised nothing: the
+        checkpoints, made from those outputs in full, still stand for the same messages,
+        so they (and the job under way) are bound to the cleared versions. Anything else
+        that differs discards them."""
+        with self._lock:
+            kept: list[Prepared] = []
+            for c in self._checkpoints:
+                keys = _rekey(before, after, c.first, c.end, c.keys)
+                if keys is None:
+                    break
+                kept.append(replace(c, keys=keys))
+            job = self._job
+            if len(kept) < len(self._checkpoints):
+                self._discard("a compaction changed the prepared messages", keep=kept)
+                return
+            self._checkpoints = kept
+            if job is not None:
+                s = job.snapshot
+                keys = _rekey(before, after, s.first, job.end, s.keys[s.first:job.end])
+                if keys is None:
+                    self._discard("a compaction changed the messages being prepared",
+                                  keep=kept)
+                    return
+                job.keys = (*s.keys[:s.first], *keys)
+                job.base = self._latest
 
     def status(self) -> dict[str, Any]:
         """``state`` (idle / preparing / ready) and how many messages it is about."""
         with self._lock:
-            job, prepared = self._job, self._prepared
+            job, latest = self._job, self._latest
             state: dict[str, Any] = {"state": "idle", "covered": 0, "preparing": 0}
-            if prepared is not None:
-                state.update(state="ready", covered=prepared.covered)
+            if latest is not None:
+                state.update(state="ready", covered=latest.covered)
             if job is not None:
                 state.update(state="preparing", preparing=job.covers)
             state.update(failures=self.failures, calls=self.calls)
             return state
+
+
+def _rekey(before: Sequence[Message], after: Sequence[Message], first: int, end: int,
+           keys: Sequence[str]) -> tuple[str, ...] | None:
+    """The keys of ``after[first:end]`` if it differs from ``before[first:end]`` (which
+    ``keys`` must fingerprint) only by cleared tool outputs; else ``None``."""
+    if len(after) < end or len(before) < end or system_offset(after) != first:
+        return None
+    if tuple(fingerprints(before[first:end])) != tuple(keys):
+        return None
+    for old, new in zip(before[first:end], after[first:end], strict=True):
+        if old != new and not (old.get("role") == new.get("role") == "tool"
+                               and old.get("tool_call_id") == new.get("tool_call_id")):
+            return None
+    return tuple(fingerprints(after[first:end]))
 
 
 def describe_status(status: dict[str, Any] | None) -> str:
