@@ -14,9 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mnemo.context import TEMPLATE_SECTIONS, ContextCompressor, validate_c12
-from mnemo.context.prepare import Preparer, Swap, certain_end, fingerprints
+from mnemo.context.prepare import Preparer, certain_end
 from mnemo.context.prepare_worker import VirtualClock, VirtualRunner
-from mnemo.context.repair import repair_messages
 from mnemo.messages import Message, content_text
 from mnemo.tokens import estimate_message_tokens_rough
 

@@ -89,6 +89,7 @@ class SummaryOutcome:
     calls: int = 0
     skipped: str | None = None  # why ``body`` is None
     prepared: int = 0  # middle messages whose summary was prepared in the background
+    local: bool = False  # written by the local summariser although a model is configured
 
 
 class ContextCompressor(ContextEngine):
@@ -323,7 +324,7 @@ class ContextCompressor(ContextEngine):
             outcome = self._summarise(span.turns, span.previous, focus_topic, room,
                                       self._pre_compress_text(middle), len(middle))
         draft.calls = outcome.calls
-        draft.prepared = outcome.prepared
+        draft.prepared, draft.local = outcome.prepared, outcome.local
         if outcome.body is None:  # auth or network failure: leave everything as it was
             draft.skipped_reason, draft.unreachable = outcome.skipped, True
             return self._finish(draft, [dict(m) for m in messages],  # type: ignore[misc]
@@ -356,8 +357,8 @@ class ContextCompressor(ContextEngine):
     def _finish(self, draft: Draft, out: list[Message],
                 origins: Origins | None) -> list[Message]:
         """Report, count and log; ``origins is None`` means ``out`` is the input unchanged."""
-        summarizer = ("model" if (self.summarizer and not draft.fallback) or draft.prepared
-                      else "local")
+        summarizer = ("model" if draft.prepared or (
+            self.summarizer and not draft.fallback and not draft.local) else "local")
         report = draft.report(out, origins, summarizer)
         self.last_report = report
         if report.changed:
@@ -454,7 +455,7 @@ def _swap(prepared: Prepared | None, span: Span, middle: Sequence[Message], budg
     if prepared is None:
         return SummaryOutcome(summarize_locally(span.turns, budget_tokens=budget,
                                                 previous_summary=span.previous,
-                                                extra_context=extra))
+                                                extra_context=extra), local=True)
     rest = take_apart_span(list(middle[prepared.covered:]))
     body = prepared.body
     if rest.turns or extra.strip():

@@ -44,13 +44,12 @@ from mnemo.context.boundaries import (
 )
 from mnemo.context.engine import Summarizer
 from mnemo.context.lcm_nodes import take_apart_span
-from mnemo.context.markers import PRUNED_TOOL_PLACEHOLDER
 from mnemo.context.model_summary import summarise_with_model
 from mnemo.context.prompt import summary_budget
-from mnemo.context.pruning import protected_start
+from mnemo.context.pruning import protected_start, prune_tool_results
 from mnemo.context.repair import repair_messages
 from mnemo.messages import Message
-from mnemo.tokens import estimate_message_tokens_rough, estimate_tokens_rough
+from mnemo.tokens import estimate_message_tokens_rough
 
 __all__ = [
     "Job",
@@ -65,9 +64,7 @@ __all__ = [
 
 log = logging.getLogger("mnemo.context")
 
-_PRUNE_MIN_CHARS = 200  # step 1 clears tool outputs longer than this (C6)
 _MAX_CHECKPOINTS = 16  # summaries kept between two compactions (each a few KB)
-_CLEARED_FLOOR = estimate_tokens_rough(PRUNED_TOOL_PLACEHOLDER) + 10  # what one becomes, at least
 
 
 class Runner(Protocol):
@@ -96,11 +93,18 @@ def certain_end(messages: Sequence[Message], tokens: Sequence[int], head_end: in
     ``head_end`` means "none yet".
     """
     n = len(messages)
-    least = [_least_tokens(messages[i], tokens[i]) for i in range(n)]
+    # Every large tool output as step 1 leaves it once it is old enough (placeholder and
+    # call description), measured the way the tail is measured.
+    # (Three empty messages after the list: step 1 never clears its newest three.)
+    pad: list[Message] = [{"role": "user", "content": ""}] * MIN_TAIL_MESSAGES
+    cleared, indices = prune_tool_results([*messages, *pad], [*tokens, 0, 0, 0], 0)
+    least = list(tokens)
+    for i in (i for i in indices if i < n):
+        least[i] = min(tokens[i], estimate_message_tokens_rough(cleared[i]))
     full = sum(tokens[head_end:])
     rate = sum(least[head_end:]) / full if full else 1.0
     grown = [*tokens, growth] if growth > 0 else list(tokens)
-    protected = protected_start(grown, tail_budget, min_messages=1)
+    protected = protected_start(grown, tail_budget)
     measured = [least[i] if i < protected else tokens[i] for i in range(n)]
     soft_ceiling = int(tail_budget * TAIL_SOFT_CEILING)
     # What the tail holds after message i, when measured. (Counting the newest growth
@@ -122,16 +126,6 @@ def certain_end(messages: Sequence[Message], tokens: Sequence[int], head_end: in
     if end < n:
         end = align_boundary_backward(messages, end, head_end)
     return max(end, head_end)
-
-
-def _least_tokens(message: Message, tokens: int) -> int:
-    """What ``message`` may count when the tail is measured: a large tool output may have
-    been cleared by step 1 first."""
-    if message.get("role") == "tool" and tokens > _CLEARED_FLOOR:
-        content = message.get("content")
-        if not isinstance(content, str) or len(content) > _PRUNE_MIN_CHARS:
-            return _CLEARED_FLOOR
-    return tokens
 
 
 @dataclass(frozen=True)
@@ -256,13 +250,15 @@ class Preparer:
         first = system_offset(work)
         head_end = find_head_end(work, self.protect_first_n)
         end = head_end
-        if max(prompt_tokens, estimate) >= self.prepare_at * threshold:
-            # Growth still to come, in rough tokens (what the tail is measured in): the
-            # reported count runs ahead when the real tokenizer counts more than the
-            # estimate, and the threshold is reached by whichever count gets there first.
-            growth = threshold - estimate
-            if prompt_tokens > estimate:
-                growth = min(growth, int((threshold - prompt_tokens) * estimate / prompt_tokens))
+        # The reported size of the last request (everything before the last assistant
+        # message) minus its estimate is what the estimate does not see (tool schemas,
+        # a tokenizer that counts more); the threshold is reached by whichever count
+        # gets there first.
+        last = max((i for i, m in enumerate(work) if m.get("role") == "assistant"),
+                   default=len(work))
+        unseen = max(0, prompt_tokens - sum(tokens[:last])) if prompt_tokens else 0
+        if estimate + unseen >= self.prepare_at * threshold:
+            growth = threshold - estimate - unseen  # in rough tokens, as the tail is measured
             end = certain_end(work, tokens, head_end, growth=max(growth, 0),
                               tail_budget=tail_budget)
         keys = fingerprints(work)

@@ -59,6 +59,7 @@ class Draft:
     skipped_reason: str | None = None
     calls: int = 0
     prepared: int = 0  # middle messages covered by a summary prepared in the background
+    local: bool = False  # the local summariser wrote it although a model is configured
     stubs: int = 0
     unreachable: bool = False  # the summariser could not be reached (auth, network)
 
