@@ -80,17 +80,19 @@ def fingerprints(messages: Sequence[Message]) -> list[str]:
 
 
 def certain_end(messages: Sequence[Message], tokens: Sequence[int], head_end: int, *,
-                growth: int, tail_budget: int) -> int:
+                growth: int, tail_budget: int, likely: bool = False) -> int:
     """Index just past the messages that will be in the next compaction's middle.
 
     Steps 1 and 3 are run ahead on the list as it will be at the threshold: ``growth``
     more (rough) tokens at the end, as one block. Step 1 will clear every large tool
     output older than the newest ``tail_budget`` tokens; of the growth, that newest part
     counts in full and the rest at the rate the conversation so far is measured after
-    step 1 (a session of large tool outputs grows its tail by little). It is a
-    prediction: when it reaches too far, the swap
-    uses an earlier checkpoint, so it costs a model call, never a wrong summary.
-    ``head_end`` means "none yet".
+    step 1 (a session of large tool outputs grows its tail by little). ``likely``
+    counts the newest ``tail_budget`` tokens of the growth in full, as step 1 keeps
+    them when they come as one large output; that reaches further (the middle grows
+    with the newest output), and overshoots when the next output is small. Both are
+    predictions: when one reaches too far, the swap uses an earlier checkpoint, so it
+    costs a model call, never a wrong summary. ``head_end`` means "none yet".
     """
     n = len(messages)
     # Every large tool output as step 1 leaves it once it is old enough (placeholder and
@@ -107,11 +109,10 @@ def certain_end(messages: Sequence[Message], tokens: Sequence[int], head_end: in
     protected = protected_start(grown, tail_budget)
     measured = [least[i] if i < protected else tokens[i] for i in range(n)]
     soft_ceiling = int(tail_budget * TAIL_SOFT_CEILING)
-    # What the tail holds after message i, when measured. (Counting the newest growth
-    # in full, as step 1 protects it, reaches too far in sessions of large outputs:
-    # the first checkpoint already overshoots the middle, measured 64-79% coverage
-    # against 82-91% for this in bench/compaction_latency_bench.py.)
+    # What the tail holds after message i, when measured.
     after = int(growth * rate)
+    if likely:
+        after = min(growth, tail_budget) + int(max(0, growth - tail_budget) * rate)
     newer = 1 if growth > 0 else 0  # messages in the tail after message i
     end = head_end
     for i in range(n - 1, head_end - 1, -1):
@@ -164,7 +165,8 @@ class _Snapshot:
     tokens: list[int]
     first: int
     head_end: int
-    certain: int  # the end of the messages predicted to be in the next middle
+    certain: int  # the end of the messages surely in the next middle (a safe prediction)
+    likely: int  # the end of those likely to be (>= certain)
 
 
 @dataclass
@@ -249,7 +251,7 @@ class Preparer:
         estimate = sum(tokens)
         first = system_offset(work)
         head_end = find_head_end(work, self.protect_first_n)
-        end = head_end
+        end = likely = head_end
         # The reported size of the last request (everything before the last assistant
         # message) minus its estimate is what the estimate does not see (tool schemas,
         # a tokenizer that counts more); the threshold is reached by whichever count
@@ -261,11 +263,14 @@ class Preparer:
             growth = threshold - estimate - unseen  # in rough tokens, as the tail is measured
             end = certain_end(work, tokens, head_end, growth=max(growth, 0),
                               tail_budget=tail_budget)
+            likely = certain_end(work, tokens, head_end, growth=max(growth, 0),
+                                 tail_budget=tail_budget, likely=True)
         keys = fingerprints(work)
         with self._lock:
             self._serial += 1
             self._max_summary_tokens = max_summary_tokens
-            self._snapshot = _Snapshot(list(work), keys, tokens, first, head_end, end)
+            self._snapshot = _Snapshot(list(work), keys, tokens, first, head_end, end,
+                                       max(end, likely))
             kept = [c for c in self._checkpoints if c.first == first and c.start == head_end
                     and tuple(keys[first:c.end]) == c.keys]
             if len(kept) < len(self._checkpoints):
@@ -302,12 +307,16 @@ class Preparer:
             s = self._snapshot
             if s is None or self._job is not None or self._failed_at == self._serial:
                 return None
-            latest = self._latest
-            covered = latest.end if latest is not None else s.head_end
-            target = s.certain
+            # Build on the furthest checkpoint that is not past the likely end; secure
+            # what is sure first (a checkpoint the swap can use), then reach for what
+            # is likely (one close to where the middle will end).
+            base = max((c for c in self._checkpoints if c.end <= s.likely),
+                       key=lambda c: c.end, default=None)
+            covered = base.end if base is not None else s.head_end
+            target = s.certain if covered < s.certain else s.likely
             if target <= covered or not take_apart_span(s.messages[covered:target]).turns:
                 return None
-            self._job = Job(self._generation, latest, s, target, self.summarizer,
+            self._job = Job(self._generation, base, s, target, self.summarizer,
                             self.window, self._max_summary_tokens, keys=tuple(s.keys))
             return self._job
 
@@ -327,14 +336,15 @@ class Preparer:
                 log.warning("background summary failed (%s); retrying on the next turn",
                             job.error)
                 return
-            if job.generation != self._generation or self._latest is not job.base:
+            if job.generation != self._generation or (
+                    job.base is not None and not any(c is job.base for c in self._checkpoints)):
                 return
             s = job.snapshot
-            self._checkpoints.append(Prepared(
-                s.first, s.head_end, job.end, job.keys[s.first:job.end], job.body,
-                sum(s.tokens[s.head_end:job.end]),
-                (job.base.calls if job.base else 0) + job.calls))
-            del self._checkpoints[:-_MAX_CHECKPOINTS]
+            made = Prepared(s.first, s.head_end, job.end, job.keys[s.first:job.end], job.body,
+                            sum(s.tokens[s.head_end:job.end]),
+                            (job.base.calls if job.base else 0) + job.calls)
+            kept = [c for c in self._checkpoints if c.end != made.end]
+            self._checkpoints = sorted([*kept, made], key=lambda c: c.end)[-_MAX_CHECKPOINTS:]
 
     # -- the compressor's side ------------------------------------------------------------------
 
@@ -397,7 +407,8 @@ class Preparer:
                                   keep=kept)
                     return
                 job.keys = (*s.keys[:s.first], *keys)
-                job.base = self._latest
+                if job.base is not None:
+                    job.base = next((c for c in kept if c.end == job.base.end), None)
 
     def status(self) -> dict[str, Any]:
         """``state`` (idle / preparing / ready) and how many messages it is about."""
