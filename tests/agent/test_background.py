@@ -10,6 +10,7 @@ the test fails on it instead of hanging.
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 import threading
@@ -120,7 +121,7 @@ def test_requests_stay_byte_identical_between_compactions(mnemo_home: Home,
                 f"turn {turn}: please review src/m{turn}.py").compactions if c.report.changed)
             _pause(agent, summariser)
     turns = [r for r in client.requests if "read_file" in r.tool_names]
-    breaks = sum(1 for a, b in zip(turns, turns[1:], strict=False)
+    breaks = sum(1 for a, b in itertools.pairwise(turns)
                  if b.messages[:len(a.messages)] != a.messages)
     assert compactions > 0 and breaks == compactions  # only a compaction changes the prefix
 
@@ -152,3 +153,37 @@ def test_status_line_shows_the_preparation_and_new_session_forgets_it(
         assert "ready" in seen
         agent.new_session()
         assert agent.status()["preparation"]["state"] == "idle"
+
+
+class _GrammarClient(ScriptedChatClient):
+    """A scripted client that takes grammars, as the embedded model's client does."""
+
+    supports_grammar = True
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.grammars: list[str | None] = []
+
+    def complete(self, messages: Any, *, tools: Any = None, max_tokens: int | None = None,
+                 temperature: float | None = None, grammar: str | None = None) -> Any:
+        self.grammars.append(grammar)
+        return super().complete(messages, tools=tools, max_tokens=max_tokens,
+                                temperature=temperature)
+
+
+def test_the_embedded_main_model_prepares_summaries_with_its_grammar(
+        mnemo_home: Home, tmp_path: Path, monkeypatch: Any) -> None:
+    import mnemo.agent.setup as setup
+
+    monkeypatch.setattr(setup, "_main_kind", lambda config, home: "local")
+    client = _GrammarClient(default="## Goal\n- ok", context_length=8_000)
+    agent = build_agent(MnemoConfig(), home=mnemo_home, cwd=tmp_path, client=client)
+    preparer = getattr(agent.engine, "preparer", None)
+    assert getattr(agent.engine, "summarizer", None) is None  # at the threshold: local
+    assert preparer is not None
+    preparer.summarizer("a summary prompt")
+    assert client.grammars and client.grammars[-1]  # the section grammar went along
+    agent.close()
+    with build_agent(MnemoConfig.model_validate({"compression": {"background": False}}),
+                     home=mnemo_home, cwd=tmp_path, client=client) as sync:
+        assert sync.engine.get_status()["preparation"] is None

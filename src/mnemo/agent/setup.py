@@ -3,8 +3,10 @@
 The summariser rule (SPEC §K and C15 read together): an explicitly configured auxiliary
 model (``auxiliary.*`` or ``context.summary_model_override``) always summarises; with no
 auxiliary model, a configured remote main model summarises; when the main model is the
-embedded local one, the deterministic local summariser is used instead — it is faster on
-a CPU and keeps exact values a 0.5B model tends to lose.
+embedded local one, the deterministic local summariser is used at the threshold — it is
+faster on a CPU and keeps exact values a 0.5B model tends to lose — while the embedded
+model prepares summaries between turns in the background (C17, ``compression.background``),
+where its speed costs the user nothing.
 """
 
 from __future__ import annotations
@@ -28,6 +30,10 @@ from mnemo.prompt import SystemPrompt, build_system_prompt
 from mnemo.sessions import SessionStore
 
 __all__ = ["build_agent", "context_window", "preview_system_prompt", "summarizer_for"]
+
+# The embedded model's background summaries answer in at most this many tokens (about
+# 15 s at 35 tok/s): a turn that arrives while one runs waits for at most that.
+_LOCAL_SUMMARY_MAX_TOKENS = 512
 
 
 def summarizer_for(config: MnemoConfig, home: Home,
@@ -116,7 +122,7 @@ def _local_model_summarizer(config: MnemoConfig, home: Home,
     between turns. The local summariser stays the fallback at the swap."""
     if not getattr(client, "supports_grammar", False) or _main_kind(config, home) != "local":
         return None
-    return make_summarizer(client, sections=TEMPLATE_SECTIONS)
+    return make_summarizer(client, max_tokens=_LOCAL_SUMMARY_MAX_TOKENS, sections=TEMPLATE_SECTIONS)
 
 
 def preview_system_prompt(
