@@ -60,7 +60,7 @@ def _percentile(values: Sequence[float], share: float) -> float:
 
 
 def run_cell(turns: int, window: int, latency: float, think: float, *, background: bool,
-             prepare_at: float = 0.0) -> dict[str, Any]:
+             prepare_at: float = 0.5) -> dict[str, Any]:
     """One cell of the grid: the session, on a virtual clock."""
     rng = random.Random(7)
     calls = [0]
@@ -204,7 +204,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--window", type=int, default=32_000)
-    parser.add_argument("--prepare-at", type=float, default=0.0)
+    parser.add_argument("--prepare-at", type=float, default=0.5)
     parser.add_argument("--local", action="store_true",
                         help="one real run with the embedded model as the summariser")
     parser.add_argument("--think", type=float, default=20.0, help="think time of --local")

@@ -211,7 +211,7 @@ class ContextCompressor(ContextEngine):
 
     # -- background preparation (C17, ``prepare.py``) ------------------------------------
 
-    def enable_background(self, summarizer: Summarizer, *, prepare_at: float = 0.0,
+    def enable_background(self, summarizer: Summarizer, *, prepare_at: float = 0.5,
                           max_wait_s: float = 0.0, gate: TurnGate | None = None,
                           runner: Callable[[Preparer], Runner] | None = None) -> bool:
         """Prepare the next summary in the background with ``summarizer``; ``gate`` holds

@@ -170,7 +170,7 @@ class ContextEngine(ABC):
         """Before a call, by the rough estimate (C4): would this list reach the threshold?"""
         return estimate_messages_tokens_rough(messages) >= self.threshold_tokens > 0
 
-    def enable_background(self, summarizer: Summarizer, *, prepare_at: float = 0.0,
+    def enable_background(self, summarizer: Summarizer, *, prepare_at: float = 0.5,
                           max_wait_s: float = 0.0, gate: TurnGate | None = None,
                           runner: Callable[[Preparer], Runner] | None = None) -> bool:
         """Prepare summaries in the background (C17); ``False``: this engine cannot."""

@@ -1,33 +1,32 @@
-"""Background preparation of the next compaction's summary (C17): what is certain, what
-is prepared, and when a prepared summary may be swapped in.
+"""Background preparation of the next compaction's summary (C17): which messages will be
+compacted, what is prepared for them, and when a prepared summary may be swapped in.
 
 A message is *certain* to be compacted at the next threshold once its distance from the
-end of the conversation, plus the growth still needed to reach the threshold, is past the
-tail's soft ceiling (C8): the head and the tail only move forward, so nothing can bring it
-back. ``certain_end`` finds where the certain messages stop, conservatively (a large tool
-output counts as its cleared placeholder, since step 1 may clear it before the tail is
-measured; the latest user message and its turn stay out; a tool-call group is never cut).
+end, plus the growth still needed to reach the threshold, is past the tail's soft
+ceiling (C8): the head and the tail only move forward. ``certain_end`` runs steps 1 and 3
+ahead to find where those messages stop — large tool outputs measured as step 1 will
+leave them, the latest user message kept out, a tool-call group never cut. It predicts
+twice: *sure* (the growth counts at the rate the conversation is measured) and *likely*
+(the newest growth counts in full, as a large new output would).
 
-The ``Preparer`` keeps one ``Prepared`` summary: a model's summary of the middle from the
-head's end up to some message, bound to the fingerprints (position and content hash) of
-every message from the first after the system prompt to the last it covers. Work is done
-in ``Job``s: ``begin`` (under the lock) picks the certain messages not covered yet and the
-summary to build on, ``Job.run`` calls the model without any lock (C10: the previous
-summary plus the new turns only, whatever arrived while the last job ran, in one job), and
-``commit`` keeps the result only if nothing it was built on changed meanwhile. Who runs
-jobs and when is the runner's business (``prepare_worker.py``: a thread, or a virtual clock
-in the benchmark), so this module never sleeps and never starts a thread.
+The ``Preparer`` keeps *checkpoints*: model summaries of the middle from the head's end
+up to some message, each bound to the fingerprints (position and content hash) of every
+message from the first after the system prompt to the last it covers. Work is done in
+``Job``s: ``begin`` (under the lock) picks the base checkpoint and the messages to add
+(the sure part first, then the likely part), ``Job.run`` calls the model without any lock
+(C10: the base summary plus the new turns only — whatever arrived while the last job
+ran goes in one job), and ``commit`` keeps the result unless what it was built on
+changed meanwhile. Who runs jobs and when is the runner's business
+(``prepare_worker.py``: a thread, or a virtual clock), so this module never sleeps and
+never starts a thread.
 
-``take`` is the swap side: the prepared summary is handed to the compressor only if the
-fingerprints of the conversation being compressed still match, it starts where the middle
-starts and ends inside it, and the compaction has no focus topic (a prepared summary has
-none). Any mismatch discards it: it is never used for other messages.
+``take`` is the swap side: the furthest checkpoint whose messages are all unchanged, that
+starts where the middle starts and ends inside it, and only without a focus topic.
+Everything is discarded then, used or not: a checkpoint is never used for other messages.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import threading
 from collections.abc import Sequence
@@ -35,18 +34,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from mnemo.context.boundaries import (
-    MIN_TAIL_MESSAGES,
-    TAIL_SOFT_CEILING,
-    align_boundary_backward,
     find_head_end,
-    latest_user_index,
     system_offset,
 )
 from mnemo.context.engine import Summarizer
 from mnemo.context.lcm_nodes import take_apart_span
 from mnemo.context.model_summary import summarise_with_model
+from mnemo.context.prepare_predict import certain_end, fingerprints, rekey
 from mnemo.context.prompt import summary_budget
-from mnemo.context.pruning import protected_start, prune_tool_results
 from mnemo.context.repair import repair_messages
 from mnemo.messages import Message
 from mnemo.tokens import estimate_message_tokens_rough
@@ -71,62 +66,6 @@ class Runner(Protocol):
     """Runs the preparer's jobs somewhere else; ``notify`` says there may be work."""
 
     def notify(self) -> None: ...
-
-
-def fingerprints(messages: Sequence[Message]) -> list[str]:
-    """One short content hash per message; with its position it identifies the message."""
-    return [hashlib.sha256(json.dumps(m, sort_keys=True, default=str).encode()).hexdigest()[:20]
-            for m in messages]
-
-
-def certain_end(messages: Sequence[Message], tokens: Sequence[int], head_end: int, *,
-                growth: int, tail_budget: int, likely: bool = False) -> int:
-    """Index just past the messages that will be in the next compaction's middle.
-
-    Steps 1 and 3 are run ahead on the list as it will be at the threshold: ``growth``
-    more (rough) tokens at the end, as one block. Step 1 will clear every large tool
-    output older than the newest ``tail_budget`` tokens; of the growth, that newest part
-    counts in full and the rest at the rate the conversation so far is measured after
-    step 1 (a session of large tool outputs grows its tail by little). ``likely``
-    counts the newest ``tail_budget`` tokens of the growth in full, as step 1 keeps
-    them when they come as one large output; that reaches further (the middle grows
-    with the newest output), and overshoots when the next output is small. Both are
-    predictions: when one reaches too far, the swap uses an earlier checkpoint, so it
-    costs a model call, never a wrong summary. ``head_end`` means "none yet".
-    """
-    n = len(messages)
-    # Every large tool output as step 1 leaves it once it is old enough (placeholder and
-    # call description), measured the way the tail is measured.
-    # (Three empty messages after the list: step 1 never clears its newest three.)
-    pad: list[Message] = [{"role": "user", "content": ""}] * MIN_TAIL_MESSAGES
-    cleared, indices = prune_tool_results([*messages, *pad], [*tokens, 0, 0, 0], 0)
-    least = list(tokens)
-    for i in (i for i in indices if i < n):
-        least[i] = min(tokens[i], estimate_message_tokens_rough(cleared[i]))
-    full = sum(tokens[head_end:])
-    rate = sum(least[head_end:]) / full if full else 1.0
-    grown = [*tokens, growth] if growth > 0 else list(tokens)
-    protected = protected_start(grown, tail_budget)
-    measured = [least[i] if i < protected else tokens[i] for i in range(n)]
-    soft_ceiling = int(tail_budget * TAIL_SOFT_CEILING)
-    # What the tail holds after message i, when measured.
-    after = int(growth * rate)
-    if likely:
-        after = min(growth, tail_budget) + int(max(0, growth - tail_budget) * rate)
-    newer = 1 if growth > 0 else 0  # messages in the tail after message i
-    end = head_end
-    for i in range(n - 1, head_end - 1, -1):
-        if after + measured[i] > soft_ceiling and newer >= MIN_TAIL_MESSAGES:
-            end = i + 1
-            break
-        after += measured[i]
-        newer += 1
-    latest_user = latest_user_index(messages, head_end)
-    if latest_user is not None and latest_user < end:
-        end = latest_user  # the latest user message is always kept in the tail (C8)
-    if end < n:
-        end = align_boundary_backward(messages, end, head_end)
-    return max(end, head_end)
 
 
 @dataclass(frozen=True)
@@ -222,7 +161,7 @@ class Preparer:
     """
 
     def __init__(self, summarizer: Summarizer, *, protect_first_n: int, window: int,
-                 prepare_at: float = 0.0, max_wait_s: float = 0.0,
+                 prepare_at: float = 0.5, max_wait_s: float = 0.0,
                  runner: Runner | None = None) -> None:
         self.summarizer = summarizer
         self.protect_first_n = protect_first_n
@@ -390,7 +329,7 @@ class Preparer:
         with self._lock:
             kept: list[Prepared] = []
             for c in self._checkpoints:
-                keys = _rekey(before, after, c.first, c.end, c.keys)
+                keys = rekey(before, after, c.first, c.end, c.keys)
                 if keys is None:
                     break
                 kept.append(replace(c, keys=keys))
@@ -401,7 +340,7 @@ class Preparer:
             self._checkpoints = kept
             if job is not None:
                 s = job.snapshot
-                keys = _rekey(before, after, s.first, job.end, s.keys[s.first:job.end])
+                keys = rekey(before, after, s.first, job.end, s.keys[s.first:job.end])
                 if keys is None:
                     self._discard("a compaction changed the messages being prepared",
                                   keep=kept)
@@ -421,21 +360,6 @@ class Preparer:
                 state.update(state="preparing", preparing=job.covers)
             state.update(failures=self.failures, calls=self.calls)
             return state
-
-
-def _rekey(before: Sequence[Message], after: Sequence[Message], first: int, end: int,
-           keys: Sequence[str]) -> tuple[str, ...] | None:
-    """The keys of ``after[first:end]`` if it differs from ``before[first:end]`` (which
-    ``keys`` must fingerprint) only by cleared tool outputs; else ``None``."""
-    if len(after) < end or len(before) < end or system_offset(after) != first:
-        return None
-    if tuple(fingerprints(before[first:end])) != tuple(keys):
-        return None
-    for old, new in zip(before[first:end], after[first:end], strict=True):
-        if old != new and not (old.get("role") == new.get("role") == "tool"
-                               and old.get("tool_call_id") == new.get("tool_call_id")):
-            return None
-    return tuple(fingerprints(after[first:end]))
 
 
 def describe_status(status: dict[str, Any] | None) -> str:
