@@ -1,10 +1,12 @@
 """Background preparation (C17) end to end on the embedded local model.
 
-The embedded model is the main model and the background summariser (section grammar
-on, the answer capped so the test stays short; ``tests/agent/test_background.py`` checks
-that ``build_agent`` picks it by itself). Between turns the test waits for the worker to run
-out of work — the user's pause; nothing sleeps. The client is wrapped to record which
-thread made each call: a summary made on the main thread would be a turn waiting for it.
+The embedded model is the background summariser (section grammar on, the answer capped
+so the test stays short); the turns are scripted, so the minute goes to summaries
+(``tests/agent/test_background.py`` checks that ``build_agent`` picks the embedded main
+model as the summariser by itself). Between turns the test waits for the worker to run
+out of work — the user's pause; nothing sleeps. The local client is wrapped to record
+which thread made each summary call: one made on the main thread would be a turn
+waiting for it.
 
 Marked ``local_model`` and ``slow`` (select with ``-m local_model``); skipped with a
 reason when the ``mnemo[local]`` extra is not installed.
@@ -20,7 +22,6 @@ from typing import Any
 import pytest
 
 from mnemo.agent import build_agent
-from mnemo.agent.tools import ToolRegistry
 from mnemo.config import MnemoConfig
 from mnemo.context import TEMPLATE_SECTIONS
 from mnemo.context.prepare_worker import ThreadRunner
@@ -31,6 +32,7 @@ from mnemo.llm.local_model import (
     local_runtime_installed,
     local_weights_installed,
 )
+from mnemo.llm.testing import ScriptedChatClient
 from mnemo.llm.types import ChatResponse
 from mnemo.messages import Message
 
@@ -80,41 +82,40 @@ def local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalChatClient]
     path.unlink()  # 491 MB: do not leave it in pytest's temp folders
 
 
-_FACTS = ["the deploy target is berlin-7", "the database is Postgres 16",
-          "the release is on Friday", "the owner of billing is Ana Zephyrine",
-          "the cache TTL is 300 seconds", "logs go to /var/log/orca",
-          "the API key lives in VAULT_KEY", "tests run with pytest -x"]
-
-
 def test_the_local_model_prepares_the_summary_between_turns(local: LocalChatClient,
                                                            mnemo_home: Home,
                                                            tmp_path: Path) -> None:
     client = _Recording(local)
+    # The summary answer is capped so the test stays short on 2 cores.
+    summarizer = make_summarizer(client, max_tokens=160, sections=TEMPLATE_SECTIONS)  # type: ignore[arg-type]
     config = MnemoConfig.model_validate({"memory": {"nudge_interval": 0,
                                                     "memory_enabled": False,
                                                     "user_profile_enabled": False}})
-    # The summary answer is capped so the test stays under a minute on 2 cores.
-    summarizer = make_summarizer(client, max_tokens=160, sections=TEMPLATE_SECTIONS)  # type: ignore[arg-type]
-    agent = build_agent(config, home=mnemo_home, cwd=tmp_path, client=client,  # type: ignore[arg-type]
+    # The turns are scripted (the summaries are what this test is about): plain answers,
+    # a window as small as the local model's, so compactions come after a few turns.
+    main = ScriptedChatClient(default="OK, noted.", context_length=1_600)
+    agent = build_agent(config, home=mnemo_home, cwd=tmp_path, client=main,
                         summarizer=summarizer)
     preparer = getattr(agent.engine, "preparer", None)
     assert preparer is not None and isinstance(preparer.runner, ThreadRunner)
-    prepared = 0
+    reports = []
     with agent:
-        agent.start()
-        agent.tools = ToolRegistry()  # plain answers: fewer calls, a shorter prompt
-        for fact in _FACTS:
-            filler = " ".join(f"Note {i}: {fact}." for i in range(5))
-            result = agent.run_turn(f"Remember this: {fact}. {filler} Reply with OK.")
-            prepared += sum(1 for c in result.compactions if c.report.prepared_messages)
-            for c in result.compactions:
-                assert c.report.summary_calls == 0  # the turn never waited for the model
-            if prepared:
+        for n, fact in enumerate(_FACTS):
+            result = agent.run_turn(f"Remember fact {n}: {fact}. " + "Details follow. " * 12)
+            reports += [c.report for c in result.compactions if c.report.summary]
+            if any(r.prepared_messages for r in reports):
                 break
             preparer.runner.join()  # the user pauses; the worker uses the time
-    assert client.summaries and "MainThread" not in client.summaries
-    assert prepared >= 1
-    report = agent.engine.last_report
-    assert report is not None and report.summary is not None
-    for section in TEMPLATE_SECTIONS[:3]:
-        assert f"## {section}" in report.summary
+    assert client.summaries and "MainThread" not in client.summaries  # no turn waited
+    prepared = [r for r in reports if r.prepared_messages]
+    assert prepared and prepared[0].summary_calls == 0
+    summary = prepared[0].summary or ""
+    for section in TEMPLATE_SECTIONS[:2]:  # the grammar makes the model use the template
+        assert f"## {section}" in summary
+
+
+_FACTS = ["the deploy target is berlin-7", "the database is Postgres 16",
+          "the release is on Friday", "the owner of billing is Ana Zephyrine",
+          "the cache TTL is 300 seconds", "logs go to /var/log/orca",
+          "the API key lives in VAULT_KEY", "tests run with pytest -x",
+          "the region is eu-west-3", "the queue is called orca-jobs"]

@@ -8,6 +8,7 @@ lists, and "never used for other messages" is checked by comparing token sets.
 from __future__ import annotations
 
 import re
+import threading
 from typing import Any
 
 from hypothesis import given, settings
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 
 from mnemo.context import TEMPLATE_SECTIONS, ContextCompressor, validate_c12
 from mnemo.context.prepare import Preparer, certain_end
-from mnemo.context.prepare_worker import VirtualClock, VirtualRunner
+from mnemo.context.prepare_worker import TurnGate, VirtualClock, VirtualRunner, gated
 from mnemo.messages import Message, content_text
 from mnemo.tokens import estimate_message_tokens_rough
 
@@ -296,3 +297,29 @@ def test_a_prepared_summary_is_never_used_for_other_messages(events: list[str],
                 assert named and named <= _tokens_of(messages)
             messages = [m for m in out if m.get("role") != "system"]
             messages = [out[0], *messages] if out[0].get("role") == "system" else messages
+
+
+# -- the turn gate --------------------------------------------------------------------------
+
+class _WatchedGate(TurnGate):
+    def __init__(self) -> None:
+        super().__init__()
+        self.waiting = threading.Event()
+
+    def wait_open(self, timeout: float | None = None) -> bool:
+        self.waiting.set()
+        return super().wait_open(timeout)
+
+
+def test_a_summary_call_waits_while_a_turn_calls_the_model() -> None:
+    gate = _WatchedGate()
+    calls: list[str] = []
+    summarize = gated(lambda prompt: calls.append(prompt) or "summary", gate)
+    with gate.turn_call():
+        assert gate.busy
+        worker = threading.Thread(target=summarize, args=("prompt",))
+        worker.start()
+        gate.waiting.wait()
+        assert calls == []  # held back: the turn's call goes first
+    worker.join()
+    assert calls == ["prompt"] and not gate.busy
