@@ -93,7 +93,7 @@ def test_the_local_model_prepares_the_summary_between_turns(local: LocalChatClie
                                                     "user_profile_enabled": False}})
     # The turns are scripted (the summaries are what this test is about): plain answers,
     # a window as small as the local model's, so compactions come after a few turns.
-    main = ScriptedChatClient(default="OK, noted.", context_length=1_600)
+    main = ScriptedChatClient(default="OK, noted.", context_length=2_400)
     agent = build_agent(config, home=mnemo_home, cwd=tmp_path, client=main,
                         summarizer=summarizer)
     preparer = getattr(agent.engine, "preparer", None)
