@@ -54,7 +54,10 @@ from mnemo.agent.window import WindowGuard, counter_for
 from mnemo.api_validity import request_shape, validate_c12
 from mnemo.config import MnemoConfig
 from mnemo.context import CompressionReport, ContextEngine, is_summary_message
+from mnemo.context.engine import Summarizer
 from mnemo.context.fit import Fit
+from mnemo.context.prepare import describe_status
+from mnemo.context.prepare_worker import TurnGate
 from mnemo.context.repair import repair_messages
 from mnemo.context.window import RequestMeter
 from mnemo.errors import ContextLengthExceededError, UsageError
@@ -196,6 +199,17 @@ class Agent:
             max_tokens=config.model.max_tokens, reserve=config.context.reply_reserve_tokens)
         self._last_sent: tuple[list[Message], list[dict[str, Any]] | None] = ([], None)
         self._truncations = 0  # live contexts cut to fit (counted with the compactions)
+        # Closed during the turn's own model calls: background summaries wait (C17).
+        self.gate = TurnGate()
+
+    def enable_background(self, summarizer: Summarizer) -> bool:
+        """Prepare compaction summaries with ``summarizer`` between turns (C17), if the
+        config allows it (``compression.background``) and the engine can."""
+        comp = self.config.compression
+        if not (comp.enabled and comp.background):
+            return False
+        return self.engine.enable_background(summarizer, prepare_at=comp.prepare_at,
+                                             max_wait_s=comp.max_wait_s, gate=self.gate)
 
     # -- session lifecycle ----------------------------------------------------------------
 
@@ -413,6 +427,7 @@ class Agent:
         self._append({"role": "user", "content": text})
         result = TurnResult(text="")
         self._loop(result, extra)
+        self._prepare()
         if result.memory_written:
             self.nudger.wrote()
         self.manager.sync_all(text, result.text)
@@ -440,6 +455,7 @@ class Agent:
                         and run.arguments.get("action") in WRITE_ACTIONS):
                     result.memory_written = True
                 self._append(tool_result_message(call, run))
+            self._prepare()
             if tools is None:  # it called tools it was not offered; do not loop forever
                 result.text = content_text(message)
                 return
@@ -472,7 +488,8 @@ class Agent:
         if fit.changed:
             log.warning("window guard: %s", fit.describe())
         self._last_sent = (fit.messages, tools)
-        response = self.client.complete(fit.messages, tools=tools)
+        with self.gate.turn_call():  # background summaries wait for the turn's calls (C17)
+            response = self.client.complete(fit.messages, tools=tools)
         self.window.observe(fit.messages, tools, response.usage.prompt_tokens)
         return response
 
@@ -582,6 +599,12 @@ class Agent:
 
     # -- compaction -----------------------------------------------------------------------
 
+    def _prepare(self) -> None:
+        """Let the engine prepare the next summary from what is certain to go (C17). It
+        only reads: the request stays byte-identical until the next compaction."""
+        if self.config.compression.enabled:
+            self.engine.prepare(self._request(""))
+
     def _maybe_compact(self, result: TurnResult) -> None:
         if not self.config.compression.enabled:
             return
@@ -687,6 +710,7 @@ class Agent:
             "paused": bool(engine.get("paused")),
             "paused_reason": engine.get("paused_reason"),
             "model": self.client.model,
+            "preparation": engine.get("preparation"),
         }
 
     def status_line(self) -> str:
@@ -697,6 +721,8 @@ class Agent:
             line += " · auto-compaction paused"
         if self.refused_writes:
             line += f" · memory writes refused {self.refused_writes}"
+        if s["preparation"]:
+            line += f" · {describe_status(s['preparation'])}"
         return line
 
 

@@ -3,8 +3,10 @@
 The summariser rule (SPEC §K and C15 read together): an explicitly configured auxiliary
 model (``auxiliary.*`` or ``context.summary_model_override``) always summarises; with no
 auxiliary model, a configured remote main model summarises; when the main model is the
-embedded local one, the deterministic local summariser is used instead — it is faster on
-a CPU and keeps exact values a 0.5B model tends to lose.
+embedded local one, the deterministic local summariser is used at the threshold — it is
+faster on a CPU and keeps exact values a 0.5B model tends to lose — while the embedded
+model prepares summaries between turns in the background (C17, ``compression.background``),
+where its speed costs the user nothing.
 """
 
 from __future__ import annotations
@@ -33,6 +35,10 @@ from mnemo.prompt import SystemPrompt, build_system_prompt
 from mnemo.storage.factory import open_memory_store, open_session_store_or_scratch
 
 __all__ = ["build_agent", "context_window", "preview_system_prompt", "summarizer_for"]
+
+# The embedded model's background summaries answer in at most this many tokens (about
+# 15 s at 35 tok/s): a turn that arrives while one runs waits for at most that.
+_LOCAL_SUMMARY_MAX_TOKENS = 512
 
 
 def summarizer_for(config: MnemoConfig, home: Home,
@@ -116,7 +122,20 @@ def build_agent(
                   grounding=config.memory.grounding or ("strict" if local else "lenient"))
     if warning:
         agent.notices.append(warning)
+    background = summarizer or _local_model_summarizer(config, home, client)
+    if background is not None:
+        agent.enable_background(background)
     return agent
+
+
+def _local_model_summarizer(config: MnemoConfig, home: Home,
+                            client: ChatClient) -> Summarizer | None:
+    """With the embedded model as the main model, its summaries are prepared in the
+    background (C17), section grammar on: too slow to wait for at the threshold, not
+    between turns. The local summariser stays the fallback at the swap."""
+    if not getattr(client, "supports_grammar", False) or _main_kind(config, home) != "local":
+        return None
+    return make_summarizer(client, max_tokens=_LOCAL_SUMMARY_MAX_TOKENS, sections=TEMPLATE_SECTIONS)
 
 
 def preview_system_prompt(

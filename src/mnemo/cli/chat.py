@@ -18,6 +18,7 @@ import click
 
 from mnemo.agent import Agent, Compaction, TurnResult, build_agent
 from mnemo.cli.common import CliState, echo_json, pass_state
+from mnemo.context.prepare import describe_status
 from mnemo.errors import MnemoError, ProviderError, UsageError
 from mnemo.memory import TARGETS
 from mnemo.sessions.tool import session_search
@@ -252,6 +253,8 @@ def _show_context(agent: Agent) -> None:
                f"compactions {s['compactions']}")
     if s["paused"]:
         click.echo(f"  auto-compaction paused: {s['paused_reason']}")
+    if s.get("preparation"):
+        click.echo(f"  next {describe_status(s['preparation'])}")
 
 
 def _print_search(data: dict[str, Any]) -> None:

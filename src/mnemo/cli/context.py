@@ -60,7 +60,18 @@ def context_report(state: CliState, cwd: Path, platform: str | None) -> dict[str
         "findings": [f.to_dict() for f in prompt.findings],
         "skills_count": prompt.skills_count,
         "skill_problems": [p.to_dict() for p in prompt.skill_problems],
+        "preparation": _preparation(config),
     }
+
+
+def _preparation(config: Any) -> dict[str, Any]:
+    """Background preparation of the next summary (C17) as configured; no session runs
+    here, so its state is ``idle`` (``mnemo chat`` shows the live one on its status line
+    and in ``/context``)."""
+    comp = config.compression
+    enabled = bool(comp.enabled and comp.background and config.context.engine == "compressor")
+    return {"enabled": enabled, "prepare_at": comp.prepare_at, "max_wait_s": comp.max_wait_s,
+            "state": "idle" if enabled else "off", "covered": 0, "preparing": 0}
 
 
 @click.command()
@@ -101,6 +112,11 @@ def context(state: CliState, as_json: bool, platform: str | None, cwd: Path | No
         verdict = "BLOCKED" if finding["blocked"] else "allowed"
         click.echo(f"  {verdict} {finding['file']} line {finding['line']}: "
                    f"{finding['pattern_id']} — {finding['excerpt']}")
+    prep = report["preparation"]
+    click.echo("\nsummaries  " + ("prepared in the background (compression.background), "
+                                  f"from {prep['prepare_at']:.0%} of the threshold; "
+                                  f"waits up to {prep['max_wait_s']:g} s at the swap"
+                                  if prep["enabled"] else "made at the threshold (synchronous)"))
     click.echo(f"\nskills     {report['skills_count']} available"
                + (f", {len(report['skill_problems'])} with problems"
                   if report["skill_problems"] else ""))

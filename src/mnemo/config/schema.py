@@ -112,6 +112,10 @@ class ContextConfig(_Section):
 
 class CompressionConfig(_Section):
     enabled: bool = True
+    # C17: prepare the next summary in the background (false: summarise at the threshold).
+    background: bool = True
+    prepare_at: float = Field(default=0.5, ge=0, le=1)  # share of the threshold to wait for
+    max_wait_s: float = Field(default=0.0, ge=0)  # wait at the swap for a model update
 
 
 class SkillsConfig(_Section):

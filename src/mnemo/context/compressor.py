@@ -39,6 +39,8 @@ from mnemo.context.lcm_nodes import Span, take_apart_span
 from mnemo.context.local_summary import summarize_locally
 from mnemo.context.markers import FALLBACK_NOTICE, SYSTEM_ROLES, strip_fallback_notice
 from mnemo.context.model_summary import summarise_with_model
+from mnemo.context.prepare import Prepared, Preparer, Runner
+from mnemo.context.prepare_worker import ThreadRunner, TurnGate, gated
 from mnemo.context.progress import ProgressGuard
 from mnemo.context.prompt import summary_budget
 from mnemo.context.pruning import prune_tool_results
@@ -86,6 +88,8 @@ class SummaryOutcome:
     fallback: bool = False
     calls: int = 0
     skipped: str | None = None  # why ``body`` is None
+    prepared: int = 0  # middle messages whose summary was prepared in the background
+    local: bool = False  # written by the local summariser although a model is configured
 
 
 class ContextCompressor(ContextEngine):
@@ -94,6 +98,8 @@ class ContextCompressor(ContextEngine):
     ``protect_last_n`` is accepted (and validated) for compatibility with configs written
     for the seed design, but unused: the tail is chosen by tokens (C8), not by a count.
     """
+
+    background_capable = True  # C17: the summary can be prepared before the threshold
 
     def __init__(
         self,
@@ -131,6 +137,7 @@ class ContextCompressor(ContextEngine):
         self._previous_summary: str | None = None  # the last summary made, for status only
         self._cooldown_until = 0.0
         self._guard = ProgressGuard()
+        self.preparer: Preparer | None = None  # C17, see ``enable_background``
         self.model = model
         self._set_window(context_length)
 
@@ -190,14 +197,52 @@ class ContextCompressor(ContextEngine):
 
     def on_session_start(self, session_id: str) -> None:
         self._previous_summary = None
+        self._forget_prepared("a session started")
 
     def on_session_end(self, session_id: str, messages: Sequence[Message]) -> None:
         self._previous_summary = None
+        self._forget_prepared("the session ended")
 
     def on_session_reset(self) -> None:
         super().on_session_reset()
         self._previous_summary = None
         self._guard.reset()
+        self._forget_prepared("the session was reset")
+
+    # -- background preparation (C17, ``prepare.py``) ------------------------------------
+
+    def enable_background(self, summarizer: Summarizer, *, prepare_at: float = 0.5,
+                          max_wait_s: float = 0.0, gate: TurnGate | None = None,
+                          runner: Callable[[Preparer], Runner] | None = None) -> bool:
+        """Prepare the next summary in the background with ``summarizer``; ``gate`` holds
+        it back while a turn's model call runs; ``runner`` (default: a thread) runs it."""
+        if not self.background_capable:
+            return False
+        if gate is not None:
+            summarizer = gated(summarizer, gate)
+        preparer = Preparer(summarizer, protect_first_n=self.protect_first_n,
+                            window=self.summary_context_length or self.context_length,
+                            prepare_at=prepare_at, max_wait_s=max_wait_s)
+        preparer.runner = runner(preparer) if runner else ThreadRunner(preparer, gate)
+        self.preparer = preparer
+        return True
+
+    def prepare(self, messages: Sequence[Message]) -> None:
+        """The conversation grew (a turn or a tool round ended): prepare what is certain.
+        Never raises: preparation is an optimisation, the swap works without it."""
+        if self.preparer is None or self._guard.paused:
+            return
+        try:
+            self.preparer.observe(
+                messages, prompt_tokens=self.last_prompt_tokens,
+                threshold=self.threshold_tokens, tail_budget=self.tail_token_budget,
+                max_summary_tokens=self.max_summary_tokens)
+        except Exception as exc:
+            log.warning("background preparation skipped (%s: %s)", type(exc).__name__, exc)
+
+    def _forget_prepared(self, why: str) -> None:
+        if self.preparer is not None:
+            self.preparer.invalidate(why)
 
     def get_status(self) -> dict[str, Any]:
         status = super().get_status()
@@ -211,6 +256,7 @@ class ContextCompressor(ContextEngine):
             "paused": self._guard.paused,
             "paused_reason": self._guard.paused_reason,
             "has_summary": self._previous_summary is not None,
+            "preparation": self.preparer.status() if self.preparer else None,
             "last_compression": report_status(self.last_report),
         })
         return status
@@ -258,17 +304,27 @@ class ContextCompressor(ContextEngine):
                 len(middle), f"{middle_tokens:,}", len(pruned))
         if not span.turns or middle_tokens <= MIN_MIDDLE_TOKENS:
             inside = [i for i in pruned if head_end <= i < tail_start]
-            return self._finish_pruned_only(draft, inside, (
+            out = self._finish_pruned_only(draft, inside, (
                 "nothing to summarise: the conversation fits in the protected head and tail"
                 if not span.turns else "nothing to summarise: the middle is too small to be "
                 "worth a summary"))
+            if self.preparer is not None:
+                self.preparer.carry_over(work, out)
+            return out
         # Steps 4 and 5: the summary, merged with the previous one.
         header = self._summary_header(len(middle), span)
         budget = summary_budget(middle_tokens, self.max_summary_tokens)
-        outcome = self._summarise(span.turns, span.previous, focus_topic,
-                                  budget - (estimate_tokens_rough(header) if header else 0),
-                                  self._pre_compress_text(middle), len(middle))
+        room = budget - (estimate_tokens_rough(header) if header else 0)
+        swap = (self.preparer.take(work, head_end, tail_start, focus_topic)
+                if self.preparer is not None else None)
+        if swap is not None:  # C17: swap in what was prepared, fold in the rest
+            outcome = _swap(swap.prepared, span, work[head_end:tail_start], room,
+                            self._pre_compress_text(middle))
+        else:
+            outcome = self._summarise(span.turns, span.previous, focus_topic, room,
+                                      self._pre_compress_text(middle), len(middle))
         draft.calls = outcome.calls
+        draft.prepared, draft.local = outcome.prepared, outcome.local
         if outcome.body is None:  # auth or network failure: leave everything as it was
             draft.skipped_reason, draft.unreachable = outcome.skipped, True
             return self._finish(draft, [dict(m) for m in messages],  # type: ignore[misc]
@@ -301,7 +357,8 @@ class ContextCompressor(ContextEngine):
     def _finish(self, draft: Draft, out: list[Message],
                 origins: Origins | None) -> list[Message]:
         """Report, count and log; ``origins is None`` means ``out`` is the input unchanged."""
-        summarizer = "model" if self.summarizer and not draft.fallback else "local"
+        summarizer = ("model" if draft.prepared or (
+            self.summarizer and not draft.fallback and not draft.local) else "local")
         report = draft.report(out, origins, summarizer)
         self.last_report = report
         if report.changed:
@@ -309,6 +366,8 @@ class ContextCompressor(ContextEngine):
         if not draft.unreachable:  # an unreachable summariser says nothing about progress
             self._guard.track(report.tokens_after, self.threshold_tokens)
         how = report.skipped_reason or (
+            f"summary prepared by the model in the background for {draft.prepared} of the "
+            "summarised messages" if draft.prepared else
             f"summary by the model in {draft.calls} call(s)" if report.summarizer == "model"
             else "summary by the local summariser" + (" (fallback)" if draft.fallback else ""))
         log.log(self._level, "compress end: %d -> %d messages, ~%s -> ~%s tokens; %s",
@@ -385,6 +444,24 @@ class ContextCompressor(ContextEngine):
                         FALLBACK_NOTICE, SUMMARY_FAILURE_COOLDOWN_SECONDS)
             return SummaryOutcome(local(notice=True), fallback=True, calls=calls)
         return SummaryOutcome(body, calls=calls)
+
+
+def _swap(prepared: Prepared | None, span: Span, middle: Sequence[Message], budget: int,
+          extra: str) -> SummaryOutcome:
+    """The prepared summary, with the middle messages that joined since (and the memory
+    providers' text) folded in by the local summariser: milliseconds, no model call.
+    With the first summary still being made (``prepared`` None), the local summariser
+    does the whole middle now; the model's work goes to the next compaction."""
+    if prepared is None:
+        return SummaryOutcome(summarize_locally(span.turns, budget_tokens=budget,
+                                                previous_summary=span.previous,
+                                                extra_context=extra), local=True)
+    rest = take_apart_span(list(middle[prepared.covered:]))
+    body = prepared.body
+    if rest.turns or extra.strip():
+        body = summarize_locally(rest.turns, budget_tokens=budget, previous_summary=body,
+                                 extra_context=extra)
+    return SummaryOutcome(body, prepared=prepared.covered)
 
 
 def _log_empty(number: int, chunks: int) -> None:

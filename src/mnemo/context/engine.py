@@ -24,6 +24,8 @@ from mnemo.tokens import estimate_messages_tokens_rough
 
 if TYPE_CHECKING:
     from mnemo.config import MnemoConfig
+    from mnemo.context.prepare import Preparer, Runner
+    from mnemo.context.prepare_worker import TurnGate
     from mnemo.home import Home
 
 __all__ = ["CompressionReport", "ContextEngine", "PreCompressHook", "Summarizer", "usage_tokens"]
@@ -61,6 +63,8 @@ class CompressionReport:
     summarizer: str = "local"  # "local" or "model"
     summary_calls: int = 0  # calls made to the model summariser (more than 1 = chunked)
     stubs_added: int = 0  # tool results invented for calls whose result was compacted
+    # Summarised messages whose summary was prepared in the background (C17) and swapped in.
+    prepared_messages: int = 0
 
     @property
     def changed(self) -> bool:
@@ -165,6 +169,15 @@ class ContextEngine(ABC):
     def should_compress_preflight(self, messages: Sequence[Message]) -> bool:
         """Before a call, by the rough estimate (C4): would this list reach the threshold?"""
         return estimate_messages_tokens_rough(messages) >= self.threshold_tokens > 0
+
+    def enable_background(self, summarizer: Summarizer, *, prepare_at: float = 0.5,
+                          max_wait_s: float = 0.0, gate: TurnGate | None = None,
+                          runner: Callable[[Preparer], Runner] | None = None) -> bool:
+        """Prepare summaries in the background (C17); ``False``: this engine cannot."""
+        return False
+
+    def prepare(self, messages: Sequence[Message]) -> None:
+        """The conversation grew; an engine that prepares summaries looks at it now."""
 
     def get_tool_schemas(self) -> list[dict[str, Any]]:
         """Tools this engine offers the model (OpenAI function schemas)."""

@@ -69,6 +69,10 @@ class LosslessContextEngine(ContextCompressor):
     ``$MNEMO_HOME/state.db``); the other settings are ``ContextCompressor``'s.
     """
 
+    # Its summaries are nodes made at compaction time (C16); background preparation (C17)
+    # is the compressor's only, for now.
+    background_capable = False
+
     def __init__(self, *, context_length: int, sessions: SessionStore | None = None,
                  **settings: Any) -> None:
         super().__init__(context_length=context_length, **settings)

@@ -58,6 +58,8 @@ class Draft:
     fallback: bool = False
     skipped_reason: str | None = None
     calls: int = 0
+    prepared: int = 0  # middle messages covered by a summary prepared in the background
+    local: bool = False  # the local summariser wrote it although a model is configured
     stubs: int = 0
     unreachable: bool = False  # the summariser could not be reached (auth, network)
 
@@ -108,6 +110,7 @@ class Draft:
             focus_topic=self.focus_topic,
             summarizer=summarizer,
             summary_calls=self.calls,
+            prepared_messages=self.prepared,
             stubs_added=self.stubs + self.repair.stubs,
         )
 

@@ -1,0 +1,155 @@
+"""Who runs the background preparer's jobs (C17): a thread, or a virtual clock.
+
+``ThreadRunner`` is what a live session uses. It starts a daemon thread when told there
+may be work and lets it end when there is none, so an idle session holds no thread. Before
+every job it waits on the ``TurnGate``: while a turn's own model call is running, nothing
+new is sent to the summariser, so with the embedded model (one server, one slot) the turn
+goes first. ``gated`` wraps the summariser so the same holds between the chunks of a job.
+
+``VirtualRunner`` runs the same jobs on a virtual clock: a job's model calls are made at
+once (the summariser is scripted), but its result lands only when the clock has moved on
+by the latency given per call. The benchmark and the tests use it to replay hours of
+think time and slow summarisers without sleeping.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from mnemo.context.engine import Summarizer
+from mnemo.context.prepare import Job, Preparer
+
+__all__ = ["ThreadRunner", "TurnGate", "VirtualClock", "VirtualRunner", "gated"]
+
+log = logging.getLogger("mnemo.context")
+
+
+class TurnGate:
+    """Closed while a turn's model call runs; background work waits for it to open."""
+
+    def __init__(self) -> None:
+        self._open = threading.Event()
+        self._open.set()
+        self._lock = threading.Lock()
+        self._depth = 0
+
+    @contextmanager
+    def turn_call(self) -> Iterator[None]:
+        """Around a turn's model call."""
+        with self._lock:
+            self._depth += 1
+            self._open.clear()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._depth -= 1
+                if not self._depth:
+                    self._open.set()
+
+    @property
+    def busy(self) -> bool:
+        return not self._open.is_set()
+
+    def wait_open(self, timeout: float | None = None) -> bool:
+        return self._open.wait(timeout)
+
+
+def gated(summarizer: Summarizer, gate: TurnGate) -> Summarizer:
+    """``summarizer`` that waits, before each call, until no turn's model call runs."""
+    def call(prompt: str) -> str:
+        gate.wait_open()
+        return summarizer(prompt)
+    return call
+
+
+class ThreadRunner:
+    """Runs a preparer's jobs on a daemon thread that lives only while there is work."""
+
+    def __init__(self, preparer: Preparer, gate: TurnGate | None = None) -> None:
+        self.preparer = preparer
+        self.gate = gate or TurnGate()
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def notify(self) -> None:
+        with self._lock:
+            self._wake.set()
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._work, name="mnemo-prepare",
+                                                daemon=True)
+                self._thread.start()
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait for the worker to run out of work (tests, and the end of a session)."""
+        with self._lock:
+            thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+
+    def _work(self) -> None:
+        while True:
+            self._wake.clear()
+            self.gate.wait_open()  # a turn's model call goes first
+            job = self.preparer.begin()
+            if job is None:
+                with self._lock:
+                    if self._wake.is_set():
+                        continue  # new work came in while the last job was being looked up
+                    self._thread = None
+                    return
+            try:
+                job.run()
+            finally:
+                self.preparer.commit(job)
+
+
+class VirtualClock:
+    """A clock that only moves when told to."""
+
+    def __init__(self, start: float = 0.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class VirtualRunner:
+    """Runs a preparer's jobs on ``clock``; each model call takes ``latency`` seconds."""
+
+    def __init__(self, preparer: Preparer, clock: VirtualClock, latency: float,
+                 on_job: Callable[[Job], None] | None = None) -> None:
+        self.preparer = preparer
+        self.clock = clock
+        self.latency = latency
+        self.on_job = on_job
+        self.current: Job | None = None
+        self.finish = 0.0
+
+    def notify(self) -> None:
+        if self.current is None:
+            self._start(self.clock.now)
+
+    def advance(self, to: float) -> None:
+        """Move the clock to ``to``, landing every job that finishes on the way."""
+        while self.current is not None and self.finish <= to:
+            job, at = self.current, self.finish
+            self.current = None
+            self.clock.now = at
+            self.preparer.commit(job)
+            self._start(at)
+        self.clock.now = max(self.clock.now, to)
+
+    def _start(self, at: float) -> None:
+        job = self.preparer.begin()
+        if job is None:
+            return
+        job.run()
+        if self.on_job is not None:
+            self.on_job(job)
+        self.current = job
+        self.finish = at + self.latency * max(job.calls, 1)
