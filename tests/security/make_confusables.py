@@ -35,16 +35,26 @@ PROTOTYPES: dict[str, str] = {{
 '''
 
 
+def _base(text: str) -> str:
+    """``text`` without combining marks (the scanner drops them too): "n\u0329" -> "n"."""
+    decomposed = unicodedata.normalize("NFD", text.replace("\u200e", ""))
+    return "".join(c for c in decomposed if unicodedata.category(c) != "Mn")
+
+
 def build(table: dict[str, list[dict[str, str]]]) -> dict[str, str]:
     mapping: dict[str, str] = {}
-    for source, entries in table.items():
+    # A character's own entry wins over one of its compatibility forms (NFKC + casefold
+    # can send several sources to one key), so sort those to the front.
+    items = sorted(table.items(), key=lambda item: unicodedata.normalize(
+        "NFKC", item[0]).casefold() != item[0])
+    for source, entries in items:
         source = source.replace("\u200e", "")
         if len(source) != 1 or source.isascii():
             continue
         key = unicodedata.normalize("NFKC", source).casefold()
         if len(key) != 1 or key.isascii():
             continue
-        candidates = [e["c"].replace("\u200e", "") for e in entries]
+        candidates = [_base(e["c"]) for e in entries]
         candidates = [c for c in candidates if len(c) == 1 and c.isascii() and c.isprintable()]
         if not candidates:
             continue
