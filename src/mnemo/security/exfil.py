@@ -40,8 +40,8 @@ SENSITIVE = (
     r"|\.aws[\\/](?:credentials|config)\b|\.netrc\b|\.pgpass\b|\.git-credentials\b"
     r"|\.docker[\\/]config\.json|\.kube[\\/]config\b|\.npmrc\b|\.pypirc\b"
     r"|\.config[\\/]gh[\\/]hosts\.yml|\.gnupg\b|\.password-store\b"
-    r"|(?:^|[\s/\\'\"@=<(:])\.env\b(?!\.(?:example|sample|template|dist|defaults?)\b)"
-    r"|\b\w{0,12}_history\b|(?:^|[\s/\\~])\.history\b|/etc/(?:passwd|shadow|sudoers)\b"
+    r"|(?<![\w.-])\.env\b(?!\.(?:example|sample|template|dist|defaults?)\b)"
+    r"|_history\b|(?<![\w.-])\.history\b|/etc/(?:passwd|shadow|sudoers)\b"
     r"|(?:~|\$home|\$\{home\}|\$mnemo_home)[\\/]\.mnemo\b|\.mnemo[\\/](?:memories|state\.db"
     r"|config\.yaml)|\bmemories[\\/](?:memory|user)\.md|\bstate\.db\b"
     r"|\bcookies\.sqlite\b|\blogin\Wdata\b|\bwallet\.dat\b|\bcredentials\.json\b"
@@ -203,33 +203,42 @@ def _command_is_exfil(command: str, raw: str) -> bool:
     return False
 
 
+_MAX_CONTINUED = 30  # lines one command may span
+_CONTEXT = 2000  # characters of a command read on either side of its sender
+
+
 def exfil_command(form: Form) -> Iterator[tuple[int, int]]:
-    """Commands (shell, PowerShell, Python, JavaScript) that send secrets or files out."""
+    """Commands (shell, PowerShell, Python, JavaScript) that send secrets or files out.
+
+    Each command is analysed once, and at most ``_CONTEXT`` characters either side of
+    its sender, so a 64 KiB line of ``curl curl curl …`` costs linear time.
+    """
     text = form.text
     sender = compile_pattern(_SENDER)
-    reported_to = -1
+    done_to = -1
     for found in sender.finditer(text):
-        if found.start() < reported_to:
-            continue
+        if found.start() < done_to:
+            continue  # part of a command already analysed
         first = form.line_of(found.start())
         last = first
-        while last - 1 < len(form.continued) and form.continued[last - 1]:
+        while (last - first < _MAX_CONTINUED and last - 1 < len(form.continued)
+               and form.continued[last - 1]):
             last += 1
-        if _CODE_SENDER.search(found.group()):
+        code = _CODE_SENDER.search(found.group()) is not None
+        if code:
             last = min(len(form.line_starts), last + 6)  # a call's arguments, next lines
-        start = form.line_starts[first - 1]
+        start = max(form.line_starts[first - 1], found.start() - _CONTEXT)
         end = form.line_starts[last] - 1 if last < len(form.line_starts) else len(text)
+        end = min(end, found.end() + _CONTEXT)
         logical = text[start:end].replace("\n", " ")  # continued lines: one command
         raw = "\n".join(form.plain_lines[first - 1:last])
         offset = found.start() - start
         # The command the sender belongs to: cut at ; && || on either side.
         cut_before = max((m.end() for m in _SPLIT.finditer(logical, 0, offset)), default=0)
-        after = _SPLIT.search(logical, found.end() - start)
-        if _CODE_SENDER.search(found.group()):
-            after = None
+        after = None if code else _SPLIT.search(logical, found.end() - start)
         cut_after = after.start() if after else len(logical)
-        if _command_is_exfil(logical[cut_before:cut_after], raw):
-            reported_to = start + cut_after
+        done_to = start + cut_after
+        if _command_is_exfil(logical[cut_before:cut_after], raw[:3 * _CONTEXT]):
             yield found.start(), start + cut_after
 
 
