@@ -12,11 +12,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from corpusdata import load
 
 from mnemo.memory import MemoryStore
 from mnemo.prompt import load_context_files
-
-from corpusdata import load
 
 ATTACKS = load("attacks")
 BENIGN = load("benign")

@@ -228,8 +228,6 @@ class MemoryManager:
         if provider.builtin and name == "memory":
             self._notify_memory_write(args, result)
             return result
-        if not isinstance(result, str):
-            result = json.dumps(result, ensure_ascii=False, default=str)
         # An external provider's result goes to the model like recalled text (SPEC S3).
         return clean_tool_result(result, f"tool {name} of '{provider.name}'")
 

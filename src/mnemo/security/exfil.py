@@ -138,7 +138,7 @@ def is_well_known(host: str) -> bool:
 
 def _is_sink(host: str) -> bool:
     host = host.lower()
-    return bool(_IP.match(host)) and not host.startswith("127.") or any(
+    return (bool(_IP.match(host)) and not host.startswith("127.")) or any(
         s in host for s in _SINKS)
 
 

@@ -14,18 +14,23 @@ import.
 
 from __future__ import annotations
 
+import importlib
 import re
-import re._constants as _sre  # the parsed-pattern opcodes (stable since 3.11)
-import re._parser as _parser
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from functools import cache
+from typing import Any
 
 from mnemo.security.normalise import Form, skeleton
 
 __all__ = ["Matcher", "W", "compile_pattern", "finditer", "regex", "window"]
 
 Matcher = Callable[[Form], Iterator[tuple[int, int]]]
+
+# Python's own regex parser (used to read a pattern's literal prefixes); private but
+# stable since 3.11, and only an optimisation: if it ever fails, patterns run unanchored.
+_parser: Any = importlib.import_module("re._parser")
+_sre: Any = importlib.import_module("re._constants")
 
 # Between two words: whitespace, newlines, punctuation or underscores, bounded.
 W = r"[\W_]{1,8}"
@@ -60,7 +65,7 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
 _MAX_PREFIXES = 400
 
 
-def _prefixes(items: list[tuple[object, object]]) -> tuple[set[str], bool] | None:
+def _prefixes(items: list[tuple[Any, Any]]) -> tuple[set[str], bool] | None:
     """Literal strings every match of the parsed ``items`` starts with, and whether the
     sequence was read to its end; None when a match can start with anything."""
     found = {""}
@@ -72,9 +77,9 @@ def _prefixes(items: list[tuple[object, object]]) -> tuple[set[str], bool] | Non
             found = {p + chr(arg) for p in found}
             continue
         if op is _sre.SUBPATTERN:
-            inner = _prefixes(list(arg[-1]))  # type: ignore[index]
+            inner = _prefixes(list(arg[-1]))
         elif op is _sre.BRANCH:
-            inner = _branch_prefixes(arg[1])  # type: ignore[index]
+            inner = _branch_prefixes(arg[1])
         else:
             inner = None
         if inner is None:
@@ -88,11 +93,11 @@ def _prefixes(items: list[tuple[object, object]]) -> tuple[set[str], bool] | Non
     return found, True
 
 
-def _branch_prefixes(branches: list[object]) -> tuple[set[str], bool] | None:
+def _branch_prefixes(branches: list[Any]) -> tuple[set[str], bool] | None:
     heads: set[str] = set()
     complete = True
     for branch in branches:
-        inner = _prefixes(list(branch))  # type: ignore[call-overload]
+        inner = _prefixes(list(branch))
         if inner is None:
             return None
         heads |= inner[0]
@@ -104,10 +109,9 @@ def _branch_prefixes(branches: list[object]) -> tuple[set[str], bool] | None:
 def _anchors(pattern: str) -> tuple[str, ...] | None:
     """The literal prefixes of ``pattern`` (at least one per match), or None."""
     try:
-        parsed = _parser.parse(_skeleton_pattern(pattern))
-    except re.error:
+        result = _prefixes(list(_parser.parse(_skeleton_pattern(pattern))))
+    except (re.error, AttributeError, TypeError, ValueError):
         return None
-    result = _prefixes(list(parsed))
     if result is None or "" in result[0]:
         return None
     return tuple(sorted(result[0]))
@@ -158,8 +162,9 @@ def window(first: str, *rest: str, span: int = 250, either_order: bool = False,
     """``first``, then each of ``rest`` in order, all within ``span`` characters.
 
     With ``either_order`` the other pieces may come before or after the first, in any
-    order, each within ``span`` of it (languages differ in where verb and object go). ``unless_before``: a pattern that, ending
-    right before ``first``, cancels the match ("never send …").
+    order, each within ``span`` of it (languages differ in where verb and object go).
+    ``unless_before``: a pattern that, ending right before ``first``, cancels the match
+    ("never send …").
     """
 
     def match(form: Form) -> Iterator[tuple[int, int]]:

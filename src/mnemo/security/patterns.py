@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from mnemo.security import exfil, multilingual
-from mnemo.security.matchers import W, Matcher, compile_pattern, regex, window
+from mnemo.security.matchers import Matcher, W, compile_pattern, regex, window
 from mnemo.security.normalise import Form, build_form
 
 __all__ = ["INVISIBLE_CHARS", "PATTERNS", "PATTERN_IDS", "SCOPES", "ThreatPattern"]
@@ -133,9 +133,9 @@ PATTERNS: tuple[ThreatPattern, ...] = (
               rf"(?:instructions|rules|guidelines|directives){W}(?:are|were|is|have{W}been)"
               rf"{W}(?:now{W})?(?:void|cancell?ed|revoked|obsolete|null|invalid|superseded"
               rf"|overridden|no{W}longer{W}(?:valid|apply|in{W}effect))\b",
-              rf"\b(?:the|this|you|any)\W{{1,3}}(?:ai|model|assistant|agent|llm|bot)s?\W{{1,3}}"
-              rf"(?:must|shall|should|will|has\W{{1,3}}to)\W{{1,3}}(?:now\W{{1,3}})?(?:obey"
-              rf"|comply\W{{1,3}}with)\b"),
+              r"\b(?:the|this|you|any)\W{1,3}(?:ai|model|assistant|agent|llm|bot)s?\W{1,3}"
+              r"(?:must|shall|should|will|has\W{1,3}to)\W{1,3}(?:now\W{1,3})?(?:obey"
+              r"|comply\W{1,3}with)\b"),
         *multilingual.matchers("prompt_injection"),
     )),
     ThreatPattern("deception_hide", "tells the model to keep something from the user", (

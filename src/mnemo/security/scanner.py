@@ -18,10 +18,9 @@ before scanning it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Literal
-
-import re
 
 from mnemo.security.normalise import Form, build_form, hidden_text, mixed_script
 from mnemo.security.patterns import PATTERNS, SCOPES
