@@ -43,36 +43,50 @@ _ZERO_WIDTH = frozenset("\u200b\u2060\ufeff\u2061\u2062\u2063\u2064\u180e")
 _JOINERS = frozenset("\u200c\u200d")
 
 
-@cache
-def _tables() -> tuple[dict[int, str | None], dict[int, str | None]]:
-    """Two ``str.translate`` tables, built once on first use (never at import).
+class _DropTable(dict[int, "str | None"]):
+    """``str.translate`` table of what is removed before NFKC, filled per character on
+    first sight (building it for all of Unicode up front would cost every process)."""
 
-    ``drop``: what is removed before NFKC. ``fold``: applied after NFD — marks removed,
-    confusables mapped, dashes and spaces unified.
-    """
-    drop: dict[int, str | None] = {}
-    fold: dict[int, str | None] = {}
-    for cp in [*range(0x80, 0x31000), *range(0xE0000, 0xE01F0)]:
+    def __missing__(self, cp: int) -> str | None:
+        if cp < 0x80:
+            raise LookupError(cp)  # ASCII: unchanged
         category = unicodedata.category(chr(cp))
-        if category == "Cf" or cp in _VARIATION or cp in _VARIATION_SUPPLEMENT:
-            drop[cp] = None
-        elif category == "Mn":
-            fold[cp] = None
-        elif category == "Pd":
-            fold[cp] = "-"
-        elif category in ("Zs", "Zl", "Zp"):
-            fold[cp] = " "
-    for ch in _FILLERS + "\u034f":
-        drop[ord(ch)] = None
-    fold[0x2800] = " "  # braille blank: looks like a space
-    for cp in (0x09, 0x0B, 0x0C, 0x0D):
-        fold[cp] = " "
-    for target, sources in PROTOTYPES.items():
-        for ch in sources:
-            if ord(ch) not in fold:
-                fold[ord(ch)] = target
-    fold[ord("\u2014")] = "-"
-    return drop, fold
+        if (category == "Cf" or cp in _VARIATION or cp in _VARIATION_SUPPLEMENT
+                or chr(cp) in _FILLERS or cp == 0x034F):
+            self[cp] = None
+            return None
+        raise LookupError(cp)
+
+
+class _FoldTable(dict[int, "str | None"]):
+    """Applied after NFD: marks removed, confusables mapped, dashes and spaces unified."""
+
+    def __missing__(self, cp: int) -> str | None:
+        if cp < 0x80:
+            raise LookupError(cp)
+        category = unicodedata.category(chr(cp))
+        value: str | None
+        if category == "Mn":
+            value = None
+        elif category == "Pd" or cp == 0x2014:
+            value = "-"
+        elif category in ("Zs", "Zl", "Zp") or cp == 0x2800:  # braille blank looks blank
+            value = " "
+        else:
+            value = _PROTOTYPE_OF.get(chr(cp))
+            if value is None:
+                raise LookupError(cp)
+        self[cp] = value
+        return value
+
+
+_PROTOTYPE_OF = {ch: target for target, sources in PROTOTYPES.items() for ch in sources}
+_DROP = _DropTable()
+_FOLD = _FoldTable({0x09: " ", 0x0B: " ", 0x0C: " ", 0x0D: " "})
+
+
+def _tables() -> tuple[dict[int, str | None], dict[int, str | None]]:
+    return _DROP, _FOLD
 
 
 def skeleton(text: str) -> str:

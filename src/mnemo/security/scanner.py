@@ -131,3 +131,8 @@ def scan(text: str, scope: Scope = "context") -> list[Finding]:
                                     pattern.description, last))
     findings.sort(key=lambda f: f.line)
     return findings
+
+
+# Compile the patterns now rather than inside the first memory write: a write must stay
+# short (a process killed mid-write must leave whole files), and nothing is read here.
+scan("")
