@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterator
 from functools import cache
 
-from mnemo.security.matchers import compile_pattern, window
+from mnemo.security.matchers import compile_pattern, finditer, window
 from mnemo.security.normalise import Form
 
 __all__ = ["SENSITIVE", "exfil_command", "exfil_image", "exfil_instruction", "is_well_known"]
@@ -98,14 +98,14 @@ _VAR = re.compile(r"\$\{\{\s{0,3}(?:secrets|env)\.(\w{1,80})|\$\{(\w{1,80})|\$(\
                   r"|os\.environ\.get\(['\"](\w{1,80})|process\.env\.(\w{1,80})"
                   r"|\$env:(\w{1,80})")
 _SECRET_NAME = re.compile(r"key|token|secret|pass(?:word|wd)?|pwd|cred|auth|session|cookie"
-                          r"|private", re.IGNORECASE)
+                          r"|private")
 # Backticks count only inside an argument (``?d=`cat x```): in Markdown they mark code.
 _SUBST = re.compile(r"\$\(([^()\n]{0,200})\)|(?<=[=/\"':])`([^`\n]{1,200})`")
 _HARMLESS_SUBST = re.compile(
     r"\s{0,3}(?:uname|arch|date|lsb_release|dpkg\s+--print-architecture|nproc|go\s+env"
     r"|rustc\s+--version|git\s+(?:rev-parse|describe|tag|branch)|python3?\s+--version"
     r"|node\s+-v|cat\s+(?:\w{0,20}version\w{0,10}(?:\.txt)?|\.nvmrc|\.tool-versions)"
-    r"|whoami\s*$|id\s+-u|pwd)\b", re.IGNORECASE)
+    r"|whoami\s*$|id\s+-u|pwd)\b")
 _ENV_DUMP = re.compile(r"(?:^|[|;&(`]\s{0,3}|\$\(\s{0,3})(?:env|printenv|set|export\s+-p)\b"
                        r"(?!\s*[=:])|\bos\.environ\b(?!\s*[\[.])|\bprocess\.env\b(?!\s*[\[.])"
                        r"|\bget-childitem\s+env:|\bgci\s+env:|\bdocument\.cookie\b"
@@ -113,15 +113,15 @@ _ENV_DUMP = re.compile(r"(?:^|[|;&(`]\s{0,3}|\$\(\s{0,3})(?:env|printenv|set|exp
 _AUTH_ARG = re.compile(r"(?:-h|--header)\s{0,3}['\"]?\s{0,3}(?:authorization|x-api-key|api-key"
                        r"|x-auth-token|private-token|job-token|[\w-]{0,30}-team|x-[\w-]{0,30}"
                        r"key)\s{0,3}:|\s(?:-u|--user)\s|headers\s{0,3}=|\bbearer\b|\btoken\s"
-                       r"|-credential\b", re.IGNORECASE)
-_HEADER_ARG = re.compile(r"(?:-h|--header)\s{0,3}['\"]?[\w-]{1,40}\s{0,3}:", re.IGNORECASE)
+                       r"|-credential\b")
+_HEADER_ARG = re.compile(r"(?:-h|--header)\s{0,3}['\"]?[\w-]{1,40}\s{0,3}:")
 _UPLOAD = re.compile(r"(?:-f|--form)\s{0,3}['\"]?[\w.-]{0,40}=@\s{0,3}['\"]?([^\s'\";]{1,300})"
                      r"|(?:-d|--data(?:-binary|-raw|-urlencode)?)\s{0,3}['\"]?@([^\s'\";]{1,300})"
                      r"|(?:-t|--upload-file)\s{1,3}['\"]?([^\s'\";]{1,300})"
                      r"|--(?:post|body)-file[= ]\s{0,3}['\"]?([^\s'\";]{1,300})"
-                     r"|-infile\s{1,3}['\"]?([^\s'\";]{1,300})", re.IGNORECASE)
+                     r"|-infile\s{1,3}['\"]?([^\s'\";]{1,300})")
 _HOME = re.compile(r"^(?:~|\$home|\$\{home\}|%userprofile%|\$env:userprofile|/home/|/users/"
-                   r"|/root\b|/etc/)", re.IGNORECASE)
+                   r"|/root\b|/etc/)")
 _SPLIT = re.compile(r"\s(?:&&|\|\|)\s|;\s|\n")
 _BARE_LOCAL = re.compile(r"(?<![\w./-])(localhost|127\.0\.0\.1)(?::\d{1,5})?\b")
 _IP = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
@@ -143,10 +143,9 @@ def _is_sink(host: str) -> bool:
 
 
 def _vendor_of(name: str) -> tuple[str, ...] | None:
-    lowered = name.lower()
-    for vendor, hosts in _VENDORS.items():
-        if re.search(rf"(?:^|_){vendor}(?:_|$)", lowered):
-            return hosts
+    for part in name.lower().split("_"):
+        if part in _VENDORS:
+            return _VENDORS[part]
     return None
 
 
@@ -165,13 +164,12 @@ def _hosts(command: str, raw: str) -> list[str]:
 
 
 def _command_is_exfil(command: str, raw: str) -> bool:
-    sensitive = compile_pattern(SENSITIVE)
     hosts = _hosts(command, raw)
     known = bool(hosts) and all(is_well_known(h) for h in hosts)
     if any(_is_sink(h) for h in hosts) and (
             re.search(r"\s-(?:d|f|t)\b|--data|--form|--upload|--post|-body|\$|@", command)):
         return True
-    if sensitive.search(command) or _ENV_DUMP.search(command):
+    if next(finditer(SENSITIVE, command), None) is not None or _ENV_DUMP.search(command):
         return not (hosts and all(h.startswith(("localhost", "127.")) for h in hosts))
     for match in _UPLOAD.finditer(command):
         path = next(g for g in match.groups() if g)
@@ -252,9 +250,10 @@ _OBJECT = (r"(?<![-$.])\b(?:conversations?|chat|transcripts?|dialog(?:ue)?|messa
            r"|passphrases?|environment(?:\W{1,3}variables)?|env\W{1,3}vars?|system\W{0,3}prompt"
            r"|ssh\W{1,3}keys?|private\W{1,3}keys?|cookies?|clipboard|user'?s\W{1,3}(?:data"
            r"|files|messages|input|documents))\b(?!\s{0,2}[=:$@{]|-)|" + SENSITIVE)
-_DESTINATION = (r"https?://|\b[\w.+-]{1,64}@[\w-]{1,63}\.[a-z]{2,}|\b\d{1,3}(?:\.\d{1,3}){3}\b"
-                r"|\bwebhook|\bendpoint\b|\bpastebin\b|\bgist\b|\bdiscord\b|\?\w{1,20}="
-                r"|\bparameter\b|\bquery\W{1,3}string\b|\b(?:a|the)\W{1,3}(?:link|url|image)\b")
+# Where it goes: a URL, an e-mail address (found by its "@domain"), a webhook, a query.
+_DESTINATION = (r"https?://|@[\w-]{1,63}\.[a-z]{2,}|\bwebhook|\bendpoint\b|\bpastebin\b"
+                r"|\bgist\b|\bdiscord\b|\?\w{1,20}=|\bparameter\b|\bquery\W{1,3}string\b"
+                r"|\b(?:link|url|image)\b")
 _NEGATED = r"\b(?:never|not|n't|no)\W{1,3}(?:\w{1,8}\W{1,3})?"
 
 _send_object = window(_VERB, _OBJECT, _DESTINATION, span=260, unless_before=_NEGATED)
@@ -269,9 +268,9 @@ def exfil_instruction(form: Form) -> Iterator[tuple[int, int]]:
     yield from _object_then_send(form)
 
 
-_INLINE_IMAGE = r"!\[[^\]\n]{0,300}\]\(\s{0,3}<?(https?://[^\s)>]{1,2000})"
+_INLINE_IMAGE = r"!\[[^\[\]\n]{0,300}\]\(\s{0,3}<?(https?://[^\s)>]{1,2000})"
 _HTML_IMAGE = r"<\s{0,3}img\b[^>]{0,300}?\bsrc\s{0,3}=\s{0,3}[\"']?(https?://[^\"'\s>]{1,2000})"
-_REF_IMAGE = r"!\[([^\]\n]{0,300})\](?:\[([^\]\n]{0,100})\])?"
+_REF_IMAGE = r"!\[([^\[\]\n]{0,300})\](?:\[([^\[\]\n]{0,100})\])?"
 _REF_DEF = r"(?:^|\n)\s{0,3}\[([^\]\n]{1,100})\]:\s{0,3}<?(https?://\S{1,2000})"
 _PLACEHOLDER = re.compile(r"[{}$<>\[\]`]|%7b|%7d|%24|%3c|%3e")
 _DATA_PARAM = re.compile(

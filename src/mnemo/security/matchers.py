@@ -176,9 +176,6 @@ def window(first: str, *rest: str, span: int = 250, either_order: bool = False,
         starts = [[s for s, _ in found] for found in lists]
         negation = compile_pattern(f"(?:{unless_before})$") if unless_before else None
         for head_start, head_end in heads:
-            if negation is not None and negation.search(
-                    text, max(0, head_start - 30), head_start):
-                continue
             limit = head_start + span
             pos = head_end
             end = head_end
@@ -196,7 +193,8 @@ def window(first: str, *rest: str, span: int = 250, either_order: bool = False,
                     ok = False
                     break
                 pos = end = max(end, found[i][1])
-            if ok:
+            if ok and not (negation is not None and negation.search(
+                    text, max(0, head_start - 30), head_start)):
                 yield head_start, end
 
     return match

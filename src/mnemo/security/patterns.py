@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from mnemo.security import exfil, multilingual
-from mnemo.security.matchers import Matcher, W, compile_pattern, regex, window
+from mnemo.security.matchers import Matcher, W, compile_pattern, finditer, regex, window
 from mnemo.security.normalise import Form, build_form
 
 __all__ = ["INVISIBLE_CHARS", "PATTERNS", "PATTERN_IDS", "SCOPES", "ThreatPattern"]
@@ -116,6 +116,20 @@ def _html_comment(form: Form) -> Iterator[tuple[int, int]]:
         pos = end + 3
 
 
+_ELEMENT = r"<\W{0,2}(?:div|span|p|section|font|small|td|li|a|label)\b[^<>]{0,300}>?"
+_HIDING = (r"display\W{0,3}none|visibility\W{0,3}hidden|font-size\W{0,3}0(?![.\d])"
+           r"|opacity\W{0,3}0(?![.\d])|[\s\"']hidden(?=[\s>/=])|(?:^|[\s;\"'])color\W{0,3}"
+           r"(?:white|#fff\b|#ffffff|transparent)|(?:^|[\s;\"'])height\W{0,3}0(?![.\d])")
+
+
+def _hidden_element(form: Form) -> Iterator[tuple[int, int]]:
+    """An HTML element styled or marked to be invisible (its opening tag is read once)."""
+    hiding = compile_pattern(_HIDING)
+    for found in finditer(_ELEMENT, form.text):
+        if hiding.search(found.group()):
+            yield found.start(), found.end()
+
+
 PATTERNS: tuple[ThreatPattern, ...] = (
     # The seed's ten.
     ThreatPattern("prompt_injection", "tells the model to ignore its previous instructions", (
@@ -179,12 +193,7 @@ PATTERNS: tuple[ThreatPattern, ...] = (
     )),
     ThreatPattern("html_comment_injection", "hides instructions in an HTML comment",
                   (_html_comment,)),
-    ThreatPattern("hidden_div", "hides text in an invisible HTML element", (
-        regex(r"<\W{0,2}(?:div|span|p|section|font|small|td|li|a|label)\b[^>]{0,300}?"
-              r"(?:display\W{0,3}none|visibility\W{0,3}hidden|font-size\W{0,3}0(?![.\d])"
-              r"|opacity\W{0,3}0(?![.\d])|[\s\"']hidden(?=[\s>/=])|(?:^|[\s;\"'])color\W{0,3}"
-              r"(?:white|#fff\b|#ffffff|transparent)|(?:^|[\s;\"'])height\W{0,3}0(?![.\d]))"),
-    )),
+    ThreatPattern("hidden_div", "hides text in an invisible HTML element", (_hidden_element,)),
     ThreatPattern("translate_execute", "asks to translate or decode text and then execute it", (
         window(r"\b(?:translate|convert|decode|decrypt|deobfuscate)\b",
                r"\binto\W{1,4}(?:\w{1,12}\W{1,4}){0,2}(?:bash|shell|python|code|commands?"
