@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from mnemo.memory.builtin import WRITE_ACTIONS
+from mnemo.memory.fencing import clean_provider_text, clean_tool_result
 from mnemo.memory.provider import MemoryProvider
 from mnemo.messages import Message
 
@@ -107,9 +108,19 @@ class MemoryManager:
                 self._providers.remove(provider)
 
     def external_prompt_blocks(self) -> list[str]:
-        """System-prompt blocks of the external providers (the built-in one renders itself)."""
-        return [text for p, text in self._each("system_prompt_block")
-                if not p.builtin and isinstance(text, str) and text.strip()]
+        """System-prompt blocks of the external providers (the built-in one renders itself).
+
+        Each block is provider text like any other (SPEC S3): fence tags and HTML comments
+        removed, lines with a threat finding dropped and logged.
+        """
+        blocks: list[str] = []
+        for provider, text in self._each("system_prompt_block"):
+            if provider.builtin or not isinstance(text, str) or not text.strip():
+                continue
+            clean = clean_provider_text(text, f"system_prompt_block of '{provider.name}'")
+            if clean.strip():
+                blocks.append(clean)
+        return blocks
 
     def prefetch_all(self, query: str) -> str:
         """Recalled text for this turn's ``query`` from every provider, joined."""
@@ -125,7 +136,9 @@ class MemoryManager:
             if text is None:
                 text = self._call(provider, "prefetch", query)
             if isinstance(text, str) and text.strip():
-                texts.append(text.strip())
+                clean = clean_provider_text(text, f"prefetch of '{provider.name}'").strip()
+                if clean:
+                    texts.append(clean)
         return "\n\n".join(texts)
 
     def queue_prefetch_all(self, query: str) -> None:
@@ -156,9 +169,10 @@ class MemoryManager:
 
     def on_pre_compress(self, messages: Sequence[Message]) -> str:
         """Extra text providers want the summariser to keep, joined."""
-        texts = [t for _, t in self._each("on_pre_compress", list(messages))
+        texts = [clean_provider_text(t, f"on_pre_compress of '{p.name}'")
+                 for p, t in self._each("on_pre_compress", list(messages))
                  if isinstance(t, str) and t.strip()]
-        return "\n\n".join(t.strip() for t in texts)
+        return "\n\n".join(t.strip() for t in texts if t.strip())
 
     def on_memory_write(self, action: str, target: str, content: str) -> None:
         for provider in self._providers:
@@ -213,7 +227,9 @@ class MemoryManager:
                                f"({type(exc).__name__}: {exc}); answer without it."})
         if provider.builtin and name == "memory":
             self._notify_memory_write(args, result)
-        return result
+            return result
+        # An external provider's result goes to the model like recalled text (SPEC S3).
+        return clean_tool_result(result, f"tool {name} of '{provider.name}'")
 
     def _notify_memory_write(self, args: dict[str, Any], result: str) -> None:
         action = args.get("action")

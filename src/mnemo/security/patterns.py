@@ -1,11 +1,17 @@
 """The threat patterns: what prompt injection and exfiltration look like in text.
 
 Each pattern has an id (what findings, logs and the allow-list name), a one-line
-description, the scopes it applies to, and a matcher. Matchers are built so that no input
-can make them slow: regexes use bounded repeats only, and the patterns that the seed wrote
-as ``a .* b .* c`` are *ordered keyword* matchers — each piece is searched once after the
-end of the previous one on the same line, which is linear where a backtracking ``.*`` is
-not.
+description, the scopes it applies to, and matchers. Every matcher runs on the skeleton
+form of the text (``normalise.py``): lower case, accents and invisible characters gone,
+look-alike letters mapped to ASCII, whitespace collapsed and lines joined, so "ignore"
+written with a Cyrillic і, a soft hyphen or over two quoted lines is still "ignore".
+English phrasings live here, other languages in ``multilingual.py``, exfiltration by
+command, markdown image or instruction in ``exfil.py``.
+
+The patterns encode the *imperative shape* of an attack ("ignore all previous
+instructions", "send the chat history to https://…"), not its vocabulary: documentation
+that mentions the system prompt, a note that says "ignore the flaky test", or a CI
+script that calls an API with its token must pass.
 
 Scopes: ``strict`` (memory writes and the memory snapshot) uses every pattern;
 ``context`` (context files, SOUL.md, recalled provider text, summaries) leaves out
@@ -15,16 +21,20 @@ while memory must never keep one.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
+
+from mnemo.security import exfil, multilingual
+from mnemo.security.matchers import Matcher, W, compile_pattern, finditer, regex, window
+from mnemo.security.normalise import Form, build_form
 
 __all__ = ["INVISIBLE_CHARS", "PATTERNS", "PATTERN_IDS", "SCOPES", "ThreatPattern"]
 
 SCOPES = ("strict", "context")
 
-# Zero-width characters, the BOM, and the bidirectional overrides and isolates that can
-# make text read differently from what it says.
+# The invisible characters SPEC S1 names. ``normalise.hidden_text`` reports these and the
+# other kinds S3 adds (tag characters, stray variation selectors, fillers, stacked marks),
+# all as ``invisible_unicode``.
 INVISIBLE_CHARS: dict[str, str] = {
     "\u200b": "ZERO WIDTH SPACE",
     "\u200c": "ZERO WIDTH NON-JOINER",
@@ -42,54 +52,56 @@ INVISIBLE_CHARS: dict[str, str] = {
     "\u2069": "POP DIRECTIONAL ISOLATE",
 }
 
-# A matcher takes the whole (normalised) text and yields the offsets of its matches.
-Matcher = Callable[[str], Iterator[int]]
 
-_FLAGS = re.IGNORECASE
+@dataclass(frozen=True)
+class ThreatPattern:
+    id: str
+    description: str
+    matchers: tuple[Matcher, ...]
+    scopes: tuple[str, ...] = SCOPES
 
+    def find(self, form: Form) -> Iterator[tuple[int, int]]:
+        """``(start, end)`` offsets of every match in ``form``."""
+        for matcher in self.matchers:
+            yield from matcher(form)
 
-def _regex(pattern: str) -> Matcher:
-    compiled = re.compile(pattern, _FLAGS)
-
-    def match(text: str) -> Iterator[int]:
-        for found in compiled.finditer(text):
-            yield found.start()
-
-    return match
-
-
-def _ordered(*pieces: str) -> Matcher:
-    """Pieces that must occur in this order on one line, anything in between."""
-    compiled = [re.compile(p, _FLAGS) for p in pieces]
-    first, rest = compiled[0], compiled[1:]
-
-    def match(text: str) -> Iterator[int]:
-        line_start = 0
-        for line in text.split("\n"):
-            start = first.search(line)
-            if start is not None:
-                pos = start.end()
-                for piece in rest:
-                    found = piece.search(line, pos)
-                    if found is None:
-                        break
-                    pos = found.end()
-                else:
-                    yield line_start + start.start()
-            line_start += len(line) + 1
-
-    return match
+    def matcher(self, text: str) -> Iterator[int]:
+        """Start offsets of the matches in ``text`` (its skeleton form is built here)."""
+        for start, _end in self.find(build_form(text.split("\n"))):
+            yield start
 
 
-_COMMENT_WORDS = re.compile(r"\b(?:ignore|override|system|secret|hidden)\b", _FLAGS)
+_QUALIFIER = (r"(?:previous|prior|above|earlier|preceding|former|foregoing|original|initial"
+              r"|old|existing|system|developer|safety|all|any|other|current|given)")
+_RULES = (r"(?:instructions?|directives?|prompts?|rules|guidelines|guidance|constraints"
+          r"|restrictions|polic(?:y|ies)|commands|orders|directions|programming|training)")
+_LIMITS = (r"(?:restrictions|limits|limitations|rules|guidelines|filters?|polic(?:y|ies)"
+           r"|censorship|constraints|boundaries|safeguards)")
+_WORD = r"\w{1,15}" + W
+
+_COMMENT = r"<!--(?:[^-]|-(?!->)){0,2000}-->"
+_AI = (r"\b(?:ai|a\.i\.|assistants?|agents?|models?|llms?|chatbots?|bots?|claude|gpt\w{0,6}"
+       r"|chatgpt|copilot|gemini|codex|language\W{1,3}models?)\b")
+_DIRECTIVE = (r"\b(?:must|should|shall|always|never|do\W{1,3}not|don'?t|ignore|run|execute"
+              r"|answer|reply|respond|tell|say|output|print|send|allow|approve|bypass|obey"
+              r"|follow|pretend|include|instructions?)\b")
+# Words that make a comment an instruction whoever it addresses.
+_COMMAND = (rf"\b(?:obey|disregard|override|jailbreak|exfiltrate|ignore{W}(?:the|all|any|every"
+            rf"|previous|prior|above|your|these|those)|(?:new|hidden|secret){W}instructions?"
+            rf"|system{W}prompt|you{W}(?:are{W}now|must|will{W}now)|do{W}not{W}tell"
+            rf"|don'?t{W}tell)\b")
 
 
-def _html_comment(text: str) -> Iterator[int]:
-    """HTML comments whose body names ignore/override/system/secret/hidden.
+def _html_comment(form: Form) -> Iterator[tuple[int, int]]:
+    """An HTML comment (hidden when rendered) that commands, or addresses an AI with a directive.
 
     Comments are paired the way HTML does it (a comment ends at the first ``-->``), in
-    one left-to-right pass, so unclosed ``<!--`` runs cannot cause quadratic work.
+    one left-to-right pass. Other threats inside a comment are found by their own
+    patterns; this one catches the note "to the AI reading this".
     """
+    text = form.text
+    ai, directive = compile_pattern(_AI), compile_pattern(_DIRECTIVE)
+    command = compile_pattern(_COMMAND)
     pos = 0
     while True:
         start = text.find("<!--", pos)
@@ -98,153 +110,162 @@ def _html_comment(text: str) -> Iterator[int]:
         end = text.find("-->", start + 4)
         if end < 0:
             return
-        if _COMMENT_WORDS.search(text, start + 4, end):
-            yield start
+        if command.search(text, start + 4, end) or (
+                ai.search(text, start + 4, end) and directive.search(text, start + 4, end)):
+            yield start, end + 3
         pos = end + 3
 
 
-_IMAGE_URL = re.compile(r"\]\(\s{0,5}https?://[^\s)]{0,500}", _FLAGS)
-_TEMPLATED_PARAM = re.compile(r"[?&][^\s)=&?]{1,50}=(?:\{|\$|%7B|<)", _FLAGS)
+_ELEMENT = r"<\W{0,2}(?:div|span|p|section|font|small|td|li|a|label)\b[^<>]{0,300}>?"
+_HIDING = (r"display\W{0,3}none|visibility\W{0,3}hidden|font-size\W{0,3}0(?![.\d])"
+           r"|opacity\W{0,3}0(?![.\d])|[\s\"']hidden(?=[\s>/=])|(?:^|[\s;\"'])color\W{0,3}"
+           r"(?:white|#fff\b|#ffffff|transparent)|(?:^|[\s;\"'])height\W{0,3}0(?![.\d])")
 
 
-def _markdown_image_exfil(text: str) -> Iterator[int]:
-    """``![..](https://host/path?q={data})``: an image whose query is filled from context.
+def _hidden_element(form: Form) -> Iterator[tuple[int, int]]:
+    """An HTML element styled or marked to be invisible (its opening tag is read once)."""
+    hiding = compile_pattern(_HIDING)
+    for found in finditer(_ELEMENT, form.text):
+        if hiding.search(found.group()):
+            yield found.start(), found.end()
 
-    The URL is matched greedily with nothing after it (no backtracking); the ``![`` before
-    it and the templated parameter inside it are then checked on bounded slices.
-    """
-    for found in _IMAGE_URL.finditer(text):
-        line_start = text.rfind("\n", max(0, found.start() - 200), found.start()) + 1
-        opener = text.rfind("![", line_start, found.start())
-        if opener >= 0 and _TEMPLATED_PARAM.search(found.group()):
-            yield opener
-
-
-@dataclass(frozen=True)
-class ThreatPattern:
-    id: str
-    description: str
-    matcher: Matcher
-    scopes: tuple[str, ...] = SCOPES
-
-
-_W = r"\s{1,10}"  # a run of whitespace between words, bounded
 
 PATTERNS: tuple[ThreatPattern, ...] = (
     # The seed's ten.
-    ThreatPattern(
-        "prompt_injection",
-        "tells the model to ignore its previous instructions",
-        _regex(rf"\bignore{_W}(?:(?:all|any|the|of){_W}){{0,2}}"
-               rf"(?:previous|above|prior|earlier|preceding|all|any|your){_W}"
-               r"(?:instructions|directives|prompts?|rules)\b"),
-    ),
-    ThreatPattern(
-        "deception_hide",
-        "tells the model to keep something from the user",
-        _regex(rf"\b(?:do{_W}not|don'?t){_W}(?:tell|inform){_W}the{_W}user\b"),
-    ),
-    ThreatPattern(
-        "sys_prompt_override",
-        "claims to override the system prompt",
-        _regex(rf"\bsystem{_W}prompt{_W}override\b"),
-    ),
-    ThreatPattern(
-        "disregard_rules",
-        "tells the model to disregard its rules",
-        _regex(rf"\bdisregard{_W}(?:your|all|any|the|previous|prior){_W}(?:\w{{1,20}}{_W})?"
-               r"(?:instructions|rules|guidelines)\b"),
-    ),
-    ThreatPattern(
-        "bypass_restrictions",
-        "asks the model to act as if it had no restrictions",
-        _regex(rf"\bact{_W}as{_W}(?:if|though){_W}you{_W}(?:have{_W}no|had{_W}no|don'?t"
-               rf"{_W}have){_W}(?:restrictions|limits|rules|guidelines)\b"),
-    ),
-    ThreatPattern(
-        "html_comment_injection",
-        "hides instructions in an HTML comment",
-        _html_comment,
-    ),
-    ThreatPattern(
-        "hidden_div",
-        "hides text in an invisible HTML element",
-        _regex(r"<\s{0,5}(?:div|span|p)\s{1,10}style\s{0,5}=\s{0,5}[\"'][^\"'>]{0,300}"
-               r"display\s{0,5}:\s{0,5}none"),
-    ),
-    ThreatPattern(
-        "translate_execute",
-        "asks to translate text and then execute it",
-        _ordered(r"\btranslate\s", r"\sinto\s", r"\sand\s{1,10}(?:execute|run|eval)\b"),
-    ),
-    ThreatPattern(
-        "exfil_curl",
-        "sends a secret from the environment with curl or wget",
-        _ordered(r"\b(?:curl|wget)\s",
-                 r"\$\{?\w{0,40}(?:KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|API)"),
-    ),
-    ThreatPattern(
-        "read_secrets",
-        "reads a credentials file",
-        # .env.example and friends are documentation, not secrets.
-        _ordered(r"\bcat\s", r"(?:\.env(?!\.(?:example|sample|template|dist)\b)\b"
-                              r"|credentials|\.netrc|\.pgpass|id_rsa|\.aws/)"),
-    ),
+    ThreatPattern("prompt_injection", "tells the model to ignore its previous instructions", (
+        regex(rf"\b(?:ignore|disregard|forget|bypass|discard|abandon|drop|skip|neglect"
+              rf"|overlook){W}(?:(?:all|any|each|every|of|the|your|my|these|those|this){W})"
+              rf"{{0,3}}{_QUALIFIER}{W}(?:{_WORD})?{_RULES}\b",
+              rf"\b(?:ignore|disregard|forget|override){W}(?:(?:all|any|the|your|these){W})"
+              rf"{{1,2}}(?:{_WORD})?{_RULES}{W}(?:(?:you\W{{1,3}}(?:were|have\W{{1,3}}been)"
+              rf"\W{{1,3}})?given|above|before|so\W{{1,3}}far|earlier|previously)\b",
+              rf"\b(?:ignore|disregard|forget){W}(?:the|all|everything){W}(?:(?:you{W}(?:were|"
+              rf"have{W}been){W}told|said|written){W})?(?:above|before|previously|earlier"
+              rf"|so{W}far)\b",
+              rf"\bforget{W}(?:everything|all){W}(?:you|above|before|that|previous|prior|i)\b",
+              rf"\b(?:previous|prior|earlier|above|all|original|old|earlier){W}(?:{_WORD})?"
+              rf"(?:instructions|rules|guidelines|directives){W}(?:are|were|is|have{W}been)"
+              rf"{W}(?:now{W})?(?:void|cancell?ed|revoked|obsolete|null|invalid|superseded"
+              rf"|overridden|no{W}longer{W}(?:valid|apply|in{W}effect))\b",
+              r"\b(?:the|this|you|any)\W{1,3}(?:ai|model|assistant|agent|llm|bot)s?\W{1,3}"
+              r"(?:must|shall|should|will|has\W{1,3}to)\W{1,3}(?:now\W{1,3})?(?:obey"
+              r"|comply\W{1,3}with)\b"),
+        *multilingual.matchers("prompt_injection"),
+    )),
+    ThreatPattern("deception_hide", "tells the model to keep something from the user", (
+        regex(rf"\b(?:do{W}not|don'?t|dont){W}(?:tell|inform|notify|alert|warn"
+              rf"|mention{W}(?:this|it|anything){W}to|reveal{W}(?:this|it){W}to|let)"
+              rf"{W}the{W}user\b(?!'s\b)",
+              rf"\b(?:hide|conceal){W}(?:this|it|these|that|the{W}\w{{1,15}}){W}from{W}the"
+              rf"{W}user\b"),
+        *multilingual.matchers("deception_hide"),
+    )),
+    ThreatPattern("sys_prompt_override", "claims to override the system prompt", (
+        regex(rf"\bsystem{W}(?:prompt{W})?override\b",
+              rf"\boverride{W}(?:your|all){W}(?:{_WORD})?(?:instructions|rules|programming"
+              rf"|guidelines|safety)\b"),
+    )),
+    ThreatPattern("disregard_rules", "tells the model to disregard its rules", (
+        regex(rf"\b(?:disregard|forget|abandon|discard|drop|circumvent){W}(?:all{W})?"
+              rf"(?:of{W})?(?:(?:your|the|any|these){W})?(?:{_WORD})?(?:rules|guidelines"
+              rf"|instructions|restrictions|principles|programming|training|constraints"
+              rf"|safety{W}(?:rules|guidelines))\b"),
+        *multilingual.matchers("disregard_rules"),
+    )),
+    ThreatPattern("bypass_restrictions", "asks the model to act as if it had no restrictions", (
+        regex(rf"\b(?:act|behave|respond|answer|pretend|imagine){W}(?:{_WORD}){{0,6}}?(?:no"
+              rf"|without|free{W}of|zero|don'?t{W}have|do{W}not{W}have){W}(?:any{W})?(?:{_WORD})?"
+              rf"{_LIMITS}\b",
+              rf"\b(?:ai|assistant|model|chatbot|bot|llm|agent){W}(?:{_WORD})?(?:without"
+              rf"|with{W}no|free{W}of|that{W}has{W}no|who{W}has{W}no){W}(?:any{W})?"
+              rf"(?:{_WORD})?{_LIMITS}\b",
+              rf"\b(?:developer|god|jailbreak|jailbroken|dan|unrestricted|unfiltered){W}mode{W}"
+              rf"(?:is{W})?(?:now{W})?(?:enabled|activated|on|engaged|unlocked)\b",
+              rf"\b(?:safety|content|ethical|moderation){W}(?:{_WORD})?(?:filters?|checks?"
+              rf"|guidelines|polic(?:y|ies)|rules|restrictions|protocols){W}(?:are|is|have"
+              rf"{W}been|were){W}(?:now{W})?(?:disabled|suspended|lifted|removed|off|turned"
+              rf"{W}off|deactivated|void)\b",
+              rf"\b(?:disable|turn{W}off|bypass|circumvent|ignore|deactivate|violate)"
+              rf"{W}(?:(?:the|your|all|any|\w{{1,12}}'s){W})?(?:safety|content|usage|moderation)"
+              rf"{W}(?:filters?|checks?|guidelines|polic(?:y|ies)|rules)\b",
+              rf"\byou{W}(?:now{W})?have{W}no{W}(?:more{W})?{_LIMITS}\b"),
+        *multilingual.matchers("bypass_restrictions"),
+    )),
+    ThreatPattern("html_comment_injection", "hides instructions in an HTML comment",
+                  (_html_comment,)),
+    ThreatPattern("hidden_div", "hides text in an invisible HTML element", (_hidden_element,)),
+    ThreatPattern("translate_execute", "asks to translate or decode text and then execute it", (
+        window(r"\b(?:translate|convert|decode|decrypt|deobfuscate)\b",
+               r"\binto\W{1,4}(?:\w{1,12}\W{1,4}){0,2}(?:bash|shell|python|code|commands?"
+               r"|powershell|sh|zsh|javascript|js|sql|ruby|perl|scripts?)\b",
+               r"\b(?:and|then)\W{1,4}(?:\w{1,10}\W{1,4})?(?:execute|run|eval|evaluate)\b",
+               span=200),
+        window(r"\b(?:decode|decrypt|deobfuscate|unescape|base64\W{0,3}-d)\b",
+               r"\b(?:and|then|\|)\W{1,4}(?:\w{1,10}\W{1,4})?(?:execute|eval|run\W{1,3}it"
+               r"|sh|bash)\b", span=120),
+    )),
+    ThreatPattern("exfil_curl", "sends secrets, files or the environment out with a command",
+                  (exfil.exfil_command,)),
+    ThreatPattern("read_secrets", "reads a credentials file", (
+        window(r"(?:^|(?<=[\s|;&(`$]))(?:cat|less|more|head|tail|bat|strings|xxd|base64|type"
+               r"|get-content|gc|od|hexdump|tac)(?=\s)", exfil.SENSITIVE, span=160),
+        window(r"\b(?:contents?|print|show|output|include|paste|display|reveal|dump)\b",
+               exfil.SENSITIVE, span=60),
+    )),
     # Beyond the seed.
-    ThreatPattern(
-        "role_hijack",
-        "tries to give the model a new identity or fake a chat turn",
-        _regex(rf"\byou{_W}are{_W}now{_W}(?:a|an|the|my|in|no{_W}longer|dan|jailbroken)\b"
-               rf"|\bfrom{_W}now{_W}on,?{_W}you{_W}(?:are|will{_W}be){_W}"
-               rf"(?:a|an|my|no{_W}longer|dan|jailbroken|unrestricted)\b"
-               r"|\bnew\s{1,10}(?:system\s{1,10})?instructions?\s{0,10}:"
-               r"|<\|im_start\|>|<\|(?:system|assistant)\|>|\[/?INST\]"),
-    ),
-    ThreatPattern(
-        "sys_prompt_leak",
-        "asks the model to reveal its system prompt or instructions",
-        # "your": documentation says "print the system prompt"; an attack addresses the model.
-        _regex(rf"\b(?:reveal|print|output|show|repeat|display|leak|dump|disclose)"
-               rf"{_W}(?:me{_W})?your{_W}(?:\w{{1,15}}{_W})?"
-               rf"(?:system{_W}prompt|(?:initial|hidden|original){_W}instructions)\b"
-               rf"|\brepeat{_W}the{_W}words{_W}above\b"),
-    ),
-    ThreatPattern(
-        "hidden_secret",
-        "asks the model to act in secret from the user",
-        _regex(rf"\bwithout{_W}(?:the{_W}user|them|anyone){_W}(?:knowing|noticing)\b"
-               rf"|\bkeep{_W}(?:this|it|these{_W}instructions){_W}(?:a{_W})?(?:secret|hidden)"
-               rf"{_W}from{_W}(?:the{_W}user|them)\b"
-               rf"|\bsecretly{_W}(?:send|upload|post|forward|copy|run|execute|add|include)\b"),
-    ),
-    ThreatPattern(
-        "exfil_url",
-        "sends conversation data, files or secrets to a URL",
-        _ordered(
-            r"\b(?:send|post|upload|forward|exfiltrate|transmit|beacon|leak)\b",
-            # What an agent holds that is worth stealing; "files" and "data" are left out
-            # because API documentation posts them to URLs all the time.
-            r"\b(?:conversation|chat|history|memor(?:y|ies)|secrets?|api[\s_-]?keys?"
-            r"|tokens?|credentials?|passwords?|environment\s{1,10}variables|env\s{1,10}vars"
-            r"|system\s{1,10}prompt)\b",
-            r"https?://",
-        ),
-    ),
-    ThreatPattern(
-        "exfil_markdown_image",
-        "builds an image URL that would carry data out when rendered",
-        _markdown_image_exfil,
-    ),
-    ThreatPattern(
-        "secret_material",
-        "contains what looks like a credential (API key, token, private key)",
-        _regex(r"-----BEGIN[A-Z ]{0,30}PRIVATE KEY-----"
-               r"|\bsk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,200}"
-               r"|\bAKIA[0-9A-Z]{16}\b|\bgh[pousr]_[A-Za-z0-9]{36,100}"
-               r"|\bxox[baprs]-[A-Za-z0-9-]{10,100}|\bAIza[0-9A-Za-z_\-]{35}\b"),
-        scopes=("strict",),
-    ),
+    ThreatPattern("role_hijack", "tries to give the model a new identity or fake a chat turn", (
+        regex(rf"\byou{W}are{W}(?:now{W}(?:in{W})?(?:(?:a|an|the){W})?(?:\w{{1,15}}{W})?"
+              rf"(?:mode|dan|jailbroken|unrestricted|unfiltered|uncensored|\w{{0,10}}gpt"
+              rf"|\w{{0,10}}bot)\b|now{W}(?:a|an){W}|no{W}longer{W}\w)",
+              rf"\bfrom{W}(?:now{W}on|this{W}point(?:{W}(?:on|forward))?|here{W}on|now)"
+              rf"{W}you{W}(?:are|will{W}be|'re|shall{W}be){W}(?:now{W})?(?:a|an|my|no{W}longer"
+              rf"|dan|jailbroken|unrestricted|unfiltered|\W{{0,3}}\w{{0,10}}(?:gpt|bot)\b)",
+              rf"\b(?:your|the){W}new{W}(?:task|instructions?|role|goal|objective|purpose"
+              rf"|directive|identity)\W{{0,3}}(?:is\b|are\b|:)",
+              rf"\bnew{W}(?:system{W})?instructions?\W{{0,3}}:",
+              r"<\|im_start\|>|<\|im_end\|>|<\|(?:system|assistant|user|endoftext)\|>"
+              r"|\[/?inst\]|<</?sys>>|<\W{0,2}/?\W{0,2}system\W{0,2}>",
+              rf"\[\W{{0,2}}system{W}(?:override|message|note|prompt|instruction)s?\W{{0,2}}\]"),
+        *multilingual.matchers("role_hijack"),
+    )),
+    ThreatPattern("sys_prompt_leak", "asks the model to reveal its system prompt or instructions", (
+        regex(rf"\b(?:reveal|print|output|show|repeat|display|leak|dump|disclose|expose|share"
+              rf"|recite|write{W}out|give{W}me|tell{W}me|send{W}me|what{W}(?:are|is|were))"
+              rf"{W}(?:me{W})?(?:your|its){W}(?:{_WORD}){{0,2}}?(?:system{W}?prompt|system"
+              rf"{W}(?:message|instructions)|instructions|initial{W}prompt|prompt|rules"
+              rf"|guidelines|directives|configuration)\b",
+              rf"\b(?:reveal|print|output|show|display|leak|dump|disclose|expose)"
+              rf"{W}(?:the|this){W}(?:full|entire|complete|exact|original|initial|hidden"
+              rf"|secret|whole|raw){W}(?:{_WORD})?(?:system{W}?prompt|instructions|prompt)\b",
+              rf"\brepeat{W}(?:everything|all|the{W}(?:text|words|lines|instructions|content)"
+              rf"|what{W}(?:is|was){W}written){W}(?:{_WORD}){{0,2}}?(?:above|before)\b"),
+        *multilingual.matchers("sys_prompt_leak"),
+    )),
+    ThreatPattern("hidden_secret", "asks the model to act in secret from the user", (
+        regex(rf"\bwithout{W}(?:the{W}user|them|anyone|the{W}(?:human|owner|operator))"
+              rf"{W}(?:\w{{1,10}}{W})?(?:knowing|noticing|seeing|realizing|realising|being"
+              rf"{W}(?:aware|told|informed))\b",
+              rf"\bkeep{W}(?:this|it|these|the){W}(?:{_WORD})?(?:a{W})?(?:secret|hidden"
+              rf"|confidential){W}from{W}(?:the{W}user|them|the{W}human|everyone)\b",
+              rf"\b(?:secretly|silently|quietly|covertly|stealthily|discreetly|invisibly)"
+              rf"{W}(?:\w{{1,10}}{W})?(?:send|upload|post|forward|copy|run|execute|add"
+              rf"|include|push|email|exfiltrate|delete|remove|modify|install|append|transmit"
+              rf"|share|leak)\b"),
+    )),
+    ThreatPattern("exfil_url", "sends conversation data, files or secrets to a URL", (
+        exfil.exfil_instruction,
+        *multilingual.matchers("exfil_url"),
+    )),
+    ThreatPattern("exfil_markdown_image", "builds an image URL that would carry data out when "
+                  "rendered", (exfil.exfil_image,)),
+    ThreatPattern("secret_material",
+                  "contains what looks like a credential (API key, token, private key)", (
+        regex(r"-----begin[a-z ]{0,30}private key-----"
+              r"|\bsk-(?:proj-|ant-)?[a-z0-9_\-]{20,200}"
+              r"|\bakia[0-9a-z]{16}\b|\bgh[pousr]_[a-z0-9]{36,100}"
+              r"|\bxox[baprs]-[a-z0-9-]{10,100}|\baiza[0-9a-z_\-]{35}\b"),
+    ), scopes=("strict",)),
 )
 
-# Ids a finding can carry: the patterns, plus the two that are not regexes.
+# Ids a finding can carry: the patterns, plus the checks that are not patterns.
 PATTERN_IDS: tuple[str, ...] = (*(p.id for p in PATTERNS), "invisible_unicode", "scan_limit")

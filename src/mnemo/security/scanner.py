@@ -1,20 +1,29 @@
 """``scan(text, scope)``: the one threat scanner for memory, context files and recall.
 
-The text is NFKC-normalised first, so full-width or compatibility look-alikes of a
-pattern ("ｉｇｎｏｒｅ") match like the plain letters. Invisible characters are looked for in
-the raw text (normalisation would not remove them, but the raw offsets give the right
-line). At most ``MAX_SCAN_CHARS`` characters are examined; if a text is longer, a
-``scan_limit`` finding says so, so a caller that blocks on findings never trusts text
-that was not read. Callers truncate what they load before scanning it.
+Two passes over at most ``MAX_SCAN_CHARS`` characters:
+
+1. **Hidden text** (``invisible_unicode``), on the raw lines: characters that hide
+   something from a human reader (tag characters, stray variation selectors, bidi
+   controls, zero-width runs, fillers, stacked combining marks) are a finding in
+   themselves — the text a reviewer approved is not the text the model would read.
+2. **Threat patterns** (``patterns.py``), on the skeleton form (``normalise.py``), where
+   look-alikes, invisible splitters, whitespace tricks and line breaks no longer hide a
+   phrase. Each finding carries the first and last line of its match, so a caller that
+   drops flagged lines removes a threat spread over several lines whole.
+
+If a text is longer than the limit, a ``scan_limit`` finding says so, so a caller that
+blocks on findings never trusts text that was not read. Callers truncate what they load
+before scanning it.
 """
 
 from __future__ import annotations
 
-import unicodedata
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from typing import Literal
 
-from mnemo.security.patterns import INVISIBLE_CHARS, PATTERNS, SCOPES
+from mnemo.security.normalise import Form, build_form, hidden_text, mixed_script
+from mnemo.security.patterns import PATTERNS, SCOPES
 
 __all__ = ["MAX_SCAN_CHARS", "Finding", "Scope", "scan"]
 
@@ -25,25 +34,68 @@ MAX_SCAN_CHARS = 64 * 1024
 
 @dataclass(frozen=True)
 class Finding:
-    """One threat found: which pattern, on which line (1-based), and a short excerpt."""
+    """One threat found: which pattern, on which lines (1-based), and a short excerpt.
+
+    ``end_line`` is the last line the match reaches (``line`` for a one-line match).
+    """
 
     pattern_id: str
     line: int
     excerpt: str
     description: str
+    end_line: int = field(default=0, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.end_line < self.line:
+            object.__setattr__(self, "end_line", self.line)
+
+
+# Reported as hidden text: what a reader sees ("paypal") is not what is written.
+_MIXED_SCRIPT = ("a word mixes Latin letters with Cyrillic or Greek look-alikes "
+                 "(a disguised keyword)")
+
+# Patterns whose phrase a document may quote as an example ("text like 'ignore previous
+# instructions' is detected"): an instruction to the model is not written in quotes
+# after "such as".
+_QUOTABLE = frozenset({"prompt_injection", "disregard_rules", "role_hijack", "sys_prompt_leak",
+                       "bypass_restrictions", "deception_hide", "sys_prompt_override"})
+_QUOTES = "\"'`\u201c\u201d\u00ab\u00bb\u2018\u2019"
+_EXAMPLE_CUE = re.compile(r"\b(?:like|such\W{1,3}as|e\.g\.|for\W{1,3}example|phrases?|strings?"
+                          r"|text|words|detects?|blocks?|flags?|catches|matches|rejects?"
+                          r"|refuses?|patterns?)\b\W{0,20}$")
+
+
+def _quoted_example(form: Form, start: int, end: int) -> bool:
+    """True when the match is a quoted example introduced as one ("text like '…'")."""
+    text = form.text
+    before = text[max(0, start - 3):start]
+    after = text[end:end + 3]
+    opening = [i for i, ch in enumerate(before) if ch in _QUOTES]
+    if not opening or not any(ch in _QUOTES for ch in after):
+        return False
+    quote_at = max(0, start - 3) + opening[-1]
+    return bool(_EXAMPLE_CUE.search(text, max(0, quote_at - 60), quote_at + 1))
 
 
 def _excerpt(line_text: str, limit: int = 80) -> str:
-    cleaned = "".join(ch if ch not in INVISIBLE_CHARS else f"<U+{ord(ch):04X}>"
-                      for ch in line_text.strip())
+    """The line as a reader should see it: hidden characters shown as ``<U+XXXX>``."""
+    shown: list[str] = []
+    for ch in line_text.strip():
+        if ch.isprintable() or ch == "\t":
+            shown.append(ch)
+        else:
+            shown.append(f"<U+{ord(ch):04X}>")
+        if len(shown) > limit:
+            break
+    cleaned = "".join(shown)
     return cleaned if len(cleaned) <= limit else cleaned[: limit - 1] + "…"
 
 
 def scan(text: str, scope: Scope = "context") -> list[Finding]:
     """Every threat in ``text`` for ``scope`` (``strict`` or ``context``), in line order.
 
-    Each pattern is reported once per line it matches; invisible characters once per
-    distinct character and line.
+    Each pattern is reported once per line it starts on; hidden text once per kind and
+    line.
     """
     if scope not in SCOPES:
         raise ValueError(f"unknown scan scope {scope!r}; use one of {', '.join(SCOPES)}")
@@ -57,58 +109,30 @@ def scan(text: str, scope: Scope = "context") -> list[Finding]:
     raw_lines = text.split("\n")
 
     for number, line_text in enumerate(raw_lines, start=1):
-        seen: set[str] = set()
-        for ch in line_text:
-            if ch in INVISIBLE_CHARS and ch not in seen:
-                seen.add(ch)
-                findings.append(Finding(
-                    "invisible_unicode", number, _excerpt(line_text),
-                    f"invisible character U+{ord(ch):04X} {INVISIBLE_CHARS[ch]}",
-                ))
+        for reason in hidden_text(line_text, first_line=number == 1):
+            findings.append(Finding("invisible_unicode", number, _excerpt(line_text), reason))
+        if mixed_script(line_text):
+            findings.append(Finding("invisible_unicode", number, _excerpt(line_text),
+                                    _MIXED_SCRIPT))
 
-    # Normalise line by line so match offsets map back to the original line numbers.
-    normal_lines = [_normalise(line) for line in raw_lines]
-    normal = "\n".join(normal_lines)
-    line_starts = [0]
-    for line in normal_lines[:-1]:
-        line_starts.append(line_starts[-1] + len(line) + 1)
-
+    form = build_form(raw_lines)
     for pattern in PATTERNS:
         if scope not in pattern.scopes:
             continue
         reported: set[int] = set()
-        for offset in pattern.matcher(normal):
-            number = _line_of(line_starts, offset)
-            if number in reported:
+        for start, end in pattern.find(form):
+            number = form.line_of(start)
+            if number in reported or (pattern.id in _QUOTABLE
+                                       and _quoted_example(form, start, end)):
                 continue
             reported.add(number)
+            last = form.line_of(max(start, end - 1))
             findings.append(Finding(pattern.id, number, _excerpt(raw_lines[number - 1]),
-                                    pattern.description))
+                                    pattern.description, last))
     findings.sort(key=lambda f: f.line)
     return findings
 
 
-def _normalise(line: str) -> str:
-    """NFKC, without invisible format characters that could split a keyword.
-
-    "ig\u00adnore" (a soft hyphen) or "ig\u034fnore" (a grapheme joiner) must match like
-    "ignore"; every Unicode format character (category Cf) and U+034F is dropped before
-    matching. Only the characters of ``INVISIBLE_CHARS`` are reported on their own.
-    """
-    if not line.isascii():
-        line = "".join(ch for ch in line
-                       if ch != "\u034f" and unicodedata.category(ch) != "Cf")
-        line = unicodedata.normalize("NFKC", line)
-    return line.replace("\n", " ")
-
-
-def _line_of(line_starts: list[int], offset: int) -> int:
-    """1-based line number of ``offset`` (binary search over line start offsets)."""
-    lo, hi = 0, len(line_starts) - 1
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if line_starts[mid] <= offset:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo + 1
+# Compile the patterns now rather than inside the first memory write: a write must stay
+# short (a process killed mid-write must leave whole files), and nothing is read here.
+scan("")

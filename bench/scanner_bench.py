@@ -1,0 +1,128 @@
+"""Scanner benchmark (SPEC S1, S3, §Q): rates by class over the corpora, and scan time.
+
+Rates: every text of ``tests/security/corpus/{attacks,benign}.jsonl`` is scanned in the
+``strict`` (memory writes) and ``context`` (context files) scopes; an attack counts as
+blocked when it has a finding, a benign text as refused when it has one. Targets: ≥ 95%
+blocked, ≤ 2% refused.
+
+Time: each pattern alone, on 64 KiB inputs that repeat the openings of the patterns
+without completing them (what makes a backtracking matcher retry everywhere), on one
+long line and on many short ones; the worst input per pattern is reported, and the
+worst normalisation time. Budget: 50 ms per pattern. Times are CPU time of this
+process (``time.process_time``), so a busy shared machine does not inflate them; the
+wall-clock time is shown next to it.
+
+    python bench/scanner_bench.py            # rates and times
+    python bench/scanner_bench.py --rates    # rates only (seconds)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from mnemo.security import MAX_SCAN_CHARS, scan
+from mnemo.security.normalise import build_form
+from mnemo.security.patterns import PATTERNS
+
+CORPUS = Path(__file__).resolve().parent.parent / "tests" / "security" / "corpus"
+BUDGET_MS = 50.0
+
+OPENINGS = [
+    "ignore ", "ignore all the ", "ignore\n", "do not ", "don't tell ", "system prompt ",
+    "override the ", "disregard your ", "act as though you have ", "<!--", "<!-- ignore ",
+    "<div style='", "translate x into y ", "curl ", "curl $", "curl -d $TOKEN https://x.io ",
+    "curl \\\n", "wget ${", "$(", "`a`=", "cat ", "cat ~/.ssh/id_rsa ", "env | curl ",
+    "requests.post(", "-F x=@~/a ", "you are now ", "from now on ", "new system ", "<|",
+    "[INST", "reveal ", "without ", "keep this ", "secretly ", "send ", "send history ",
+    "history https:// ", "token ", "![", "](https://a.b/?q=", "![a][b]\n[b]: https://x/?q={a}\n",
+    "<img src=https://x/?q= ", "sk-", "-----BEGIN ", "AKIA", "ghp_", "a", " ", "\t",
+    "i g n o r e ", "\u200b", "\U000e0041", "\ufe0f", "e\u0301\u0301\u0301", "раypal ",
+    "ｉｇｎｏｒｅ ", "忽略", "指示を", "игнорируй ", "отправь историю ",
+]
+
+
+def load(name: str) -> list[dict[str, str]]:
+    with (CORPUS / f"{name}.jsonl").open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def rates() -> bool:
+    attacks, benign = load("attacks"), load("benign")
+    ok = True
+    for scope in ("strict", "context"):
+        blocked: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for sample in attacks:
+            counts = blocked[sample["class"]]
+            counts[0] += bool(scan(sample["text"], scope))  # type: ignore[arg-type]
+            counts[1] += 1
+        refused: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for sample in benign:
+            counts = refused[sample["class"]]
+            counts[0] += bool(scan(sample["text"], scope))  # type: ignore[arg-type]
+            counts[1] += 1
+        total_blocked = sum(c[0] for c in blocked.values()) / len(attacks)
+        total_refused = sum(c[0] for c in refused.values()) / len(benign)
+        ok = ok and total_blocked >= 0.95 and total_refused <= 0.02
+        print(f"\nscope {scope}: {total_blocked:.1%} of {len(attacks)} attacks blocked, "
+              f"{total_refused:.1%} of {len(benign)} benign refused")
+        for name, (hit, n) in sorted(blocked.items()):
+            print(f"  attacks {name:<14} {hit:>3}/{n:<3} blocked  {hit / n:6.1%}")
+        for name, (hit, n) in sorted(refused.items()):
+            print(f"  benign  {name:<14} {hit:>3}/{n:<3} refused  {hit / n:6.1%}")
+    return ok
+
+
+def _inputs() -> list[tuple[str, str]]:
+    texts = []
+    for opening in OPENINGS:
+        for sep in ("", "\n"):
+            unit = opening + sep
+            texts.append((repr(unit), (unit * (MAX_SCAN_CHARS // len(unit) + 1))[:MAX_SCAN_CHARS]))
+    return texts
+
+
+def timings() -> bool:
+    inputs = _inputs()
+    build_form(["warm up: ü"])
+    forms = []
+    worst_form = (0.0, 0.0, "")
+    for name, text in inputs:
+        cpu, wall = time.process_time(), time.perf_counter()
+        forms.append((name, build_form(text.split("\n"))))
+        took = (time.process_time() - cpu, time.perf_counter() - wall, name)
+        worst_form = max(worst_form, took)
+    print(f"\nscan time on {len(inputs)} adversarial inputs of {MAX_SCAN_CHARS // 1024} KiB "
+          f"(worst per pattern; budget {BUDGET_MS:.0f} ms per pattern; CPU and wall ms)")
+    print(f"  {'(normalise)':<24} cpu {worst_form[0] * 1000:7.1f}  wall "
+          f"{worst_form[1] * 1000:7.1f}  worst input {worst_form[2][:40]}", flush=True)
+    ok = True
+    for pattern in PATTERNS:
+        worst = (0.0, 0.0, "")
+        for name, form in forms:
+            cpu, wall = time.process_time(), time.perf_counter()
+            for _ in pattern.find(form):
+                pass
+            worst = max(worst, (time.process_time() - cpu, time.perf_counter() - wall, name))
+        over = worst[0] * 1000 > BUDGET_MS
+        ok = ok and not over
+        print(f"  {pattern.id:<24} cpu {worst[0] * 1000:7.1f}  wall {worst[1] * 1000:7.1f}  "
+              f"{'OVER ' if over else ''}worst input {worst[2][:40]}", flush=True)
+    return ok
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rates", action="store_true", help="only the corpus rates")
+    args = parser.parse_args()
+    ok = rates()
+    if not args.rates:
+        ok = timings() and ok
+    print("\nall targets met" if ok else "\nTARGET MISSED")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,327 @@
+"""Exfiltration: commands, instructions and markdown images that send data out (SPEC S3).
+
+The line between "uses a token" and "sends a token elsewhere" is drawn per command:
+
+* a command that carries the environment (``env``, ``printenv``, ``os.environ``), shell
+  history, cookies or a credentials file (``~/.ssh/id_rsa``, ``.env``, ``~/.aws/…``,
+  mnemo's own memory and archive) to the network is exfiltration wherever it goes;
+* a command substitution (``$(…)``, backticks) in a request is exfiltration unless it is
+  one of the harmless ones setup docs use (``$(uname -s)``, ``$(date)``, a make
+  variable ``$(VERSION)``) or every host is a well-known service;
+* a secret-named variable (``$OPENAI_API_KEY``, ``${{ secrets.X }}``) is fine in an
+  authentication header or ``-u`` for a well-known host, or a generic one (``$TOKEN``)
+  in such a header for any named host; it is exfiltration in a header to a host that is
+  not its vendor's, and in data, a form, a query or a URL to a host that is not well
+  known;
+* uploading a file from the home folder, or anything at all to a known collection
+  service (webhook.site, requestbin, …) or a bare IP address, is exfiltration.
+
+A command is a logical line (continuations joined) cut at ``;``, ``&&`` and ``||``, so a
+token used by the *next* command of a CI step is not counted against a download; for
+Python and JavaScript calls the next lines are read too. Hosts are judged on the text
+before the confusable mapping, so a look-alike domain is never taken for a known one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from functools import cache
+
+from mnemo.security.matchers import compile_pattern, finditer, window
+from mnemo.security.normalise import Form
+
+__all__ = ["SENSITIVE", "exfil_command", "exfil_image", "exfil_instruction", "is_well_known"]
+
+SENSITIVE = (
+    r"(?:\.ssh(?:[\\/](?:id_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?|[\w.-]{0,40}(?:key|\.pem))"
+    r"(?![\w-]|\.\w)|(?=[\s'\"|)`;.,]|$))"
+    r"|\bid_(?:rsa|dsa|ecdsa|ed25519)(?![\w-]|\.\w)"
+    r"|\.aws[\\/](?:credentials|config)\b|\.netrc\b|\.pgpass\b|\.git-credentials\b"
+    r"|\.docker[\\/]config\.json|\.kube[\\/]config\b|\.npmrc\b|\.pypirc\b"
+    r"|\.config[\\/]gh[\\/]hosts\.yml|\.gnupg\b|\.password-store\b"
+    r"|(?<![\w.-])\.env\b(?!\.(?:example|sample|template|dist|defaults?)\b)"
+    r"|_history\b|(?<![\w.-])\.history\b|/etc/(?:passwd|shadow|sudoers)\b"
+    r"|(?:~|\$home|\$\{home\}|\$mnemo_home)[\\/]\.mnemo\b|\.mnemo[\\/](?:memories|state\.db"
+    r"|config\.yaml)|\bmemories[\\/](?:memory|user)\.md|\bstate\.db\b"
+    r"|\bcookies\.sqlite\b|\blogin\Wdata\b|\bwallet\.dat\b|\bcredentials\.json\b"
+    r"|\bsecrets?\.(?:ya?ml|json|txt|env)\b|\bservice[-_]account[\w.-]{0,40}\.json)"
+)
+
+# Hosts whose own APIs setup docs and CI scripts call with a token.
+_WELL_KNOWN = (
+    "github.com", "githubusercontent.com", "gitlab.com", "bitbucket.org", "shields.io",
+    "codecov.io", "coveralls.io", "circleci.com", "travis-ci.com", "travis-ci.org",
+    "readthedocs.org", "readthedocs.io", "pypi.org", "pythonhosted.org", "npmjs.org",
+    "npmjs.com", "docker.com", "docker.io", "quay.io", "ghcr.io", "openai.com",
+    "anthropic.com", "openrouter.ai", "mistral.ai", "googleapis.com", "google.com",
+    "cohere.ai", "cohere.com", "huggingface.co", "stripe.com", "slack.com",
+    "telegram.org", "sentry.io", "honeycomb.io", "datadoghq.com", "amazonaws.com",
+    "azure.com", "microsoft.com", "cloudflare.com", "vercel.com", "netlify.com",
+    "heroku.com", "fury.io", "sonarcloud.io", "snyk.io", "rustup.rs", "astral.sh",
+    "python-poetry.org", "helm.sh", "nodesource.com", "deb.debian.org", "ubuntu.com",
+    "localhost", "127.0.0.1", "::1", "atlassian.net", "twilio.com", "sendgrid.com",
+    "pagerduty.com", "newrelic.com", "grafana.net", "digitalocean.com", "fly.io",
+)
+_LOCAL_SUFFIXES = (".internal", ".local", ".localhost", ".lan", ".corp")
+# Services made for catching requests: sending anything there is exfiltration.
+_SINKS = ("webhook.site", "requestbin", "pipedream", "ngrok", "transfer.sh", "pastebin",
+          "paste.", "burpcollaborator", "interact.sh", "oast.", "hookbin", "beeceptor",
+          "requestcatcher", "canarytokens", "ptpb", "termbin", "0x0.st")
+
+# Which vendor a secret's name belongs to, and the hosts that vendor answers on.
+_VENDORS: dict[str, tuple[str, ...]] = {
+    "openai": ("openai.com",), "anthropic": ("anthropic.com",), "claude": ("anthropic.com",),
+    "github": ("github.com", "githubusercontent.com"), "gh": ("github.com",),
+    "gitlab": ("gitlab.com",), "aws": ("amazonaws.com",), "stripe": ("stripe.com",),
+    "slack": ("slack.com",), "telegram": ("telegram.org",), "hf": ("huggingface.co",),
+    "huggingface": ("huggingface.co",), "npm": ("npmjs.org", "npmjs.com"),
+    "pypi": ("pypi.org",), "docker": ("docker.io", "docker.com"),
+    "openrouter": ("openrouter.ai",), "gemini": ("googleapis.com",),
+    "google": ("googleapis.com", "google.com"), "sentry": ("sentry.io",),
+    "honeycomb": ("honeycomb.io",), "codecov": ("codecov.io",), "datadog": ("datadoghq.com",),
+    "mistral": ("mistral.ai",), "cohere": ("cohere.ai", "cohere.com"),
+}
+
+_SENDER = (r"(?<![\w./-])(?:curl|wget|nc|ncat|netcat|socat|telnet|scp|sftp|ftp|rsync"
+           r"|invoke-webrequest|invoke-restmethod|iwr|irm|https?\s+(?:post|put|patch|get))\b"
+           r"|/dev/(?:tcp|udp)/|\brequests\.(?:post|put|get|patch)\b|\bhttpx\.(?:post|put|get)\b"
+           r"|\burlopen\s?\(|\bfetch\s?\(|\baxios\.|\bxmlhttprequest\b|\bsendbeacon\b"
+           r"|\bgh\s+gist\s+create\b")
+_CODE_SENDER = re.compile(r"requests\.|httpx\.|urlopen|fetch|axios|xmlhttprequest|sendbeacon")
+_URL_HOST = re.compile(r"\bhttps?://(?:[^\s/@'\"]{0,100}@)?([^\s/?#:'\"\\)]{1,253})")
+_REMOTE = re.compile(r"(?:\b[\w.-]{1,64}@)?\b([a-z0-9][\w.-]{0,252}):(?:/|~|\s|$)")
+_NC_HOST = re.compile(r"\b(?:nc|ncat|netcat|telnet)\s+(?:-\w+\s+){0,4}([\w.-]{1,253})\s+\d")
+_DEV_TCP = re.compile(r"/dev/(?:tcp|udp)/([\w.-]{1,253})/")
+_VAR = re.compile(r"\$\{\{\s{0,3}(?:secrets|env)\.(\w{1,80})|\$\{(\w{1,80})|\$(\w{1,80})"
+                  r"|\$\(([\w.]{1,80})\)|os\.environ\[['\"](\w{1,80})|os\.getenv\(['\"](\w{1,80})"
+                  r"|os\.environ\.get\(['\"](\w{1,80})|process\.env\.(\w{1,80})"
+                  r"|\$env:(\w{1,80})")
+_SECRET_NAME = re.compile(r"key|token|secret|pass(?:word|wd)?|pwd|cred|auth|session|cookie"
+                          r"|private")
+# Backticks count only inside an argument (``?d=`cat x```): in Markdown they mark code.
+_SUBST = re.compile(r"\$\(([^()\n]{0,200})\)|(?<=[=/\"':])`([^`\n]{1,200})`")
+_HARMLESS_SUBST = re.compile(
+    r"\s{0,3}(?:uname|arch|date|lsb_release|dpkg\s+--print-architecture|nproc|go\s+env"
+    r"|rustc\s+--version|git\s+(?:rev-parse|describe|tag|branch)|python3?\s+--version"
+    r"|node\s+-v|cat\s+(?:\w{0,20}version\w{0,10}(?:\.txt)?|\.nvmrc|\.tool-versions)"
+    r"|whoami\s*$|id\s+-u|pwd)\b")
+_ENV_DUMP = re.compile(r"(?:^|[|;&(`]\s{0,3}|\$\(\s{0,3})(?:env|printenv|set|export\s+-p)\b"
+                       r"(?!\s*[=:])|\bos\.environ\b(?!\s*[\[.])|\bprocess\.env\b(?!\s*[\[.])"
+                       r"|\bget-childitem\s+env:|\bgci\s+env:|\bdocument\.cookie\b"
+                       r"|\blocalstorage\b|(?:^|[|;&(]\s{0,3})history\b")
+_AUTH_ARG = re.compile(r"(?:-h|--header)\s{0,3}['\"]?\s{0,3}(?:authorization|x-api-key|api-key"
+                       r"|x-auth-token|private-token|job-token|[\w-]{0,30}-team|x-[\w-]{0,30}"
+                       r"key)\s{0,3}:|\s(?:-u|--user)\s|headers\s{0,3}=|\bbearer\b|\btoken\s"
+                       r"|-credential\b")
+_HEADER_ARG = re.compile(r"(?:-h|--header)\s{0,3}['\"]?[\w-]{1,40}\s{0,3}:")
+_UPLOAD = re.compile(r"(?:-f|--form)\s{0,3}['\"]?[\w.-]{0,40}=@\s{0,3}['\"]?([^\s'\";]{1,300})"
+                     r"|(?:-d|--data(?:-binary|-raw|-urlencode)?)\s{0,3}['\"]?@([^\s'\";]{1,300})"
+                     r"|(?:-t|--upload-file)\s{1,3}['\"]?([^\s'\";]{1,300})"
+                     r"|--(?:post|body)-file[= ]\s{0,3}['\"]?([^\s'\";]{1,300})"
+                     r"|-infile\s{1,3}['\"]?([^\s'\";]{1,300})")
+_HOME = re.compile(r"^(?:~|\$home|\$\{home\}|%userprofile%|\$env:userprofile|/home/|/users/"
+                   r"|/root\b|/etc/)")
+_SPLIT = re.compile(r"\s(?:&&|\|\|)\s|;\s|\n")
+_BARE_LOCAL = re.compile(r"(?<![\w./-])(localhost|127\.0\.0\.1)(?::\d{1,5})?\b")
+_IP = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
+
+
+def is_well_known(host: str) -> bool:
+    """True for a service whose API people call with their own token (and local hosts)."""
+    host = host.lower().rstrip(".")
+    if not host.isascii():
+        return False
+    return host.endswith(_LOCAL_SUFFIXES) or any(
+        host == known or host.endswith("." + known) for known in _WELL_KNOWN)
+
+
+def _is_sink(host: str) -> bool:
+    host = host.lower()
+    return (bool(_IP.match(host)) and not host.startswith("127.")) or any(
+        s in host for s in _SINKS)
+
+
+def _vendor_of(name: str) -> tuple[str, ...] | None:
+    for part in name.lower().split("_"):
+        if part in _VENDORS:
+            return _VENDORS[part]
+    return None
+
+
+def _hosts(command: str, raw: str) -> list[str]:
+    """Hosts the command talks to; ``raw`` is the same command before confusable mapping
+    (a host with a look-alike letter is kept as written, so it is never "well known")."""
+    hosts = [m.group(1) for m in _URL_HOST.finditer(raw)]
+    if not hosts:
+        hosts = [m.group(1) for m in _URL_HOST.finditer(command)]
+    for pattern in (_NC_HOST, _DEV_TCP, _BARE_LOCAL):
+        hosts.extend(m.group(1) for m in pattern.finditer(command))
+    if re.search(r"\b(?:scp|rsync|sftp)\b", command):
+        hosts.extend(m.group(1) for m in _REMOTE.finditer(command) if "." in m.group(1)
+                     or "@" in m.group(0))
+    return hosts
+
+
+def _command_is_exfil(command: str, raw: str) -> bool:
+    hosts = _hosts(command, raw)
+    known = bool(hosts) and all(is_well_known(h) for h in hosts)
+    if any(_is_sink(h) for h in hosts) and (
+            re.search(r"\s-(?:d|f|t)\b|--data|--form|--upload|--post|-body|\$|@", command)):
+        return True
+    if next(finditer(SENSITIVE, command), None) is not None or _ENV_DUMP.search(command):
+        return not (hosts and all(h.startswith(("localhost", "127.")) for h in hosts))
+    for match in _UPLOAD.finditer(command):
+        path = next(g for g in match.groups() if g)
+        if _HOME.match(path) and not known:
+            return True
+    for match in _SUBST.finditer(command):
+        inner = match.group(1) if match.group(1) is not None else match.group(2)
+        if re.fullmatch(r"[\w.]{1,80}", inner):
+            continue  # a make or pipeline variable: $(VERSION), $(Build.SourceVersion)
+        if not _HARMLESS_SUBST.match(inner) and not known:
+            return True
+    for match in _VAR.finditer(command):
+        name = next(g for g in match.groups() if g)
+        if not _SECRET_NAME.search(name):
+            continue
+        vendor = _vendor_of(name)
+        line_start = command.rfind("\n", 0, match.start()) + 1
+        before = command[max(line_start, match.start() - 80):match.start()]
+        in_auth = bool(_AUTH_ARG.search(before))
+        in_header = in_auth or bool(_HEADER_ARG.search(before))
+        if vendor is not None and hosts:
+            if not all(is_well_known(h) for h in hosts):
+                return True
+            continue
+        if in_header and (in_auth or known):
+            continue
+        if hosts and not known:
+            return True
+    return False
+
+
+_MAX_CONTINUED = 30  # lines one command may span
+_CONTEXT = 2000  # characters of a command read on either side of its sender
+
+
+def exfil_command(form: Form) -> Iterator[tuple[int, int]]:
+    """Commands (shell, PowerShell, Python, JavaScript) that send secrets or files out.
+
+    Each command is analysed once, and at most ``_CONTEXT`` characters either side of
+    its sender, so a 64 KiB line of ``curl curl curl …`` costs linear time.
+    """
+    text = form.text
+    sender = compile_pattern(_SENDER)
+    done_to = -1
+    for found in sender.finditer(text):
+        if found.start() < done_to:
+            continue  # part of a command already analysed
+        first = form.line_of(found.start())
+        last = first
+        while (last - first < _MAX_CONTINUED and last - 1 < len(form.continued)
+               and form.continued[last - 1]):
+            last += 1
+        code = _CODE_SENDER.search(found.group()) is not None
+        if code:
+            last = min(len(form.line_starts), last + 6)  # a call's arguments, next lines
+        start = max(form.line_starts[first - 1], found.start() - _CONTEXT)
+        end = form.line_starts[last] - 1 if last < len(form.line_starts) else len(text)
+        end = min(end, found.end() + _CONTEXT)
+        logical = text[start:end].replace("\n", " ")  # continued lines: one command
+        raw = "\n".join(form.plain_lines[first - 1:last])
+        offset = found.start() - start
+        # The command the sender belongs to: cut at ; && || on either side.
+        cut_before = max((m.end() for m in _SPLIT.finditer(logical, 0, offset)), default=0)
+        after = None if code else _SPLIT.search(logical, found.end() - start)
+        cut_after = after.start() if after else len(logical)
+        done_to = start + cut_after
+        if _command_is_exfil(logical[cut_before:cut_after], raw[:3 * _CONTEXT]):
+            yield found.start(), start + cut_after
+
+
+# Imperative verbs (not "sends", not ``-X POST`` or ``--upload-file`` of a command line).
+_VERB = (r"(?<![-/.$])(?<!-x )(?<!--request )\b(?:send|post|upload|forward|email|e-mail|mail"
+         r"|exfiltrate|transmit|beacon|leak|share|submit|paste|copy|pipe|include|put|attach"
+         r"|append)\b")
+# What an agent holds that is worth stealing; not a parameter name (``token=``, ``-token:``).
+_OBJECT = (r"(?<![-$.])\b(?:conversations?|chat|transcripts?|dialog(?:ue)?|messages|history"
+           r"|memor(?:y|ies)|secrets?|api\W{0,3}keys?|keys|tokens?|credentials?|passwords?"
+           r"|passphrases?|environment(?:\W{1,3}variables)?|env\W{1,3}vars?|system\W{0,3}prompt"
+           r"|ssh\W{1,3}keys?|private\W{1,3}keys?|cookies?|clipboard|user'?s\W{1,3}(?:data"
+           r"|files|messages|input|documents))\b(?!\s{0,2}[=:$@{]|-)|" + SENSITIVE)
+# Where it goes: a URL, an e-mail address (found by its "@domain"), a webhook, a query.
+_DESTINATION = (r"https?://|@[\w-]{1,63}\.[a-z]{2,}|\bwebhook|\bendpoint\b|\bpastebin\b"
+                r"|\bgist\b|\bdiscord\b|\?\w{1,20}=|\bparameter\b|\bquery\W{1,3}string\b"
+                r"|\b(?:link|url|image)\b")
+_NEGATED = r"\b(?:never|not|n't|no)\W{1,3}(?:\w{1,8}\W{1,3})?"
+
+_send_object = window(_VERB, _OBJECT, _DESTINATION, span=260, unless_before=_NEGATED)
+# "collect every token … and include them in a link to https://…"
+_object_then_send = window(_OBJECT, _VERB + r"\W{1,3}(?:them|it|these|those|this|that|all)\b",
+                           _DESTINATION, span=260)
+
+
+def exfil_instruction(form: Form) -> Iterator[tuple[int, int]]:
+    """Instructions, in prose, to send what the agent holds (history, keys, files) out."""
+    yield from _send_object(form)
+    yield from _object_then_send(form)
+
+
+_INLINE_IMAGE = r"!\[[^\[\]\n]{0,300}\]\(\s{0,3}<?(https?://[^\s)>]{1,2000})"
+_HTML_IMAGE = r"<\s{0,3}img\b[^>]{0,300}?\bsrc\s{0,3}=\s{0,3}[\"']?(https?://[^\"'\s>]{1,2000})"
+_REF_IMAGE = r"!\[([^\[\]\n]{0,300})\](?:\[([^\[\]\n]{0,100})\])?"
+_REF_DEF = r"(?:^|\n)\s{0,3}\[([^\]\n]{1,100})\]:\s{0,3}<?(https?://\S{1,2000})"
+_PLACEHOLDER = re.compile(r"[{}$<>\[\]`]|%7b|%7d|%24|%3c|%3e")
+_DATA_PARAM = re.compile(
+    r"[?&](?:data|d|q|query|msg|message|messages|content|conv|conversation|chat|history"
+    r"|secret|key|k|token|t|memory|info|payload|p|text|prompt|session|summary|s|u|user|c"
+    r"|cookie|log|leak|x|e|env|m|input|output|ctx|context)=", re.IGNORECASE)
+
+
+@cache
+def _image_patterns() -> tuple[re.Pattern[str], ...]:
+    return tuple(compile_pattern(p) for p in (_INLINE_IMAGE, _HTML_IMAGE, _REF_IMAGE,
+                                               _REF_DEF))
+
+
+def _suspicious_url(url: str) -> bool:
+    host_match = _URL_HOST.match(url)
+    host = host_match.group(1) if host_match else ""
+    if host and is_well_known(host):
+        return False
+    if _is_sink(host) or _PLACEHOLDER.search(url):
+        return True
+    query = url.partition("?")[2]
+    if not query:
+        return False
+    return bool(re.search(r"=(?:&|$)", query) or _DATA_PARAM.search("?" + query))
+
+
+def exfil_image(form: Form) -> Iterator[tuple[int, int]]:
+    """Markdown or HTML images whose URL would carry data out when the image is fetched.
+
+    Inline (``![a](url)``), HTML (``<img src=url>``) and reference style (``![a][ref]``
+    with ``[ref]: url`` anywhere in the text). A URL is suspicious when it holds a
+    template placeholder, an empty parameter waiting to be filled, a data-like parameter
+    (``?q=``, ``?data=``), or points at a collection service; badges and images of
+    well-known hosts are not.
+    """
+    inline, html, ref_use, ref_def = _image_patterns()
+    text = form.text
+    for pattern in (inline, html):
+        for found in pattern.finditer(text):
+            if _suspicious_url(found.group(1)):
+                yield found.start(), found.end()
+    definitions = {m.group(1).strip().lower(): (m.start(1), m.end(), m.group(2))
+                   for m in ref_def.finditer(text)}
+    if not definitions:
+        return
+    for found in ref_use.finditer(text):
+        if text[found.end():found.end() + 1] == "(":
+            continue  # an inline image, handled above
+        label = (found.group(2) or found.group(1)).strip().lower()
+        target = definitions.get(label)
+        if target is not None and _suspicious_url(target[2]):
+            yield found.start(), found.end()
+            yield target[0], target[1]
