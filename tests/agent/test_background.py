@@ -78,6 +78,8 @@ def _agent(home: Home, tmp_path: Path, summariser: _Summariser, client: Scripted
 def _pause(agent: Agent, summariser: _Summariser) -> None:
     """The user reads the answer: the worker may call the model and catches up."""
     preparer = getattr(agent.engine, "preparer", None)
+    if preparer is None and not agent.config.compression.background:
+        return  # the synchronous run has no worker to wait for
     assert preparer is not None and isinstance(preparer.runner, ThreadRunner)
     summariser.allowed.set()
     preparer.runner.join()
@@ -110,12 +112,13 @@ def test_no_turn_waits_for_the_summariser_and_summaries_are_the_models(
     assert status["preparation"] is not None
 
 
-def test_requests_stay_byte_identical_between_compactions(mnemo_home: Home,
-                                                          tmp_path: Path) -> None:
+def _prefix_changes(home: Home, tmp_path: Path, **compression: Any) -> tuple[int, int]:
+    """(requests whose prefix differs from the one before, compactions) over 30 turns."""
+    home.ensure()
     summariser = _Summariser()
     client = ScriptedChatClient(default=_model, context_length=8_000)
     compactions = 0
-    with _agent(mnemo_home, tmp_path, summariser, client) as agent:
+    with _agent(home, tmp_path, summariser, client, **compression) as agent:
         for turn in range(30):
             compactions += sum(1 for c in agent.run_turn(
                 f"turn {turn}: please review src/m{turn}.py").compactions if c.report.changed)
@@ -123,7 +126,19 @@ def test_requests_stay_byte_identical_between_compactions(mnemo_home: Home,
     turns = [r for r in client.requests if "read_file" in r.tool_names]
     breaks = sum(1 for a, b in itertools.pairwise(turns)
                  if b.messages[:len(a.messages)] != a.messages)
-    assert compactions > 0 and breaks == compactions  # only a compaction changes the prefix
+    return breaks, compactions
+
+
+def test_requests_stay_byte_identical_between_compactions(tmp_path: Path) -> None:
+    """Preparation adds no change to what is sent: beyond the compactions, the prefix
+    changes no more often than in the synchronous run of the same session (where the
+    window guard may cut what a compaction left too big for its meter)."""
+    breaks, compactions = _prefix_changes(Home(tmp_path / "bg"), tmp_path, background=True)
+    sync_breaks, sync_compactions = _prefix_changes(Home(tmp_path / "sync"), tmp_path,
+                                                    background=False)
+    assert compactions > 0 and sync_compactions > 0
+    assert breaks >= compactions
+    assert breaks - compactions <= sync_breaks - sync_compactions
 
 
 def test_background_false_keeps_the_synchronous_summary(mnemo_home: Home,

@@ -413,8 +413,9 @@ class MemoryStore:
     # -- where the text is kept (a backend in another module overrides these three) ------
 
     def _write_raw(self, target: Target, text: str) -> None:
-        """Store the whole text of ``target`` (called with the store's lock held)."""
-        atomic_write_text(self.path_for(target), text)
+        """Store the whole text of ``target`` (called with the store's lock held); a
+        symlinked file is written at its target, so the link stays a link."""
+        atomic_write_text(write_path(self.path_for(target)), text)
 
     def _append_archive(self, target: Target, tagged: list[str]) -> None:
         """Add overflow entries to ARCHIVE.md (called with the store's lock held)."""
