@@ -113,14 +113,35 @@ class Facts:
     tools: Counter[str] = field(default_factory=Counter)
     tool_failures: Counter[str] = field(default_factory=Counter)
     last_intent: Item | None = None
+    texts: int = 0  # user and assistant texts read
+    technical_texts: int = 0  # … of which show work (``Prose.technical``) or set rules
+    conversation: bool = False  # people talking rather than work (``is_conversation``)
 
 
 _LABELS = {"user": "User", "assistant": "Assistant"}
 
 
 def is_conversation(facts: Facts) -> bool:
-    """Named people talking, no tool used: a conversation rather than a work session."""
-    return bool(facts.participants) and not facts.tools
+    """People talking rather than work being done (decided by ``extract_facts``)."""
+    return facts.conversation
+
+
+# A list of turns without tools is a conversation when at most this share of its texts
+# show work (code, paths, commands, config values, errors: ``Prose.technical``; or a
+# rule or decision given to the assistant — "never deploy on Fridays"), and it
+# has at least this many texts: a lone question says too little to tell.
+_TECHNICAL_SHARE = 0.1
+_MIN_TALK_TEXTS = 4
+
+
+def _talk(facts: Facts) -> bool:
+    """No tool used, and either the speakers are named (people) or the texts are prose
+    (see ``_TECHNICAL_SHARE``): ``mnemo chat`` and most chat APIs carry no names."""
+    if facts.tools:
+        return False
+    return bool(facts.participants) or (
+        facts.texts >= _MIN_TALK_TEXTS
+        and facts.technical_texts <= _TECHNICAL_SHARE * facts.texts)
 _MIN_NOTED_CHARS = 25
 _OPEN_ASKS_LIMIT = 200  # an unbounded backlog would make the pass quadratic
 
@@ -201,13 +222,13 @@ class _Reader:
         prose = read_prose(text, role, self.names())
         if prose.date is not None:
             self.today = prose.date
+        self.facts.texts += 1
+        # A rule for the assistant ("never deploy on Fridays") is work too.
+        self.facts.technical_texts += bool(prose.technical or prose.preferences
+                                           or prose.decisions)
         self.soft += [(kind, sentence, order) for kind, sentence in prose.soft]
         notes = read_notes(prose, speaker=speaker, role=role, order=order, today=self.today,
                            names=self.names())
-        if role == "assistant" and role not in self.facts.participants:
-            # An assistant's short acknowledgements ("Done.", "answer 3 fixed") carry
-            # nothing worth a line; a person's short sentence may ("I got a dog.").
-            notes = [n for n in notes if len(n.text) >= _MIN_NOTED_CHARS]
         self.facts.notes += notes
         return prose, speaker
 
@@ -324,11 +345,20 @@ class _Reader:
         # Between people, what matched a rule's words is a note like any other: it is
         # ranked by what it tells. In a work session it is a preference or a decision,
         # ranked as one (a rule — "Never deploy on Fridays" — above a remark).
-        if is_conversation(self.facts):
+        facts = self.facts
+        facts.conversation = _talk(facts)
+        if facts.conversation:
+            for role, label in _LABELS.items():  # unnamed speakers are "User", "Assistant"
+                facts.participants.setdefault(role, label)
             self.facts.preferences, self.facts.decisions = [], []
             notes = list(self.facts.notes)
         else:
-            notes = [n for n in self.facts.notes if not n.soft]
+            # An unnamed assistant's short acknowledgements at work ("Done.", "answer 3
+            # fixed") carry nothing worth a line; a person's short sentence may ("I got
+            # a dog.").
+            notes = [n for n in self.facts.notes if not n.soft and (
+                n.role != "assistant" or "assistant" in facts.participants
+                or len(n.text) >= _MIN_NOTED_CHARS)]
             for kind, sentence, order in self.soft:
                 bucket = self.facts.preferences if kind == "pref" else self.facts.decisions
                 self.add(bucket, kind, sentence, order)

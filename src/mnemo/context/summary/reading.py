@@ -66,6 +66,20 @@ CACHE = MessageCache()
 _LOGGED_HINTS = ("Error:", "Error[", "Exception:", "Exception[", "Warning:", "Warning[",
                  "FAILED ", "ERROR", "FATAL", "error:", "error[", "fatal: ", "panic: ")
 _HEADER = re.compile(r"^\[[^\]\n]{4,120}\]$")
+# What marks a text as part of work on code or systems rather than talk between people:
+# a code fence, an indented or brace-ended line, a call ``name(…)``, a dotted call, a
+# traceback, or the words of software work. People's chat has almost none of these (a
+# URL alone does not count: people share links; nor do words as common in life as at
+# work — "class", "build", "test", "service").
+_CODE = re.compile(r"```|^(?: {4}|\t)\S|[{};]\s*$|\b\w+\.\w+\(|\b[a-z_]\w*\(\)|Traceback \(",
+                   re.MULTILINE)
+_WORK_WORDS = re.compile(
+    r"\b(?:code|bugs?|functions?|apis?|servers?|deploy\w*|databases?|repo|repository"
+    r"|commits?|endpoints?|config\w*|scripts?|modules?|quer(?:y|ies)|cache|handlers?"
+    r"|exceptions?|refactor\w*|stack ?trace|logs?|request ids?|pull request|unit tests?"
+    r"|compil\w+|python|javascript|typescript|sql)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -92,6 +106,7 @@ class Prose:
     unclaimed: tuple[str, ...]
     values: Values
     errors: tuple[str, ...]
+    technical: bool = False  # code, paths, commands, config or errors: work, not chat
 
 
 @dataclass(frozen=True)
@@ -206,9 +221,12 @@ def _read_prose(text: str, role: str, names: Sequence[str]) -> Prose:
         if not taken:
             unclaimed.append(sentence)
     errors = tuple(best_error_lines(error_lines(text), 3)) if role == "user" else ()
+    values = read_values(text)
+    technical = bool(errors or values.paths or values.config or values.commands
+                     or _CODE.search(text) or _WORK_WORDS.search(text))
     return Prose(tuple(kept), day, tuple(s for _, s in prefs),
                  tuple(s for _, s in decisions), tuple(soft), tuple(remaining), tuple(asks),
-                 tuple(unclaimed), read_values(text), errors)
+                 tuple(unclaimed), values, errors, technical)
 
 
 def read_values(text: str) -> Values:
