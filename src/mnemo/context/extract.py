@@ -39,6 +39,7 @@ from mnemo.context.summary.reading import (
     read_notes,
     read_prose,
     read_result,
+    shows_work,
 )
 from mnemo.context.textscan import PREFERENCE, keywords, one_line, sentences
 from mnemo.messages import Message, content_text, tool_calls_of
@@ -113,8 +114,6 @@ class Facts:
     tools: Counter[str] = field(default_factory=Counter)
     tool_failures: Counter[str] = field(default_factory=Counter)
     last_intent: Item | None = None
-    texts: int = 0  # user and assistant texts read
-    technical_texts: int = 0  # … of which show work (``Prose.technical``) or set rules
     conversation: bool = False  # people talking rather than work (``is_conversation``)
 
 
@@ -127,21 +126,29 @@ def is_conversation(facts: Facts) -> bool:
 
 
 # A list of turns without tools is a conversation when at most this share of its texts
-# show work (code, paths, commands, config values, errors: ``Prose.technical``; or a
-# rule or decision given to the assistant — "never deploy on Fridays"), and it
+# show work (code, paths, commands, config values, errors, a rule or decision given to
+# the assistant — "never deploy on Fridays": ``reading.shows_work``), and it
 # has at least this many texts: a lone question says too little to tell.
 _TECHNICAL_SHARE = 0.1
 _MIN_TALK_TEXTS = 4
 
 
-def _talk(facts: Facts) -> bool:
+def _talk(facts: Facts, texts: Sequence[tuple[str, Prose]]) -> bool:
     """No tool used, and either the speakers are named (people) or the texts are prose
     (see ``_TECHNICAL_SHARE``): ``mnemo chat`` and most chat APIs carry no names."""
     if facts.tools:
         return False
-    return bool(facts.participants) or (
-        facts.texts >= _MIN_TALK_TEXTS
-        and facts.technical_texts <= _TECHNICAL_SHARE * facts.texts)
+    if facts.participants:
+        return True
+    if len(texts) < _MIN_TALK_TEXTS:
+        return False
+    allowed = int(_TECHNICAL_SHARE * len(texts))
+    work = 0
+    for text, prose in texts:
+        work += shows_work(text, prose)
+        if work > allowed:
+            return False
+    return True
 _MIN_NOTED_CHARS = 25
 _OPEN_ASKS_LIMIT = 200  # an unbounded backlog would make the pass quadratic
 
@@ -159,6 +166,7 @@ class _Reader:
         self.today: date | None = None
         self.answers: set[str] = set()  # notes that a resolved question carries
         self.soft: list[tuple[str, str, int]] = []  # (kind, sentence, order): see finish
+        self.texts: list[tuple[str, Prose]] = []  # user and assistant texts: see _talk
 
     def add(self, bucket: list[Item], kind: str, text: str, order: int) -> None:
         line = one_line(text)
@@ -222,10 +230,7 @@ class _Reader:
         prose = read_prose(text, role, self.names())
         if prose.date is not None:
             self.today = prose.date
-        self.facts.texts += 1
-        # A rule for the assistant ("never deploy on Fridays") is work too.
-        self.facts.technical_texts += bool(prose.technical or prose.preferences
-                                           or prose.decisions)
+        self.texts.append((text, prose))
         self.soft += [(kind, sentence, order) for kind, sentence in prose.soft]
         notes = read_notes(prose, speaker=speaker, role=role, order=order, today=self.today,
                            names=self.names())
@@ -346,7 +351,7 @@ class _Reader:
         # ranked by what it tells. In a work session it is a preference or a decision,
         # ranked as one (a rule — "Never deploy on Fridays" — above a remark).
         facts = self.facts
-        facts.conversation = _talk(facts)
+        facts.conversation = _talk(facts, self.texts)
         if facts.conversation:
             for role, label in _LABELS.items():  # unnamed speakers are "User", "Assistant"
                 facts.participants.setdefault(role, label)
