@@ -1,13 +1,13 @@
 """How much of what a conversation was about survives one compaction (SPEC C18, §Q).
 
     python bench/conversation_retention_bench.py [--data DIR] [--seeds 5]
-        [--model-conversations 26] [--model-windows 8000]
+        [--model-conversations 26] [--model-windows 8000] [--no-names]
 
 Each LoCoMo dev conversation (``../shared/data/locomo``: 26, 30, 41) becomes chat
 messages: speaker A is the ``user``, speaker B the ``assistant`` (each message carries
-the speaker's ``name``), and the first message of every session starts with a
-``[Session N, <date>]`` line. The whole conversation is compressed once by a
-``ContextCompressor`` with an 8k and a 32k window:
+the speaker's ``name``; with ``--no-names`` none does, as in ``mnemo chat``), and the
+first message of every session starts with a ``[Session N, <date>]`` line. The whole
+conversation is compressed once by a ``ContextCompressor`` with an 8k and a 32k window:
 
 * ``mnemo``: the local summariser (``summarizer=None``);
 * ``random``: the same compressed context with the summary replaced by randomly chosen
@@ -78,7 +78,7 @@ def content_words(text: str) -> frozenset[str]:
     return frozenset(w for w in words(text) if w not in STOP_WORDS)
 
 
-def load(path: Path) -> Conversation:
+def load(path: Path, *, names: bool = True) -> Conversation:
     data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     user = data["speaker_a"]
     messages: list[Message] = []
@@ -92,8 +92,11 @@ def load(path: Path) -> Conversation:
             turns[str(turn["dia_id"])] = text
             if index == 0:
                 text = f"[Session {number}, {date}]\n{text}"
-            messages.append({"role": "user" if turn["speaker"] == user else "assistant",
-                             "name": str(turn["speaker"]), "content": text})
+            message: Message = {"role": "user" if turn["speaker"] == user else "assistant",
+                                "content": text}
+            if names:
+                message["name"] = str(turn["speaker"])
+            messages.append(message)
     questions = []
     for qa in data.get("qa", []):
         if qa.get("category") not in (1, 2, 3, 4) or "answer" not in qa:
@@ -179,13 +182,15 @@ def main() -> int:
     parser.add_argument("--model-windows", default="8000")
     parser.add_argument("--only", default="", help="comma-separated conversations to run "
                         "(default: all three)")
+    parser.add_argument("--no-names", action="store_true",
+                        help="messages without the speaker's name (as mnemo chat sends them)")
     args = parser.parse_args()
     names = [n for n in args.only.split(",") if n] or list(CONVERSATIONS)
     paths = [args.data / f"{name}.json" for name in names]
     if not all(p.exists() for p in paths):
         print(f"LoCoMo dev conversations not found under {args.data}; skipping")
         return 0
-    convs = [load(p) for p in paths]
+    convs = [load(p, names=not args.no_names) for p in paths]
     model_convs = {c for c in args.model_conversations.split(",") if c}
     if model_convs:
         from mnemo.llm.local_model import local_runtime_installed, local_weights_installed

@@ -12,7 +12,7 @@ from datetime import date
 import pytest
 
 from mnemo.context import ContextCompressor, summarize_locally
-from mnemo.context.extract import extract_facts
+from mnemo.context.extract import extract_facts, is_conversation
 from mnemo.context.local_summary import parse_summary_sections
 from mnemo.context.summary.dates import find_date, resolve_relative
 from mnemo.context.summary.reading import CACHE
@@ -174,6 +174,45 @@ def test_sections_mean_what_they_say_between_people() -> None:
     assert any("LGBTQ support group" in x for x in s["Progress/Done"])  # the timeline
     assert any("Yosemite" in x for x in s["Key Decisions"])  # plans
     assert "Progress/In Progress" not in s  # no "last step" quote of a chat message
+
+
+def unnamed(turns: list[Message]) -> list[Message]:
+    """``turns`` as ``mnemo chat`` sends them: roles only, no speaker names."""
+    return [{"role": m["role"], "content": m["content"]} for m in turns]
+
+
+def test_a_conversation_without_names_gets_the_conversation_sections() -> None:
+    turns = unnamed(conversation())
+    assert is_conversation(extract_facts(turns))
+    summary = summarize_locally(turns, budget_tokens=2_000)
+    s = parse_summary_sections(summary)
+    assert "Participants: " not in summary  # nothing to say beyond the roles
+    assert any("8 May 2023 · User: I went to an LGBTQ support group" in x
+               for x in s["Progress/Done"])  # the dated timeline
+    assert any("Yosemite" in x for x in s["Key Decisions"])
+    assert "User said: " not in summary and "Assistant noted: " not in summary
+    assert "Progress/In Progress" not in s
+    for line in lines_of(summary):
+        assert not any(p.rstrip("!.") in line for p in PHATIC if len(p) > 12), line
+
+
+def test_a_coding_chat_without_names_or_tools_stays_a_work_session() -> None:
+    turns: list[Message] = []
+    for k in range(6):
+        turns += [{"role": "user", "content": f"Step {k}: the login handler in src/auth.py "
+                   "returns 500 when the token expired. Can you look?"},
+                  {"role": "assistant", "content": "The handler calls `jwt.decode()` without "
+                   "catching ExpiredSignatureError; I'll wrap it and return 401."}]
+    facts = extract_facts(turns)
+    assert not is_conversation(facts)
+    summary = summarize_locally(turns, budget_tokens=2_000)
+    assert "src/auth.py" in summary
+    assert "Latest request in these turns: Step 5" in summary  # the coding Goal lines
+
+
+def test_a_short_exchange_without_names_is_not_taken_for_a_conversation() -> None:
+    turns = unnamed(conversation()[2:4])  # two texts say too little to tell
+    assert not is_conversation(extract_facts(turns))
 
 
 @pytest.mark.parametrize("budget", [200, 500, 2_000])

@@ -39,6 +39,7 @@ from mnemo.context.summary.reading import (
     read_notes,
     read_prose,
     read_result,
+    shows_work,
 )
 from mnemo.context.textscan import PREFERENCE, keywords, one_line, sentences
 from mnemo.messages import Message, content_text, tool_calls_of
@@ -113,14 +114,41 @@ class Facts:
     tools: Counter[str] = field(default_factory=Counter)
     tool_failures: Counter[str] = field(default_factory=Counter)
     last_intent: Item | None = None
+    conversation: bool = False  # people talking rather than work (``is_conversation``)
 
 
 _LABELS = {"user": "User", "assistant": "Assistant"}
 
 
 def is_conversation(facts: Facts) -> bool:
-    """Named people talking, no tool used: a conversation rather than a work session."""
-    return bool(facts.participants) and not facts.tools
+    """People talking rather than work being done (decided by ``extract_facts``)."""
+    return facts.conversation
+
+
+# A list of turns without tools is a conversation when at most this share of its texts
+# show work (code, paths, commands, config values, errors, a rule or decision given to
+# the assistant — "never deploy on Fridays": ``reading.shows_work``), and it
+# has at least this many texts: a lone question says too little to tell.
+_TECHNICAL_SHARE = 0.1
+_MIN_TALK_TEXTS = 4
+
+
+def _talk(facts: Facts, texts: Sequence[tuple[str, Prose]]) -> bool:
+    """No tool used, and either the speakers are named (people) or the texts are prose
+    (see ``_TECHNICAL_SHARE``): ``mnemo chat`` and most chat APIs carry no names."""
+    if facts.tools:
+        return False
+    if facts.participants:
+        return True
+    if len(texts) < _MIN_TALK_TEXTS:
+        return False
+    allowed = int(_TECHNICAL_SHARE * len(texts))
+    work = 0
+    for text, prose in texts:
+        work += shows_work(text, prose)
+        if work > allowed:
+            return False
+    return True
 _MIN_NOTED_CHARS = 25
 _OPEN_ASKS_LIMIT = 200  # an unbounded backlog would make the pass quadratic
 
@@ -138,6 +166,7 @@ class _Reader:
         self.today: date | None = None
         self.answers: set[str] = set()  # notes that a resolved question carries
         self.soft: list[tuple[str, str, int]] = []  # (kind, sentence, order): see finish
+        self.texts: list[tuple[str, Prose]] = []  # user and assistant texts: see _talk
 
     def add(self, bucket: list[Item], kind: str, text: str, order: int) -> None:
         line = one_line(text)
@@ -201,13 +230,10 @@ class _Reader:
         prose = read_prose(text, role, self.names())
         if prose.date is not None:
             self.today = prose.date
+        self.texts.append((text, prose))
         self.soft += [(kind, sentence, order) for kind, sentence in prose.soft]
         notes = read_notes(prose, speaker=speaker, role=role, order=order, today=self.today,
                            names=self.names())
-        if role == "assistant" and role not in self.facts.participants:
-            # An assistant's short acknowledgements ("Done.", "answer 3 fixed") carry
-            # nothing worth a line; a person's short sentence may ("I got a dog.").
-            notes = [n for n in notes if len(n.text) >= _MIN_NOTED_CHARS]
         self.facts.notes += notes
         return prose, speaker
 
@@ -324,11 +350,20 @@ class _Reader:
         # Between people, what matched a rule's words is a note like any other: it is
         # ranked by what it tells. In a work session it is a preference or a decision,
         # ranked as one (a rule — "Never deploy on Fridays" — above a remark).
-        if is_conversation(self.facts):
+        facts = self.facts
+        facts.conversation = _talk(facts, self.texts)
+        if facts.conversation:
+            for role, label in _LABELS.items():  # unnamed speakers are "User", "Assistant"
+                facts.participants.setdefault(role, label)
             self.facts.preferences, self.facts.decisions = [], []
             notes = list(self.facts.notes)
         else:
-            notes = [n for n in self.facts.notes if not n.soft]
+            # An unnamed assistant's short acknowledgements at work ("Done.", "answer 3
+            # fixed") carry nothing worth a line; a person's short sentence may ("I got
+            # a dog.").
+            notes = [n for n in self.facts.notes if not n.soft and (
+                n.role != "assistant" or "assistant" in facts.participants
+                or len(n.text) >= _MIN_NOTED_CHARS)]
             for kind, sentence, order in self.soft:
                 bucket = self.facts.preferences if kind == "pref" else self.facts.decisions
                 self.add(bucket, kind, sentence, order)

@@ -383,7 +383,7 @@ def _note_lines(facts: Facts, in_goal: set[int]) -> list[_Line]:
         if note.role == "user" and note.order in in_goal:
             continue  # the Goal quotes that message
         room = "said" if note.role == "user" else "noted"
-        label = (f"{note.speaker}: " if note.speaker not in ("User", "Assistant")
+        label = (f"{note.speaker}: " if talk or note.speaker not in ("User", "Assistant")
                  else _SAID if room == "said" else _NOTED)
         # Between people, a speaker's neighbouring notes share the label; in a work
         # session only the notes of one message do.
@@ -438,7 +438,7 @@ def _goal_lines(facts: Facts, previous: dict[str, list[str]],
     earlier = _fresh_only(previous.get("Goal", []), *((_LATEST,) if facts.asks else ()),
                           _FOCUS, _PARTICIPANTS)
     lines = [_Line("Goal", text, _EARLIER + i, 100) for i, text in enumerate(earlier)]
-    if facts.participants:
+    if any(name not in ("User", "Assistant") for name in facts.participants.values()):
         who = ", ".join(f"{name} ({role})" for role, name in sorted(
             facts.participants.items(), key=lambda p: p[0] != "user"))
         lines.append(_Line("Goal", f"{_PARTICIPANTS}{who}", 2 * _EARLIER, 100))

@@ -77,12 +77,14 @@ class Note:
 
 
 def take_notes(sentences: Iterable[str], *, speaker: str, role: str, order: int,
-               today: date | None, names: Sequence[str], soft: bool = False) -> list[Note]:
-    """The notes of one message's sentences (see the module docstring)."""
+               today: date | None, names: Sequence[str], soft: bool = False,
+               checked: bool = False) -> list[Note]:
+    """The notes of one message's sentences (see the module docstring); ``checked``:
+    the sentences are known not to be phatic (``reading.py`` tested them already)."""
     day = format_date(today) if today else ""
     notes: list[Note] = []
     for raw in sentences:
-        if is_phatic(raw, names):
+        if not checked and is_phatic(raw, names):
             continue
         text = clean(without_phatic_clauses(raw, names))
         if not text:

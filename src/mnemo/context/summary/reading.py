@@ -57,15 +57,42 @@ from mnemo.context.textscan import (
 )
 
 __all__ = ["CACHE", "Call", "Prose", "Result", "Values", "read_call", "read_notes",
-           "read_prose", "read_result"]
+           "read_prose", "read_result", "shows_work"]
 
 CACHE = MessageCache()
 # Every error line as a log prints it (``failures.is_logged_error``) holds one of these:
 # a file without any (most source code: ``raise ValueError(…)``) has none to keep, and
 # is not scanned line by line.
-_LOGGED_HINTS = ("Error:", "Error[", "Exception:", "Exception[", "Warning:", "Warning[",
-                 "FAILED ", "ERROR", "FATAL", "error:", "error[", "fatal: ", "panic: ")
+# Shortened where two share a tail ("rror:" for "Error:" and "error:"): each is a scan
+# of the whole text, and most reads hold none.
+_LOGGED_HINTS = ("rror:", "rror[", "ERROR", "xception:", "xception[", "arning:", "arning[",
+                 "FAILED ", "FATAL", "fatal: ", "panic: ")
+
+
+def _on_lowered(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    """``pattern`` (case-insensitive, written in lower case) for text lowered once:
+    the same matches, two to three times faster than ``re.IGNORECASE``."""
+    return re.compile(pattern.pattern, pattern.flags & ~re.IGNORECASE)
+
+
+_PREFERENCE_LC = _on_lowered(PREFERENCE)
+_DECISION_LC = _on_lowered(DECISION)
+_REMAINING_LC = _on_lowered(REMAINING)
 _HEADER = re.compile(r"^\[[^\]\n]{4,120}\]$")
+# What marks a text as part of work on code or systems rather than talk between people:
+# a code fence, an indented or brace-ended line, a call ``name(…)``, a dotted call, a
+# traceback, or the words of software work. People's chat has almost none of these (a
+# URL alone does not count: people share links; nor do words as common in life as at
+# work — "class", "build", "test", "service").
+_CODE = re.compile(r"```|^(?: {4}|\t)\S|[{};]\s*$|\b\w+\.\w+\(|\b[a-z_]\w*\(\)|Traceback \(",
+                   re.MULTILINE)
+_WORK_WORDS = re.compile(
+    r"\b(?:code|bugs?|functions?|apis?|servers?|deploy\w*|databases?|repo|repository"
+    r"|commits?|endpoints?|config\w*|scripts?|modules?|quer(?:y|ies)|cache|handlers?"
+    r"|exceptions?|refactor\w*|stack ?trace|logs?|request ids?|pull request|unit tests?"
+    r"|compil\w+|python|javascript|typescript|sql)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -118,6 +145,20 @@ def read_prose(text: str, role: str, names: Sequence[str]) -> Prose:
                      lambda: _read_prose(truncate_for_summary(text), role, names))
 
 
+def shows_work(text: str, prose: Prose) -> bool:
+    """True when ``text`` (read as ``prose``) is part of work on code or systems rather
+    than talk between people: code, paths, commands, config values, errors, a rule or
+    decision for the assistant, or the words of software work (``_CODE``,
+    ``_WORK_WORDS``). Asked only of turns without tools (``extract.py``), so a work
+    session never pays for it; cached by content."""
+    values = prose.values
+    if (prose.errors or prose.preferences or prose.decisions or values.paths
+            or values.config or values.commands):
+        return True
+    return CACHE.get(("work", *text_key(text)), lambda: bool(
+        _CODE.search(text) or _WORK_WORDS.search(text)))
+
+
 def read_notes(prose: Prose, *, speaker: str, role: str, order: int, today: date | None,
                names: Sequence[str]) -> list[Note]:
     """The notes of ``prose``'s unclaimed sentences, for a message at ``order``."""
@@ -128,7 +169,7 @@ def read_notes(prose: Prose, *, speaker: str, role: str, order: int, today: date
     def read() -> tuple[Note, ...]:
         def notes(sentences: Sequence[str], soft: bool) -> list[Note]:
             return take_notes(sentences, speaker=speaker, role=role, order=0, today=today,
-                              names=names, soft=soft)
+                              names=names, soft=soft, checked=True)
         return tuple(notes(prose.unclaimed, False)
                      + notes([s for _, s in prose.soft], True))
 
@@ -174,16 +215,23 @@ def _read_prose(text: str, role: str, names: Sequence[str]) -> Prose:
     remaining: list[str] = []
     asks: list[tuple[str, bool]] = []
     unclaimed: list[str] = []
+    # A pattern that finds nothing in the whole text is not tried on its sentences: one
+    # search per text instead of one per sentence, for most texts.
+    lowered = text.lower()
+    may_prefer = role == "user" and _PREFERENCE_LC.search(lowered) is not None
+    may_decide = _DECISION_LC.search(lowered) is not None
+    may_remain = role == "assistant" and _REMAINING_LC.search(lowered) is not None
     for sentence in kept:
         taken = False
+        low = sentence.lower() if may_prefer or may_decide or may_remain else ""
         # A rule or a decision is claimed when it is one ("Never call …", "we decided to
         # use …"). The same words in a remark ("it's not always easy") make a soft claim:
         # the sentence is also a note, and the reader keeps one of the two — the note in
         # a conversation, the claim in a work session, where only rules are claimed and
         # a remark stays a note.
         # Between people every claim is soft (``extract.py`` keeps the notes there).
-        preference = role == "user" and PREFERENCE.search(sentence)
-        decision = DECISION.search(sentence)
+        preference = may_prefer and _PREFERENCE_LC.search(low)
+        decision = may_decide and _DECISION_LC.search(low)
         rule = bool(preference or decision) and is_instruction(sentence)
         if preference:
             if rule:
@@ -196,7 +244,7 @@ def _read_prose(text: str, role: str, names: Sequence[str]) -> Prose:
             if not soft or soft[-1][1] is not sentence:
                 soft.append(("decision", sentence))
             taken = True
-        if role == "assistant" and REMAINING.search(sentence):
+        if may_remain and _REMAINING_LC.search(low):
             remaining.append(sentence)
             taken = True
         request = bool(REQUEST_START.match(sentence))
