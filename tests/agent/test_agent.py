@@ -232,7 +232,10 @@ def test_unreachable_model_keeps_the_conversation(mnemo_home: Home, tmp_path: Pa
         result = agent.run_turn("third")
         assert result.text == "back again"
         texts = [content_text(m) for m in agent.messages]
-    assert texts == ["first", "first answer", "second", "third", "back again"]
+    # The failed turn is closed by a note, so the stored conversation still alternates.
+    assert texts == ["first", "first answer", "second",
+                     "[no answer: the model call failed (ProviderConnectionError)]",
+                     "third", "back again"]
 
 
 def test_flush_turn_before_session_end(mnemo_home: Home, tmp_path: Path) -> None:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemo.agent.nudges import FLUSH_PROMPT, NUDGE_TEXT, MemoryNudger
+from mnemo.agent.replies import ModelCaller
 from mnemo.agent.tools import (
     ToolHandler,
     ToolRegistry,
@@ -41,6 +42,7 @@ from mnemo.context import CompressionReport, ContextEngine, is_summary_message
 from mnemo.errors import ContextLengthExceededError, UsageError
 from mnemo.home import Home
 from mnemo.llm import ChatClient, ChatResponse
+from mnemo.llm.text_tool_calls import accept_text_tool_calls
 from mnemo.memory import MemoryManager, MemoryStore, build_memory_context_block
 from mnemo.memory.builtin import WRITE_ACTIONS
 from mnemo.memory.plugins import create_memory_manager
@@ -137,6 +139,9 @@ class Agent:
         # Progress for a face (the CLI): called with ("model_call" | "tool" | "compaction",
         # details). Nothing below the CLI prints; this is how long work becomes visible.
         self.on_event: Callable[[str, dict[str, Any]], None] | None = None
+        # Model calls (streamed to a face that sets ``caller.on_text``; tool calls the
+        # model wrote as text accepted when they validate).
+        self.caller = ModelCaller(client)
         self._compacted = False
         self._fresh_compaction = False  # no response since the last compaction yet
 
@@ -296,7 +301,11 @@ class Agent:
         extra = "\n\n".join(part for part in (recall, nudge) if part)
         self._append({"role": "user", "content": text})
         result = TurnResult(text="")
-        self._loop(result, extra)
+        try:
+            self._loop(result, extra)
+        except BaseException as exc:  # Ctrl-C or a failed call: the turn still ends well-formed
+            self._close_unanswered(exc)
+            raise
         if result.memory_written:
             self.nudger.wrote()
         self.manager.sync_all(text, result.text)
@@ -328,18 +337,32 @@ class Agent:
                 result.text = content_text(message)
                 return
 
+    def _close_unanswered(self, exc: BaseException) -> None:
+        """After an interrupted or failed call, store what the user saw of the reply (or
+        a note) as the assistant's turn, so the stored conversation keeps alternating
+        and the next turn can run at once."""
+        if self.session_id is None or not self.messages:
+            return
+        if self.messages[-1].get("role") not in ("user", "tool"):
+            return
+        why = ("interrupted by the user" if isinstance(exc, KeyboardInterrupt)
+               else f"no answer: the model call failed ({type(exc).__name__})")
+        shown = self.caller.partial_text.rstrip()
+        self._append({"role": "assistant",
+                      "content": f"{shown} [{why}]" if shown else f"[{why}]"})
+
     def _call(self, extra: str, tools: list[dict[str, Any]] | None,
               result: TurnResult) -> ChatResponse:
         self._emit("model_call", calls_so_far=result.model_calls)
         try:
-            response = self.client.complete(self._request(extra), tools=tools)
+            response = self.caller.complete(self._request(extra), tools)
         except ContextLengthExceededError:
             log.warning("context length exceeded by the API; compacting and retrying once")
             compaction = self.compact(reason="overflow")
             result.compactions.append(compaction)
             if not compaction.report.changed:
                 raise
-            response = self.client.complete(self._request(extra), tools=tools)
+            response = self.caller.complete(self._request(extra), tools)
         self._record_usage(response, result)
         return response
 
@@ -419,7 +442,8 @@ class Agent:
         only_memory = self.tools.schemas({"memory"})
         try:
             for _ in range(_FLUSH_MAX_CALLS):
-                response = self.client.complete(request, tools=only_memory)
+                response = accept_text_tool_calls(
+                    self.client.complete(request, tools=only_memory), only_memory)
                 self.engine.update_from_response(response.usage.as_dict())
                 calls = list(response.message.get("tool_calls") or [])
                 if not calls:
