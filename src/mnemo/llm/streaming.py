@@ -1,8 +1,8 @@
 """Reading a streamed chat completion (OpenAI chunks) into one reply, showing it as it comes.
 
 ``StreamHandlers`` are the caller's callbacks: ``on_text`` gets each piece of answer text
-as the server sends it, ``on_progress`` gets ``(processed, total)`` prompt tokens while a
-llama.cpp server is still reading the prompt (its ``prompt_progress`` chunks, asked for
+as the server sends it, ``on_progress`` gets ``(read, to_read)`` new prompt tokens (the cached
+prefix left out) while a llama.cpp server is still reading the prompt (its ``prompt_progress`` chunks, asked for
 with ``return_progress``). ``collect_stream`` folds the chunks — text deltas, tool-call
 deltas by index, the closing usage chunk and llama.cpp's ``timings`` — into a
 ``StreamedReply`` the client turns into its usual ``ChatResponse``.
@@ -89,8 +89,9 @@ def collect_stream(chunks: Iterable[Any], handlers: StreamHandlers,
         progress = _field(chunk, "prompt_progress")
         if progress is not None and handlers.on_progress is not None:
             data = _plain(progress)
-            handlers.on_progress(int(data.get("processed", 0) or 0),
-                                 int(data.get("total", 0) or 0))
+            cached = int(data.get("cache", 0) or 0)  # counted in both, read in neither
+            handlers.on_progress(max(0, int(data.get("processed", 0) or 0) - cached),
+                                 max(0, int(data.get("total", 0) or 0) - cached))
         usage = _field(chunk, "usage")
         if usage is not None:
             reply.usage = usage
