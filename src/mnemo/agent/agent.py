@@ -48,6 +48,7 @@ from mnemo.memory.builtin import WRITE_ACTIONS
 from mnemo.memory.plugins import create_memory_manager
 from mnemo.messages import Message, content_text
 from mnemo.prompt import SKILL_VIEW_SCHEMA, SystemPrompt, build_system_prompt, skill_view
+from mnemo.prompt.small_window import compact_tool_schemas, is_small_window
 from mnemo.sessions import SessionStore
 from mnemo.sessions.store import new_session_id
 from mnemo.sessions.tool import SESSION_SEARCH_SCHEMA, session_search
@@ -279,7 +280,18 @@ class Agent:
             config=self.config, memory=self.memory, cwd=self.cwd, platform=self.platform,
             model=self.client.model, tool_names=self.tools.names,
             provider_blocks=self.manager.external_prompt_blocks(), home=self.home,
-            now=self.clock(), compacted=compacted)
+            now=self.clock(), compacted=compacted,
+            small_window=is_small_window(self.engine.context_length))
+
+    def _offered_tools(self, only: set[str] | None = None) -> list[dict[str, Any]]:
+        """The tool schemas sent with a request: short ones for a small window (and no
+        skill_view when no skill is installed), where every token of the prefix counts."""
+        schemas = self.tools.schemas(only)
+        if not is_small_window(self.engine.context_length):
+            return schemas
+        if self.system_prompt is not None and not self.system_prompt.skills_count:
+            schemas = [s for s in schemas if s.get("name") != SKILL_VIEW_SCHEMA["name"]]
+        return compact_tool_schemas(schemas)
 
     def _system_message(self) -> Message:
         assert self.system_prompt is not None
@@ -317,7 +329,7 @@ class Agent:
         while True:
             self._maybe_compact(result)
             # At the limit the model is called without tools, so it has to answer now.
-            tools = self.tools.schemas() if result.model_calls < limit else None
+            tools = self._offered_tools() if result.model_calls < limit else None
             result.stopped_early = tools is None
             message = self._call(extra, tools, result).message
             calls = list(message.get("tool_calls") or [])
@@ -439,7 +451,7 @@ class Agent:
         request: list[Message] = [
             self._system_message(), *self.messages,
             {"role": "user", "content": FLUSH_PROMPT.format(reason=why)}]
-        only_memory = self.tools.schemas({"memory"})
+        only_memory = self._offered_tools({"memory"})
         try:
             for _ in range(_FLUSH_MAX_CALLS):
                 response = accept_text_tool_calls(

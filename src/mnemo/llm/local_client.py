@@ -14,6 +14,7 @@ system prompt. Time limits follow the measured pace (``LocalPace``); replies can
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -39,6 +40,8 @@ from mnemo.messages import Message
 from mnemo.tokens import estimate_messages_tokens_rough, estimate_tokens_rough
 
 __all__ = ["DEFAULT_LOCAL_SAMPLING", "LocalChatClient"]
+
+log = logging.getLogger("mnemo.llm")
 
 # llama.cpp sampling options sent with every request. A mild repetition penalty keeps a
 # small model out of the loops greedy decoding (temperature 0) falls into on long
@@ -203,6 +206,10 @@ class LocalChatClient:
                                    temperature=temperature, extra_body=extra or None,
                                    stream=stream, timeout=timeout)
         timings = client.last_timings
+        if timings:
+            log.info("local model: %d prompt tokens read, %d from the cache, %d generated",
+                     int(timings.get("prompt_n", 0) or 0), int(timings.get("cache_n", 0) or 0),
+                     int(timings.get("predicted_n", 0) or 0))
         self.pace.observe(timings)
         if self.cache is not None and server.address:
             self.cache.maybe_save(server.address, timings)

@@ -1,11 +1,12 @@
 """Reading a streamed chat completion (OpenAI chunks) into one reply, showing it as it comes.
 
 ``StreamHandlers`` are the caller's callbacks: ``on_text`` gets each piece of answer text
-as the server sends it, ``on_progress`` gets ``(read, to_read)`` new prompt tokens (the cached
-prefix left out) while a llama.cpp server is still reading the prompt (its ``prompt_progress`` chunks, asked for
-with ``return_progress``). ``collect_stream`` folds the chunks — text deltas, tool-call
-deltas by index, the closing usage chunk and llama.cpp's ``timings`` — into a
-``StreamedReply`` the client turns into its usual ``ChatResponse``.
+as the server sends it, ``on_progress`` gets ``(read, to_read)`` new prompt tokens (the
+cached prefix left out) while a llama.cpp server is still reading the prompt (its
+``prompt_progress`` chunks, asked for with ``return_progress``). ``collect_stream`` folds
+the chunks — text deltas, tool-call deltas by index, the closing usage chunk and
+llama.cpp's ``timings`` — into a ``StreamedReply`` the client turns into its usual
+``ChatResponse``.
 
 The stream is read inside the caller's ``with`` block: when the caller is interrupted
 (Ctrl-C raises ``KeyboardInterrupt`` in the middle of the loop) the HTTP response is
