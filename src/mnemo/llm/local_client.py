@@ -39,7 +39,7 @@ from mnemo.llm.types import ChatResponse
 from mnemo.messages import Message
 from mnemo.tokens import estimate_messages_tokens_rough, estimate_tokens_rough
 
-__all__ = ["DEFAULT_LOCAL_SAMPLING", "LocalChatClient"]
+__all__ = ["DEFAULT_LOCAL_MAX_TOKENS", "DEFAULT_LOCAL_SAMPLING", "LocalChatClient"]
 
 log = logging.getLogger("mnemo.llm")
 
@@ -50,6 +50,11 @@ DEFAULT_LOCAL_SAMPLING: Mapping[str, Any] = {"repeat_penalty": 1.1}
 
 # The reply length assumed for a time limit when the request sets none.
 _ASSUMED_REPLY_TOKENS = 512
+
+# The longest reply asked for when neither the call nor the config sets a limit: a small
+# model that runs past this is almost always repeating itself, and on a CPU every token
+# costs the user a wait (and the window a token).
+DEFAULT_LOCAL_MAX_TOKENS = 1024
 
 # Servers (by process id) whose slot was already offered the saved prompt cache: a second
 # client of the same shared server must not overwrite the conversation in its slot.
@@ -91,7 +96,8 @@ class LocalChatClient:
         self.threads = threads
         self.startup_timeout = startup_timeout
         self.timeout = timeout
-        self.default_max_tokens = max_tokens
+        self.default_max_tokens = max_tokens if max_tokens is not None else (
+            DEFAULT_LOCAL_MAX_TOKENS)
         self.default_temperature = temperature
         self.sampling = dict(DEFAULT_LOCAL_SAMPLING if sampling is None else sampling)
         self.prompt_cache = prompt_cache
