@@ -75,7 +75,8 @@ def test_tools_offered_and_run(mnemo_home: Home, tmp_path: Path) -> None:
         assistant_tool_call("memory", {"action": "add", "target": "user",
                                        "content": "Prefers short answers"}),
         "Saved.",
-    ])
+    ], context_length=128_000)  # a large window: every tool, full schemas (small: see
+    # tests/agent/test_agent_local_model.py)
     with make_agent(mnemo_home, client, tmp_path) as agent:
         result = agent.run_turn("Please keep answers short, remember that")
     assert result.text == "Saved." and result.memory_written
