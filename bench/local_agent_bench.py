@@ -21,6 +21,7 @@ window invariant's bench (``window_requests_over`` below is the hook): it is rep
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import re
 import subprocess
@@ -150,7 +151,10 @@ def main() -> None:
     parser.add_argument("--part", choices=("latency", "memory", "all"), default="all")
     parser.add_argument("--limit", type=int, default=len(MEMORY_CASES))
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--verbose", action="store_true", help="log every model call")
     args = parser.parse_args()
+    if args.verbose:
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     model_file = ensure_default_model(Home(Path(tempfile.gettempdir()) / "mnemo-bench-model"))
     if args.part in ("latency", "all"):
         latency(model_file, args.threads)

@@ -11,9 +11,9 @@ reports in ``timings`` how many of its words came from the slot (``cache_n``) an
 were read anew (``prompt_n``); ``/slots/0?action=save|restore`` writes the slot to a file
 in ``--slot-dir`` and reads it back. ``stream: true`` sends the reply word by word as
 server-sent events (with a ``prompt_progress`` chunk when ``return_progress`` is set); a
-last message containing ``endless`` streams until the client goes away, and the server
-counts the words it sent after that in ``/stats`` — a client that closed the connection
-must stop the generation.
+last message containing ``endless`` streams until the client goes away (counted in
+``/stats``). There is one slot: a request waits while another generates, so a client that
+left without stopping the generation would make the next request wait forever.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 SLOT: dict[str, Any] = {"words": [], "dir": "", "endless_words": 0, "endless_done": 0}
+# One slot, like llama.cpp with n_parallel=1: a request waits while another generates.
+SLOT_LOCK = threading.Lock()
 
 
 def _prompt_words(body: dict[str, Any]) -> list[str]:
@@ -71,6 +73,10 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.startswith("/slots/"):
             self._slot(body)
             return
+        with SLOT_LOCK:
+            self._complete(body)
+
+    def _complete(self, body: dict[str, Any]) -> None:
         last = body["messages"][-1]["content"]
         words = _prompt_words(body)
         cache_n = _common(words, SLOT["words"])
