@@ -35,16 +35,16 @@ SMALL_WINDOW_TOKENS = 16_384
 
 SMALL_MEMORY_GUIDANCE = (
     "# Memory\n"
-    "USER PROFILE and MEMORY, when shown, are your notes from earlier sessions: use them. "
     "When the user tells you their name, a preference, how they like answers, or a "
     "lasting fact about their work or project, your reply starts with a memory tool call "
-    "that saves it as one short line; answer after the tool result. Facts about the user "
-    "go to target \"user\", facts about projects and tools to target \"memory\".\n"
+    "that saves that fact in a few words; answer after the tool result. Facts about the "
+    "user go to target \"user\", facts about projects and tools to target \"memory\".\n"
     "For example, to \"I'm Sam and I prefer tabs\" your reply starts with:\n"
     "<tool_call>\n"
     '{"name": "memory", "arguments": {"action": "add", "target": "user", '
-    '"content": "Name: Sam; prefers tabs"}}\n'
-    "</tool_call>"
+    '"content": "Name: Sam. Prefers tabs."}}\n'
+    "</tool_call>\n"
+    "Use the USER PROFILE and MEMORY notes, when shown, without being asked."
 )
 
 SMALL_SESSION_SEARCH_GUIDANCE = (
