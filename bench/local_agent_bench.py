@@ -42,7 +42,7 @@ LATER = "What is a Python list comprehension? One sentence."
 
 # (message, words that a correct memory entry must contain, all of them, any case)
 MEMORY_CASES: list[tuple[str, tuple[str, ...]]] = [
-    ("Hi! I'm Ana and I like short answers. What can you do?", ("ana",)),
+    ("Hi! I'm Ana and I like short answers. What can you do?", ("short",)),
     ("My name is Boris. Please remember that.", ("boris",)),
     ("Call me Kenji from now on.", ("kenji",)),
     ("I prefer tabs over spaces in all my code.", ("tab",)),

@@ -103,13 +103,28 @@ def test_bad_tool_calls_come_back_as_errors_not_exceptions(mnemo_home: Home,
 
 
 def test_tool_iterations_are_bounded(mnemo_home: Home, tmp_path: Path) -> None:
-    loop = assistant_tool_call("memory", {"action": "read", "target": "memory"})
-    client = ScriptedChatClient(default=lambda r: loop if r.tools else "final answer")
+    def new_search_each_time(request: ChatRequest) -> Any:
+        if not request.tools:
+            return "final answer"
+        return assistant_tool_call("session_search", {"query": f"q{len(request.messages)}"})
+
+    client = ScriptedChatClient(default=new_search_each_time)
     with make_agent(mnemo_home, client, tmp_path, agent={"max_tool_iterations": 3}) as agent:
         result = agent.run_turn("loop forever")
     assert result.model_calls == 4 and result.stopped_early
     assert result.text == "final answer"
     assert client.requests[-1].tools is None
+
+
+def test_a_model_repeating_the_same_call_is_made_to_answer(mnemo_home: Home,
+                                                           tmp_path: Path) -> None:
+    loop = assistant_tool_call("memory", {"action": "read", "target": "memory"})
+    client = ScriptedChatClient(default=lambda r: loop if r.tools else "final answer")
+    with make_agent(mnemo_home, client, tmp_path, agent={"max_tool_iterations": 10}) as agent:
+        result = agent.run_turn("loop forever")
+    # The second call only repeated the first: the third is made without tools.
+    assert result.model_calls == 3 and not result.stopped_early
+    assert result.text == "final answer" and client.requests[-1].tools is None
 
 
 def test_recall_and_nudge_reach_the_request_but_are_never_stored(mnemo_home: Home,

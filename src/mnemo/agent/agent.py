@@ -20,6 +20,7 @@ the API compacts the context and retries the call once.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -326,17 +327,23 @@ class Agent:
 
     def _loop(self, result: TurnResult, extra: str) -> None:
         limit = self.config.agent.max_tool_iterations
+        seen: set[str] = set()  # the calls made this turn (name and arguments)
+        repeating = False
         while True:
             self._maybe_compact(result)
-            # At the limit the model is called without tools, so it has to answer now.
-            tools = self._offered_tools() if result.model_calls < limit else None
-            result.stopped_early = tools is None
+            # At the limit the model is called without tools, so it has to answer now;
+            # so is a model that only repeats calls it already made (small models loop).
+            result.stopped_early = result.model_calls >= limit
+            tools = None if result.stopped_early or repeating else self._offered_tools()
             message = self._call(extra, tools, result).message
             calls = list(message.get("tool_calls") or [])
             self._append(message)
             if not calls:
                 result.text = content_text(message)
                 return
+            signatures = {json.dumps(call.get("function"), sort_keys=True) for call in calls}
+            repeating = signatures <= seen
+            seen |= signatures
             for call in calls:
                 run = self.tools.run(call) if tools is not None else _not_run(call)
                 self._emit("tool", name=run.name, ok=run.ok, arguments=run.arguments)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -168,7 +169,9 @@ def parse_text_tool_calls(
 
 
 def _tool_call(number: int, name: str, args: dict[str, Any]) -> ToolCall:
-    return {"id": f"call_text_{number}", "type": "function",
+    # Unique across the conversation, as a server's ids are (a model repeating the same
+    # call in a later reply must not produce the same id).
+    return {"id": f"call_text_{uuid.uuid4().hex[:12]}_{number}", "type": "function",
             "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)}}
 
 
