@@ -75,7 +75,8 @@ def test_tools_offered_and_run(mnemo_home: Home, tmp_path: Path) -> None:
         assistant_tool_call("memory", {"action": "add", "target": "user",
                                        "content": "Prefers short answers"}),
         "Saved.",
-    ])
+    ], context_length=128_000)  # a large window: every tool, full schemas (small: see
+    # tests/agent/test_agent_local_model.py)
     with make_agent(mnemo_home, client, tmp_path) as agent:
         result = agent.run_turn("Please keep answers short, remember that")
     assert result.text == "Saved." and result.memory_written
@@ -102,13 +103,28 @@ def test_bad_tool_calls_come_back_as_errors_not_exceptions(mnemo_home: Home,
 
 
 def test_tool_iterations_are_bounded(mnemo_home: Home, tmp_path: Path) -> None:
-    loop = assistant_tool_call("memory", {"action": "read", "target": "memory"})
-    client = ScriptedChatClient(default=lambda r: loop if r.tools else "final answer")
+    def new_search_each_time(request: ChatRequest) -> Any:
+        if not request.tools:
+            return "final answer"
+        return assistant_tool_call("session_search", {"query": f"q{len(request.messages)}"})
+
+    client = ScriptedChatClient(default=new_search_each_time)
     with make_agent(mnemo_home, client, tmp_path, agent={"max_tool_iterations": 3}) as agent:
         result = agent.run_turn("loop forever")
     assert result.model_calls == 4 and result.stopped_early
     assert result.text == "final answer"
     assert client.requests[-1].tools is None
+
+
+def test_a_model_repeating_the_same_call_is_made_to_answer(mnemo_home: Home,
+                                                           tmp_path: Path) -> None:
+    loop = assistant_tool_call("memory", {"action": "read", "target": "memory"})
+    client = ScriptedChatClient(default=lambda r: loop if r.tools else "final answer")
+    with make_agent(mnemo_home, client, tmp_path, agent={"max_tool_iterations": 10}) as agent:
+        result = agent.run_turn("loop forever")
+    # The second call only repeated the first: the third is made without tools.
+    assert result.model_calls == 3 and not result.stopped_early
+    assert result.text == "final answer" and client.requests[-1].tools is None
 
 
 def test_recall_and_nudge_reach_the_request_but_are_never_stored(mnemo_home: Home,
@@ -232,7 +248,10 @@ def test_unreachable_model_keeps_the_conversation(mnemo_home: Home, tmp_path: Pa
         result = agent.run_turn("third")
         assert result.text == "back again"
         texts = [content_text(m) for m in agent.messages]
-    assert texts == ["first", "first answer", "second", "third", "back again"]
+    # The failed turn is closed by a note, so the stored conversation still alternates.
+    assert texts == ["first", "first answer", "second",
+                     "[no answer: the model call failed (ProviderConnectionError)]",
+                     "third", "back again"]
 
 
 def test_flush_turn_before_session_end(mnemo_home: Home, tmp_path: Path) -> None:

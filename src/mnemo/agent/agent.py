@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemo.agent.nudges import FLUSH_PROMPT, NUDGE_TEXT, MemoryNudger
+from mnemo.agent.replies import ModelCaller
 from mnemo.agent.tools import (
     ToolHandler,
     ToolRegistry,
@@ -63,6 +64,7 @@ from mnemo.context.window import RequestMeter
 from mnemo.errors import ContextLengthExceededError, UsageError
 from mnemo.home import Home
 from mnemo.llm import ChatClient, ChatResponse
+from mnemo.llm.text_tool_calls import accept_text_tool_calls
 from mnemo.memory import MemoryManager, MemoryStore, build_memory_context_block
 from mnemo.memory.builtin import WRITE_ACTIONS
 from mnemo.memory.entries import TARGETS
@@ -77,6 +79,7 @@ from mnemo.memory.plugins import create_memory_manager
 from mnemo.memory.tool import MAX_FAILED_CALLS_PER_TURN
 from mnemo.messages import Message, content_text, tool_call_text, tool_calls_of
 from mnemo.prompt import SKILL_VIEW_SCHEMA, SystemPrompt, build_system_prompt, skill_view
+from mnemo.prompt.small_window import compact_tool_schemas, is_small_window
 from mnemo.sessions import SessionStore
 from mnemo.sessions.store import new_session_id
 from mnemo.sessions.tool import SESSION_SEARCH_SCHEMA, session_search
@@ -186,6 +189,9 @@ class Agent:
         # Progress for a face (the CLI): called with ("model_call" | "tool" | "compaction",
         # details). Nothing below the CLI prints; this is how long work becomes visible.
         self.on_event: Callable[[str, dict[str, Any]], None] | None = None
+        # Model calls (streamed to a face that sets ``caller.on_text``; tool calls the
+        # model wrote as text accepted when they validate).
+        self.caller = ModelCaller(client)
         self._compacted = False
         self._fresh_compaction = False  # no response since the last compaction yet
         # M9: how strictly the model's memory writes must match what was said.
@@ -404,7 +410,18 @@ class Agent:
             config=self.config, memory=self.memory, cwd=self.cwd, platform=self.platform,
             model=self.client.model, tool_names=self.tools.names,
             provider_blocks=self.manager.external_prompt_blocks(), home=self.home,
-            now=self.clock(), compacted=compacted)
+            now=self.clock(), compacted=compacted,
+            small_window=is_small_window(self.engine.context_length))
+
+    def _offered_tools(self, only: set[str] | None = None) -> list[dict[str, Any]]:
+        """The tool schemas sent with a request: short ones for a small window (and no
+        skill_view when no skill is installed), where every token of the prefix counts."""
+        schemas = self.tools.schemas(only)
+        if not is_small_window(self.engine.context_length):
+            return schemas
+        if self.system_prompt is not None and not self.system_prompt.skills_count:
+            schemas = [s for s in schemas if s.get("name") != SKILL_VIEW_SCHEMA["name"]]
+        return compact_tool_schemas(schemas)
 
     def _system_message(self) -> Message:
         assert self.system_prompt is not None
@@ -426,7 +443,11 @@ class Agent:
         extra = "\n\n".join(part for part in (recall, nudge) if part)
         self._append({"role": "user", "content": text})
         result = TurnResult(text="")
-        self._loop(result, extra)
+        try:
+            self._loop(result, extra)
+        except BaseException as exc:  # Ctrl-C or a failed call: the turn still ends well-formed
+            self._close_unanswered(exc)
+            raise
         self._prepare()
         if result.memory_written:
             self.nudger.wrote()
@@ -436,17 +457,23 @@ class Agent:
 
     def _loop(self, result: TurnResult, extra: str) -> None:
         limit = self.config.agent.max_tool_iterations
+        seen: set[str] = set()  # the calls made this turn (name and arguments)
+        repeating = False
         while True:
             self._maybe_compact(result)
-            # At the limit the model is called without tools, so it has to answer now.
-            tools = self.tools.schemas() if result.model_calls < limit else None
-            result.stopped_early = tools is None
+            # At the limit the model is called without tools, so it has to answer now;
+            # so is a model that only repeats calls it already made (small models loop).
+            result.stopped_early = result.model_calls >= limit
+            tools = None if result.stopped_early or repeating else self._offered_tools()
             message = self._call(extra, tools, result).message
             calls = list(message.get("tool_calls") or [])
             self._append(message)
             if not calls:
                 result.text = content_text(message)
                 return
+            signatures = {json.dumps(call.get("function"), sort_keys=True) for call in calls}
+            repeating = signatures <= seen
+            seen |= signatures
             for call in calls:
                 run = self.tools.run(call) if tools is not None else _not_run(call)
                 self._emit("tool", name=run.name, ok=run.ok, arguments=run.arguments)
@@ -459,6 +486,20 @@ class Agent:
             if tools is None:  # it called tools it was not offered; do not loop forever
                 result.text = content_text(message)
                 return
+
+    def _close_unanswered(self, exc: BaseException) -> None:
+        """After an interrupted or failed call, store what the user saw of the reply (or
+        a note) as the assistant's turn, so the stored conversation keeps alternating
+        and the next turn can run at once."""
+        if self.session_id is None or not self.messages:
+            return
+        if self.messages[-1].get("role") not in ("user", "tool"):
+            return
+        why = ("interrupted by the user" if isinstance(exc, KeyboardInterrupt)
+               else f"no answer: the model call failed ({type(exc).__name__})")
+        shown = self.caller.partial_text.rstrip()
+        self._append({"role": "assistant",
+                      "content": f"{shown} [{why}]" if shown else f"[{why}]"})
 
     def _call(self, extra: str, tools: list[dict[str, Any]] | None,
               result: TurnResult) -> ChatResponse:
@@ -479,17 +520,22 @@ class Agent:
         self._record_usage(response, result)
         return response
 
-    def _send(self, request: list[Message],
-              tools: list[dict[str, Any]] | None) -> ChatResponse:
-        """The only way a request reaches the model: fitted to the window first (C19), and
-        the reported size fed back to the token meter."""
+    def _send(self, request: list[Message], tools: list[dict[str, Any]] | None, *,
+              quiet: bool = False) -> ChatResponse:
+        """The only way a request reaches the model: fitted to the window first (C19), the
+        reply streamed to the face unless ``quiet`` (the flush turn), tool calls the model
+        wrote as text made real, and the reported size fed back to the token meter."""
         tools = self._tools_that_fit(tools)
         fit = self.window.checked(self.window.fit(request, tools))
         if fit.changed:
             log.warning("window guard: %s", fit.describe())
         self._last_sent = (fit.messages, tools)
         with self.gate.turn_call():  # background summaries wait for the turn's calls (C17)
-            response = self.client.complete(fit.messages, tools=tools)
+            if quiet:
+                response = accept_text_tool_calls(
+                    self.client.complete(fit.messages, tools=tools), tools)
+            else:
+                response = self.caller.complete(fit.messages, tools)
         self.window.observe(fit.messages, tools, response.usage.prompt_tokens)
         return response
 
@@ -666,10 +712,10 @@ class Agent:
         # Before a compaction the conversation ends with the user's message: the flush
         # prompt joins it rather than following it as a second user message (C12 c).
         request = self._request(ask=FLUSH_PROMPT.format(reason=why))
-        only_memory = self.tools.schemas({"memory"})
+        only_memory = self._offered_tools({"memory"})
         try:
             for _ in range(_FLUSH_MAX_CALLS):
-                response = self._send(request, only_memory)
+                response = self._send(request, only_memory, quiet=True)
                 self.engine.update_from_response(response.usage.as_dict())
                 calls = list(response.message.get("tool_calls") or [])
                 if not calls:

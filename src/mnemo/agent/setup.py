@@ -32,6 +32,7 @@ from mnemo.llm import (
 )
 from mnemo.memory.plugins import create_memory_manager
 from mnemo.prompt import SystemPrompt, build_system_prompt
+from mnemo.prompt.small_window import is_small_window
 from mnemo.storage.factory import open_memory_store, open_session_store_or_scratch
 
 __all__ = ["build_agent", "context_window", "preview_system_prompt", "summarizer_for"]
@@ -166,7 +167,8 @@ def preview_system_prompt(
         names = [schema["name"] for schema, _ in session_tool_schemas(manager, engine)]
         return build_system_prompt(
             config=config, memory=store, cwd=cwd, platform=platform, model=model,
-            tool_names=names, provider_blocks=manager.external_prompt_blocks(), home=home)
+            tool_names=names, provider_blocks=manager.external_prompt_blocks(), home=home,
+            small_window=is_small_window(context_window(config, home)))
     finally:
         manager.shutdown_all()
         close_engine = getattr(engine, "close", None)

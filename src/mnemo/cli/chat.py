@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from mnemo.agent import Agent, Compaction, TurnResult, build_agent
+from mnemo.cli.chat_stream import StreamView
 from mnemo.cli.common import CliState, echo_json, pass_state
 from mnemo.context.prepare import describe_status
 from mnemo.errors import MnemoError, ProviderError, UsageError
@@ -40,7 +41,12 @@ def _dim(text: str) -> str:
     return click.style(text, dim=True)
 
 
+_view = StreamView()
+
+
 def _on_event(event: str, details: dict[str, Any]) -> None:
+    if event in ("tool", "compaction"):
+        _view.break_line()
     if event == "tool":
         action = details.get("arguments", {}).get("action")
         label = f"{details['name']}({action})" if action else str(details["name"])
@@ -61,9 +67,10 @@ def _start(agent: Agent) -> None:
     for notice in [*agent.notices, *agent.memory.notices]:
         click.echo(click.style(f"warning: {notice}", fg="yellow"), err=True)
     start = getattr(agent.client, "start", None)  # the local model starts a server
-    if callable(start):
-        click.echo(_dim("starting the local model (the first run also assembles the model "
-                        "file)…"), err=True)
+    if callable(start) and not getattr(agent.client, "running", False):
+        assembles = getattr(agent.client, "needs_assembly", lambda: False)()
+        click.echo(_dim("starting the local model (assembling the model file first, once)…"
+                        if assembles else "starting the local model…"), err=True)
         start()
     for finding in prompt.findings:
         if finding.blocked:
@@ -73,11 +80,41 @@ def _start(agent: Agent) -> None:
                 fg="yellow"), err=True)
 
 
-def _open_agent(state: CliState, resume: str | None, platform: str | None) -> Agent:
+def _open_agent(state: CliState, resume: str | None, platform: str | None,
+                stream: bool) -> Agent:
     agent = build_agent(state.config, home=state.home, cwd=Path.cwd(), platform=platform,
                         resume_session_id=resume)
     agent.on_event = _on_event
+    if stream:  # answers appear as they are generated (when the client can stream)
+        agent.caller.on_text = _view.text
+        agent.caller.on_progress = _view.progress
     return agent
+
+
+def _show_answer(agent: Agent, result: TurnResult) -> None:
+    """The answer: already on screen when it was streamed, printed whole otherwise."""
+    if agent.caller.streams and _view.printed:
+        _view.end_turn()
+    elif result.text:
+        click.echo(result.text)
+
+
+def _answered(agent: Agent) -> bool:
+    """The model answered at least once in the live session."""
+    return any(m.get("role") == "assistant"
+               and not str(m.get("content") or "").startswith("[no answer")
+               for m in agent.messages)
+
+
+def _forget_unanswered(state: CliState, session_id: str | None, answered: bool) -> None:
+    """Delete a session in which the model never answered (it failed to start, or every
+    turn failed): a failed first turn must not leave an empty session in the list."""
+    if session_id is None or answered:
+        return
+    from mnemo.sessions import SessionStore
+
+    with SessionStore(state.home.state_db) as store:
+        store.delete_session(session_id)
 
 
 def _last_session(state: CliState) -> str:
@@ -98,9 +135,11 @@ def _last_session(state: CliState) -> str:
 @click.option("--continue", "continue_last", is_flag=True,
               help="Continue the most recent session.")
 @click.option("--platform", help="Platform whose conventions the prompt uses (default: config).")
+@click.option("--no-stream", is_flag=True,
+              help="Print each answer whole when it is complete, not as it is generated.")
 @pass_state
 def chat(state: CliState, message: str | None, as_json: bool, resume: str | None,
-         continue_last: bool, platform: str | None) -> None:
+         continue_last: bool, platform: str | None, no_stream: bool) -> None:
     """Talk to the configured model (or the embedded local model) with lasting memory.
 
     Type /help in the conversation for the slash commands. The conversation is stored in
@@ -112,20 +151,29 @@ def chat(state: CliState, message: str | None, as_json: bool, resume: str | None
         raise UsageError("use either --continue (the latest session) or --resume ID, not both")
     if continue_last:
         resume = _last_session(state)
-    agent = _open_agent(state, resume, platform)
+    agent = _open_agent(state, resume, platform, stream=not (no_stream or as_json))
+    session_id: str | None = None
     try:
         _start(agent)
+        session_id = agent.session_id
         if message is not None:
             _once(agent, message, as_json)
         else:
             _interactive(state, agent)
     finally:
+        session_id, answered = agent.session_id or session_id, _answered(agent)
         with contextlib.suppress(MnemoError):
             agent.close()
+        if resume is None:  # a resumed session was answered before
+            _forget_unanswered(state, session_id, answered)
 
 
 def _once(agent: Agent, message: str, as_json: bool) -> None:
-    result = agent.run_turn(message)
+    _view.start_turn()
+    try:
+        result = agent.run_turn(message)
+    finally:
+        _view.break_line()
     if as_json:
         echo_json({
             "session_id": agent.session_id,
@@ -139,7 +187,7 @@ def _once(agent: Agent, message: str, as_json: bool) -> None:
             "status": agent.status(),
         })
         return
-    click.echo(result.text)
+    _show_answer(agent, result)
     click.echo(_dim(f"[{agent.status_line()}]"), err=True)
 
 
@@ -190,17 +238,21 @@ def _interactive(state: CliState, agent: Agent) -> None:
 
 
 def _turn(agent: Agent, line: str) -> None:
+    _view.start_turn()
     try:
         result: TurnResult = agent.run_turn(line)
     except ProviderError as exc:
+        _view.break_line()
         click.echo(click.style(f"error: {exc}", fg="red"), err=True)
         click.echo(_dim("(the conversation is kept; send your message again when the model "
                         "is back, or /exit)"), err=True)
         return
     except KeyboardInterrupt:
-        click.echo(_dim("\ninterrupted (the turn so far is kept)"), err=True)
+        _view.break_line()
+        click.echo(_dim("interrupted — the model stopped; what it wrote so far is kept"),
+                   err=True)
         return
-    click.echo(result.text)
+    _show_answer(agent, result)
     click.echo(_dim(f"[{agent.status_line()}]"), err=True)
 
 
@@ -218,7 +270,9 @@ def _command(state: CliState, agent: Agent, line: str) -> bool:
         except ProviderError as exc:
             click.echo(click.style(f"error: {exc}", fg="red"), err=True)
     elif name in ("/new", "/reset"):
+        ending, answered = agent.session_id, _answered(agent)
         agent.new_session(flush=name == "/new")
+        _forget_unanswered(state, ending, answered)
         _start(agent)
         click.echo(f"new session {agent.session_id}")
     elif name == "/memory":
@@ -236,6 +290,9 @@ def _command(state: CliState, agent: Agent, line: str) -> bool:
             data = json.loads(session_search(arg, store=agent.sessions, limit=5,
                                              current_session_id=agent.session_id))
             _print_search(data)
+            if agent.messages:
+                click.echo(_dim("(this session's live conversation is not searched — it is "
+                                "on screen; its compacted parts are)"))
     else:
         click.echo(f"unknown command {name}; type /help")
     return True

@@ -30,6 +30,8 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--ctx", type=int, default=8192, help="context window in tokens")
     parser.add_argument("--threads", type=int, default=1, help="CPU threads")
     parser.add_argument("--verbosity", type=int, default=0, help="llama.cpp log verbosity")
+    parser.add_argument("--slot-dir", default="",
+                        help="folder for saved prompt caches (enables /slots save/restore)")
     return parser.parse_args(argv)
 
 
@@ -48,6 +50,10 @@ def main(argv: list[str] | None = None) -> int:
         params.model.path = args.model
         params.n_ctx = args.ctx
         params.n_parallel = 1  # one slot: the whole window serves one request at a time
+        # Prompt batches of 512 tokens: progress is reported (and a dropped client noticed)
+        # once per batch, so a long prompt shows it is moving; 512 is also the micro-batch,
+        # so this costs no speed.
+        params.n_batch = 512
         params.cpuparams.n_threads = args.threads
         params.cpuparams_batch.n_threads = args.threads
         params.hostnames = ["127.0.0.1"]
@@ -56,6 +62,11 @@ def main(argv: list[str] | None = None) -> int:
         params.use_jinja = True  # the GGUF's own chat template, tool calls included
         params.ui = False
         params.sampling.seed = SEED
+        params.cache_prompt = True  # reuse the KV cache of a repeated prefix across requests
+        if args.slot_dir:
+            # /slots/0?action=save|restore: the prompt cache outlives the process.
+            params.slot_save_path = args.slot_dir.rstrip("/") + "/"
+            params.endpoint_slots = True
         server = xllamacpp.Server(params)
     except Exception as exc:
         _emit({"error": f"{type(exc).__name__}: {exc}"})

@@ -55,6 +55,8 @@ class LocalServerSettings:
     threads: int = 0  # 0 = one per core
     startup_timeout: float = 120.0
     log_file: Path | None = None
+    # Where llama.cpp may save and restore its slot (the prompt cache); None = nowhere.
+    slot_dir: Path | None = None
 
 
 class LocalModelServer:
@@ -119,6 +121,9 @@ class LocalModelServer:
             "--threads", str(threads),
             "--verbosity", "1",  # errors and warnings only, into the log file
         ]
+        if settings.slot_dir is not None:
+            settings.slot_dir.mkdir(parents=True, exist_ok=True)
+            command += ["--slot-dir", str(settings.slot_dir)]
         stderr: int | IO[bytes] = subprocess.DEVNULL
         if settings.log_file is not None:
             settings.log_file.parent.mkdir(parents=True, exist_ok=True)

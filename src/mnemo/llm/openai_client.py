@@ -17,8 +17,9 @@ from typing import Any
 
 from mnemo.errors import ProviderError
 from mnemo.llm.endpoint_client import EndpointClient
-from mnemo.llm.retry import RetryPolicy
+from mnemo.llm.retry import RetryableFailure, RetryPolicy
 from mnemo.llm.sdk_errors import call_once
+from mnemo.llm.streaming import StreamedReply, StreamHandlers, collect_stream
 from mnemo.llm.types import ChatResponse, Usage, wrap_tools
 from mnemo.messages import Message, ToolCall
 from mnemo.tokens import estimate_messages_tokens_rough, estimate_tokens_rough
@@ -73,6 +74,9 @@ class OpenAIChatClient(EndpointClient):
         self._max_tokens_field = (
             "max_completion_tokens" if "api.openai.com" in self.base_url else "max_tokens"
         )
+        # llama.cpp's ``timings`` of the last reply (prompt tokens read vs. taken from
+        # its cache, speeds); None from servers that send none.
+        self.last_timings: dict[str, Any] | None = None
 
     def complete(
         self,
@@ -82,9 +86,14 @@ class OpenAIChatClient(EndpointClient):
         max_tokens: int | None = None,
         temperature: float | None = None,
         extra_body: Mapping[str, Any] | None = None,
+        stream: StreamHandlers | None = None,
+        timeout: float | None = None,
     ) -> ChatResponse:
         """One chat completion. ``extra_body`` adds server-specific request fields for
-        this call (over the client's own), e.g. a llama.cpp ``grammar``."""
+        this call (over the client's own), e.g. a llama.cpp ``grammar``. With ``stream``
+        the reply is streamed and its text handed to ``stream.on_text`` as it arrives;
+        ``timeout`` replaces the client's for this call (with streaming it bounds the wait
+        between two chunks)."""
         request: dict[str, Any] = {
             "model": self._model,
             "messages": [dict(m) for m in messages],
@@ -101,9 +110,19 @@ class OpenAIChatClient(EndpointClient):
         if extra:
             request["extra_body"] = extra
 
+        if timeout is not None:
+            request["timeout"] = timeout
         started = time.monotonic()
-        completion = self.retry.run(lambda number: self._attempt(request, number))
-        response = self._to_response(completion, messages)
+        if stream is not None:
+            request["stream"] = True
+            request["stream_options"] = {"include_usage": True}
+            reply = self.retry.run(lambda number: self._attempt_stream(request, number, stream))
+            response = self._streamed_response(reply, messages)
+        else:
+            completion = self.retry.run(lambda number: self._attempt(request, number))
+            timings = getattr(completion, "timings", None)
+            self.last_timings = dict(timings) if isinstance(timings, Mapping) else None
+            response = self._to_response(completion, messages)
         log.debug("model %s answered in %.2f s (%d prompt + %d completion tokens)",
                   response.model, time.monotonic() - started,
                   response.usage.prompt_tokens, response.usage.completion_tokens)
@@ -115,9 +134,40 @@ class OpenAIChatClient(EndpointClient):
             self._openai,
             lambda: self._sdk.chat.completions.create(**request),
             self._endpoint,
-            timeout=self.timeout,
+            timeout=request.get("timeout", self.timeout),
             attempt=number,
         )
+
+    def _attempt_stream(self, request: dict[str, Any], number: int,
+                        handlers: StreamHandlers) -> StreamedReply:
+        reply = StreamedReply()
+
+        def read() -> StreamedReply:
+            # ``with``: an exception in a handler (or Ctrl-C) closes the connection, and
+            # llama.cpp stops generating for a client that went away.
+            with self._sdk.chat.completions.create(**request) as chunks:
+                return collect_stream(chunks, handlers, into=reply)
+
+        try:
+            return call_once(self._openai, read, self._endpoint,
+                             timeout=request.get("timeout", self.timeout), attempt=number)
+        except RetryableFailure as failure:
+            if reply.started:  # part of the answer is on screen: a retry would repeat it
+                raise failure.final from failure
+            raise
+
+    def _streamed_response(self, reply: StreamedReply,
+                           messages: Sequence[Message]) -> ChatResponse:
+        self.last_timings = reply.timings
+        message = reply.message()
+        if not reply.chunks:
+            raise ProviderError(
+                f"{self._endpoint} returned an empty stream; check that the endpoint "
+                "serves streamed chat completions"
+            )
+        finish = reply.finish_reason or ("tool_calls" if message.get("tool_calls") else "stop")
+        return ChatResponse(message=message, usage=_usage(reply.usage, messages, message),
+                            finish_reason=str(finish), model=str(reply.model or self._model))
 
     # -- the reply ---------------------------------------------------------------------
     def _to_response(self, completion: Any, messages: Sequence[Message]) -> ChatResponse:

@@ -45,6 +45,11 @@ from mnemo.prompt.skills_cache import (
     build_skills_index,
     resolve_external_dirs,
 )
+from mnemo.prompt.small_window import (
+    SMALL_MEMORY_GUIDANCE,
+    SMALL_SESSION_SEARCH_GUIDANCE,
+    SMALL_TOOL_USE_GUIDANCE,
+)
 from mnemo.tokens import TokenCounter, estimate_tokens_rough
 
 __all__ = ["PART_SEPARATOR", "PromptPart", "SystemPrompt", "build_system_prompt"]
@@ -112,6 +117,7 @@ def build_system_prompt(
     compacted: bool = False,
     skills_cache: SkillsIndexCache | None = None,
     token_counter: TokenCounter | None = None,
+    small_window: bool = False,
 ) -> SystemPrompt:
     """Assemble the system prompt for one session.
 
@@ -121,6 +127,8 @@ def build_system_prompt(
     ``config.platform``; ``cwd=None`` the current directory; ``now=None`` today.
     ``tool_names`` are the tools the agent has: guidance for memory, session_search and
     skills (and the skills index itself) appear only when their tool is there.
+    ``small_window`` picks the short guidance of ``prompt.small_window`` (for windows of
+    16k tokens or less).
 
     Raises ``UsageError`` for a platform that is neither built in nor in ``platforms``.
     """
@@ -162,13 +170,16 @@ def build_system_prompt(
         parts.append(("provider" if number == 1 else f"provider_{number}", block))
 
     if "memory" in tools:
-        parts.append(("memory_guidance", MEMORY_GUIDANCE))
+        parts.append(("memory_guidance",
+                      SMALL_MEMORY_GUIDANCE if small_window else MEMORY_GUIDANCE))
     if "session_search" in tools:
-        parts.append(("session_search_guidance", SESSION_SEARCH_GUIDANCE))
+        parts.append(("session_search_guidance", SMALL_SESSION_SEARCH_GUIDANCE
+                      if small_window else SESSION_SEARCH_GUIDANCE))
     if "skill_view" in tools and skills.count:  # no skills installed: nothing to guide
         parts.append(("skills_guidance", SKILLS_GUIDANCE))
     if tools:
-        parts.append(("tool_use_guidance", TOOL_USE_GUIDANCE))
+        parts.append(("tool_use_guidance",
+                      SMALL_TOOL_USE_GUIDANCE if small_window else TOOL_USE_GUIDANCE))
     if wants_execution_guidance(model, config.prompt.execution_guidance_models):
         parts.append(("model_guidance", EXECUTION_GUIDANCE))
     parts.append(("subscription", subscription_block(config.prompt.subscription)))

@@ -1,0 +1,61 @@
+"""One model call as the agent makes it: streamed when the face wants it, tool calls
+accepted however the model wrote them.
+
+``ModelCaller.complete`` asks the client for a reply. When the face (the CLI) set an
+``on_text`` callback and the client can stream (``supports_streaming``, a capability as
+data), the reply is streamed and its text handed over as it is generated — through a
+``StreamGate``, so a reply that turns out to be a tool call written as text is not shown.
+Either way the reply then goes through ``accept_text_tool_calls``: a call a small model
+wrote into its text, naming an offered tool with valid arguments, becomes a real call.
+
+``partial_text`` keeps what was shown of the reply in progress, so an interrupted turn
+can store the part the user saw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from mnemo.llm import ChatClient, ChatResponse
+from mnemo.llm.streaming import StreamHandlers
+from mnemo.llm.text_tool_calls import StreamGate, accept_text_tool_calls
+from mnemo.messages import Message
+
+__all__ = ["ModelCaller"]
+
+
+class ModelCaller:
+    """Calls ``client``; streams to ``on_text`` / ``on_progress`` when both sides can."""
+
+    def __init__(self, client: ChatClient) -> None:
+        self.client = client
+        self.on_text: Callable[[str], None] | None = None
+        self.on_progress: Callable[[int, int], None] | None = None
+        self.partial_text = ""
+
+    @property
+    def streams(self) -> bool:
+        return self.on_text is not None and bool(
+            getattr(self.client, "supports_streaming", False))
+
+    def complete(self, messages: Sequence[Message],
+                 tools: Sequence[Mapping[str, Any]] | None) -> ChatResponse:
+        """The reply to ``messages``, with text tool calls made real."""
+        self.partial_text = ""
+        if not self.streams or self.on_text is None:
+            response = self.client.complete(messages, tools=tools)
+            return accept_text_tool_calls(response, tools)
+        sink = self.on_text
+
+        def show(text: str) -> None:
+            self.partial_text += text
+            sink(text)
+
+        gate = StreamGate(show)
+        handlers = StreamHandlers(on_text=gate.feed, on_progress=self.on_progress)
+        complete: Any = self.client.complete  # the streaming keyword is a capability
+        response = accept_text_tool_calls(complete(messages, tools=tools, stream=handlers),
+                                          tools)
+        gate.finish(was_call=bool(response.tool_calls))
+        return response

@@ -1,0 +1,242 @@
+"""Tool calls a model wrote as text: find them, check them against the offered schemas.
+
+Small local models often answer a tool request with the call spelled out in the reply —
+``{"name": "memory", "arguments": {...}}`` or a Hermes-style ``<tool_call>…</tool_call>``
+block — instead of the structured ``tool_calls`` field, especially when the chat template
+parser of the server missed it. ``accept_text_tool_calls`` turns such text into real
+tool calls, but only when the call names a tool that was offered *and* its arguments
+validate against that tool's JSON schema; anything else stays text, so a model that
+quotes JSON to the user is not hijacked.
+
+The schema check is a small validator for the subset of JSON Schema our tools use
+(``type``, ``enum``, ``required``, ``properties``, ``additionalProperties: false``,
+``items``): no dependency, and a failure names the field so it can be logged.
+
+``StreamGate`` is the streaming side of the same rule: it passes streamed text through
+unless the reply so far may be the start of a text tool call, and holds that part back
+until the reply is complete and the caller knows whether it was a call.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from mnemo.llm.types import ChatResponse
+from mnemo.messages import Message, ToolCall
+
+__all__ = [
+    "StreamGate",
+    "accept_text_tool_calls",
+    "parse_text_tool_calls",
+    "schema_problem",
+]
+
+_TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
+_FENCE = re.compile(r"```(?:json)?\s*|```")
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "object": (dict,),
+    "array": (list,),
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "null": (type(None),),
+}
+
+
+def schema_problem(value: Any, schema: Mapping[str, Any], path: str = "arguments") -> str | None:
+    """Why ``value`` does not fit ``schema`` (the subset our tools use), or None."""
+    kind = schema.get("type")
+    if isinstance(kind, str) and kind in _JSON_TYPES:
+        wanted = _JSON_TYPES[kind]
+        # bool is an int in Python, but not a JSON integer or number.
+        if not isinstance(value, wanted) or (isinstance(value, bool) and kind != "boolean"):
+            return f"{path} should be {kind}"
+    if "enum" in schema and value not in schema["enum"]:
+        return f"{path} should be one of {list(schema['enum'])}"
+    if isinstance(value, dict):
+        properties: Mapping[str, Any] = schema.get("properties") or {}
+        for name in schema.get("required") or ():
+            if name not in value:
+                return f"{path}.{name} is missing"
+        for name, item in value.items():
+            if name in properties:
+                problem = schema_problem(item, properties[name], f"{path}.{name}")
+                if problem:
+                    return problem
+            elif schema.get("additionalProperties") is False:
+                return f"{path}.{name} is not a parameter"
+    if isinstance(value, list) and isinstance(schema.get("items"), Mapping):
+        for number, item in enumerate(value):
+            problem = schema_problem(item, schema["items"], f"{path}[{number}]")
+            if problem:
+                return problem
+    return None
+
+
+def _candidates(text: str) -> list[tuple[int, int, Any]]:
+    """Every top-level JSON object in ``text`` as (start, end, value), left to right."""
+    decoder = json.JSONDecoder()
+    found: list[tuple[int, int, Any]] = []
+    position = 0
+    while (start := text.find("{", position)) != -1:
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except ValueError:
+            position = start + 1
+            continue
+        found.append((start, end, value))
+        position = end
+    return found
+
+
+def _as_call(value: Any,
+             tools: Mapping[str, Mapping[str, Any]]) -> tuple[str, dict[str, Any]] | None:
+    """(name, arguments) when ``value`` is a valid call of an offered tool."""
+    if not isinstance(value, dict):
+        return None
+    if isinstance(value.get("function"), dict):  # the OpenAI wire shape written out
+        value = value["function"]
+    name = value.get("name")
+    if not isinstance(name, str) or name not in tools:
+        return None
+    args = value.get("arguments", value.get("parameters", {}))
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except ValueError:
+            return None
+    if not isinstance(args, dict):
+        return None
+    parameters = tools[name].get("parameters") or {"type": "object"}
+    if schema_problem(args, parameters) is not None:
+        return None
+    return name, args
+
+
+def _offered(tools: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """Tool schemas by name, inner or wrapped (``{"type": "function", "function": ...}``)."""
+    by_name: dict[str, Mapping[str, Any]] = {}
+    for tool in tools:
+        inner = tool.get("function") if tool.get("type") == "function" else tool
+        if isinstance(inner, Mapping) and isinstance(inner.get("name"), str):
+            by_name[inner["name"]] = inner
+    return by_name
+
+
+def parse_text_tool_calls(
+    text: str, tools: Sequence[Mapping[str, Any]]
+) -> tuple[list[ToolCall], str]:
+    """The valid tool calls written in ``text``, and the text that is left around them.
+
+    Looks inside ``<tool_call>`` blocks first; without any, at every JSON object in the
+    text (code fences ignored). A candidate that names no offered tool or whose arguments
+    do not validate is left in the text. No calls found: ``([], text)`` unchanged.
+    """
+    offered = _offered(tools)
+    if not offered or "{" not in text:
+        return [], text
+    tagged = list(_TAG.finditer(text))
+    spans: list[tuple[int, int]] = []
+    calls: list[ToolCall] = []
+    if tagged:
+        for match in tagged:
+            found = [call for _, _, value in _candidates(match.group(1))
+                     if (call := _as_call(value, offered))]
+            if found:
+                spans.append(match.span())
+                calls += [_tool_call(len(calls) + n, *call) for n, call in enumerate(found, 1)]
+    else:
+        for start, end, value in _candidates(text):
+            call = _as_call(value, offered)
+            if call:
+                spans.append((start, end))
+                calls.append(_tool_call(len(calls) + 1, *call))
+    if not calls:
+        return [], text
+    rest, last = [], 0
+    for start, end in spans:
+        rest.append(text[last:start])
+        last = end
+    rest.append(text[last:])
+    left = _FENCE.sub("", "".join(rest)).strip() if calls else text
+    return calls, left
+
+
+def _tool_call(number: int, name: str, args: dict[str, Any]) -> ToolCall:
+    # Unique across the conversation, as a server's ids are (a model repeating the same
+    # call in a later reply must not produce the same id).
+    return {"id": f"call_text_{uuid.uuid4().hex[:12]}_{number}", "type": "function",
+            "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)}}
+
+
+def accept_text_tool_calls(response: ChatResponse,
+                           tools: Sequence[Mapping[str, Any]] | None) -> ChatResponse:
+    """``response`` with tool calls written as text made real (a new response), or as is.
+
+    Only a reply without structured tool calls is looked at; the text that surrounded the
+    calls stays the message's content (``None`` when nothing is left).
+    """
+    if not tools or response.tool_calls or not response.text:
+        return response
+    calls, left = parse_text_tool_calls(response.text, tools)
+    if not calls:
+        return response
+    message: Message = {"role": "assistant", "content": left or None, "tool_calls": calls}
+    return replace(response, message=message, finish_reason="tool_calls")
+
+
+# A reply that begins like one of these may be a tool call written as text.
+_CALL_OPENINGS = ("{", "<tool_call>", "```")
+
+
+class StreamGate:
+    """Streamed text to ``sink``, except a reply that may turn out to be a text tool call.
+
+    ``feed`` each delta; at the end of the reply call ``finish(was_call)``: the held text
+    is released to the sink when the reply was not a call, dropped when it was.
+    """
+
+    def __init__(self, sink: Callable[[str], None]) -> None:
+        self._sink = sink
+        self._seen = ""
+        self._held: list[str] = []
+        self._holding: bool | None = None  # None: too early to tell
+        self.released = False  # any text reached the sink
+
+    def feed(self, delta: str) -> None:
+        if not delta:
+            return
+        self._seen += delta
+        if self._holding is None:
+            head = self._seen.lstrip()
+            if not head:
+                return
+            if any(o.startswith(head) and o != head for o in _CALL_OPENINGS):
+                return  # e.g. "<tool" so far: wait for a few more characters
+            self._holding = head.startswith(_CALL_OPENINGS)
+            delta = head if not self._holding else delta
+            if self._holding:
+                self._held.append(head)
+                return
+        if self._holding:
+            self._held.append(delta)
+        else:
+            self._emit(delta)
+
+    def finish(self, was_call: bool) -> None:
+        """The reply is complete; release what was held unless it was a tool call."""
+        # Held: the text so far was kept back (a possible call, or too short to tell).
+        pending = "".join(self._held) if self._holding else self._seen.lstrip()
+        if self._holding is not False and pending and not was_call:
+            self._emit(pending)
+        self._seen, self._held, self._holding = "", [], None
+
+    def _emit(self, text: str) -> None:
+        self.released = True
+        self._sink(text)

@@ -1,0 +1,140 @@
+"""The prompt for small windows: short guidance and short tool schemas.
+
+A model with an 8k window (the embedded 0.5B model) cannot spend a quarter of it on
+instructions: the tool schemas alone, rendered by the chat template, cost more than a
+thousand tokens at full length, and on a CPU every one of them is read before the first
+word of an answer. For a window of at most ``SMALL_WINDOW_TOKENS`` the agent sends:
+
+- guidance blocks cut to what a small model acts on, the memory one with a worked
+  example (small models copy an example far more reliably than they follow a rule);
+- tool schemas with one-line descriptions and without the rarely needed parameters
+  (``compact_tool_schemas``): the memory tool offers add/replace/remove, session_search
+  its query and mode, skill_view the skill's name. The handlers are unchanged, so the
+  full tools still accept every argument a model sends.
+
+The budget (system prompt plus rendered tool schemas ≤ 12% of an 8k window) is checked by
+``tests/prompt/test_small_window.py`` and, on the real model, by the local-model tests.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = [
+    "SMALL_MEMORY_GUIDANCE",
+    "SMALL_SESSION_SEARCH_GUIDANCE",
+    "SMALL_TOOL_USE_GUIDANCE",
+    "SMALL_WINDOW_TOKENS",
+    "compact_tool_schemas",
+    "is_small_window",
+]
+
+SMALL_WINDOW_TOKENS = 16_384
+
+SMALL_MEMORY_GUIDANCE = (
+    "# Memory\n"
+    "When the user tells you their name, a preference, how they like answers, or a "
+    "lasting fact about their work or project, your reply starts with a memory tool call "
+    "that saves that fact in a few words; answer after the tool result. Facts about the "
+    "user go to target \"user\", facts about projects and tools to target \"memory\".\n"
+    "For example, to \"I'm Sam and I prefer tabs\" your reply starts with:\n"
+    "<tool_call>\n"
+    '{"name": "memory", "arguments": {"action": "add", "target": "user", '
+    '"content": "Name: Sam. Prefers tabs."}}\n'
+    "</tool_call>\n"
+    "Use the USER PROFILE and MEMORY notes, when shown, without being asked."
+)
+
+SMALL_SESSION_SEARCH_GUIDANCE = (
+    "# Past sessions\n"
+    "When the user mentions an earlier conversation, call session_search with a few "
+    "keywords before answering."
+)
+
+SMALL_TOOL_USE_GUIDANCE = (
+    "# Tools\n"
+    "Call a tool through the tool-call format, never by describing the call. Base what "
+    "you say about results on what the tools returned."
+)
+
+_SHORT: dict[str, dict[str, Any]] = {
+    "memory": {
+        "name": "memory",
+        "description": "Save lasting facts for future sessions: the user's name, "
+                       "preferences and habits (target user); project and tool facts "
+                       "(target memory).",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "action": {"type": "string", "enum": ["add", "replace", "remove"]},
+                "target": {"type": "string", "enum": ["user", "memory"]},
+                "content": {"type": "string", "description": "the fact, one short line"},
+                "old_text": {"type": "string",
+                             "description": "part of the entry to replace or remove"},
+            },
+            "required": ["action", "target"],
+        },
+    },
+    "session_search": {
+        "name": "session_search",
+        "description": "Search earlier conversations by keywords.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string"},
+                "mode": {"type": "string", "enum": ["search", "recent"]},
+            },
+            "required": [],
+        },
+    },
+    "skill_view": {
+        "name": "skill_view",
+        "description": "Load a listed skill's instructions by name.",
+        "parameters": {
+            "type": "object",
+            "properties": {"name": {"type": "string"}},
+            "required": ["name"],
+        },
+    },
+}
+
+
+def is_small_window(context_length: int | None) -> bool:
+    """True for a known window of at most ``SMALL_WINDOW_TOKENS`` tokens."""
+    return context_length is not None and 0 < context_length <= SMALL_WINDOW_TOKENS
+
+
+def _first_sentence(text: str) -> str:
+    flat = " ".join(text.split())
+    end = flat.find(". ")
+    return flat if end == -1 else flat[: end + 1]
+
+
+def _stripped(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A schema with its description cut to one sentence and property descriptions gone."""
+    short = copy.deepcopy(dict(schema))
+    short["description"] = _first_sentence(str(short.get("description", "")))
+    for prop in (short.get("parameters") or {}).get("properties", {}).values():
+        if isinstance(prop, dict):
+            prop.pop("description", None)
+    return short
+
+
+def compact_tool_schemas(schemas: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Short versions of ``schemas`` (same names, same order); inputs are not changed.
+
+    A built-in tool gets its hand-written short schema only when every property of the
+    short one exists in the full one (so a changed tool is never misdescribed); any other
+    tool keeps its parameters with the descriptions trimmed.
+    """
+    compact: list[dict[str, Any]] = []
+    for schema in schemas:
+        short = _SHORT.get(str(schema.get("name")))
+        full_props = (schema.get("parameters") or {}).get("properties", {})
+        if short is not None and set(short["parameters"]["properties"]) <= set(full_props):
+            compact.append(copy.deepcopy(short))
+        else:
+            compact.append(_stripped(schema))
+    return compact

@@ -1,0 +1,119 @@
+"""What the agent does for a small local model: text tool calls run, replies stream
+(tool calls written as text are not shown), Ctrl-C leaves a well-formed conversation, and
+a small window gets a small prompt."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mnemo.agent import Agent, build_agent
+from mnemo.config import MnemoConfig
+from mnemo.context.validity import validate_c12
+from mnemo.home import Home
+from mnemo.llm.streaming import StreamHandlers
+from mnemo.llm.testing import ScriptedChatClient
+from mnemo.llm.types import ChatResponse
+from mnemo.messages import Message, content_text
+from mnemo.tokens import estimate_tokens_rough
+
+FIXED_NOW = datetime(2026, 3, 14, 9, 26)
+ANA = {"action": "add", "target": "user", "content": "Name: Ana; likes short answers"}
+CALL_TEXT = json.dumps({"name": "memory", "arguments": ANA})
+
+
+class StreamingScriptedClient(ScriptedChatClient):
+    """A scripted client that streams its text word by word (as the local client does)."""
+
+    supports_streaming = True
+
+    def complete(self, messages: Sequence[Message], *,
+                 tools: Sequence[Mapping[str, Any]] | None = None,
+                 max_tokens: int | None = None, temperature: float | None = None,
+                 stream: StreamHandlers | None = None) -> ChatResponse:
+        response = super().complete(messages, tools=tools, max_tokens=max_tokens,
+                                    temperature=temperature)
+        if stream is not None and stream.on_text is not None:
+            for number, word in enumerate(response.text.split(" ")):
+                stream.on_text(word if number == 0 else " " + word)
+        return response
+
+
+def make_agent(home: Home, client: ScriptedChatClient, tmp_path: Path) -> Agent:
+    return build_agent(MnemoConfig(), home=home, cwd=tmp_path, client=client,
+                       clock=lambda: FIXED_NOW)
+
+
+def test_a_tool_call_written_as_text_is_run(mnemo_home: Home, tmp_path: Path) -> None:
+    client = ScriptedChatClient([CALL_TEXT, "Noted, Ana."], context_length=8192)
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn("Hi! I'm Ana and I like short answers.")
+        assert result.memory_written and result.text == "Noted, Ana."
+        assert [run.name for run in result.tool_runs] == ["memory"]
+        assert validate_c12(client.requests[-1].messages) == []
+    assert "Name: Ana" in (mnemo_home.memories_dir / "USER.md").read_text()
+
+
+def test_a_call_of_an_unknown_tool_stays_the_answer(mnemo_home: Home, tmp_path: Path) -> None:
+    text = json.dumps({"name": "terminal", "arguments": {"command": "ls"}})
+    client = ScriptedChatClient([text], context_length=8192)
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn("list my files")
+    assert result.text == text and result.tool_runs == []
+
+
+def test_streamed_text_is_shown_but_a_text_tool_call_is_not(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    client = StreamingScriptedClient([CALL_TEXT, "Noted, Ana."], context_length=8192)
+    shown: list[str] = []
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.caller.on_text = shown.append
+        result = agent.run_turn("I'm Ana.")
+    assert "".join(shown) == "Noted, Ana." == result.text
+
+
+def test_ctrl_c_keeps_what_was_shown_and_the_next_turn_runs(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    class HalfStreamed(StreamingScriptedClient):
+        interrupted = False
+
+        def complete(self, messages: Sequence[Message], **kwargs: Any) -> ChatResponse:
+            stream = kwargs.get("stream")
+            if not self.interrupted and stream is not None:  # two words, then Ctrl-C
+                self.interrupted = True
+                stream.on_text("Once upon")
+                raise KeyboardInterrupt
+            return super().complete(messages, **kwargs)
+
+    client = HalfStreamed(["Short answer."], context_length=8192)
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.caller.on_text = lambda text: None
+        with pytest.raises(KeyboardInterrupt):
+            agent.run_turn("tell me a long story")
+        assert content_text(agent.messages[-1]) == "Once upon [interrupted by the user]"
+        result = agent.run_turn("just a short answer then")
+        assert result.text == "Short answer."
+        assert validate_c12(client.requests[-1].messages) == []
+
+
+def test_a_small_window_gets_a_small_prompt(mnemo_home: Home, tmp_path: Path) -> None:
+    small = ScriptedChatClient(["hi"], context_length=8192)
+    large = ScriptedChatClient(["hi"], context_length=128_000)
+    for client in (small, large):
+        with make_agent(mnemo_home, client, tmp_path) as agent:
+            agent.run_turn("hello")
+
+    def prefix_tokens(client: ScriptedChatClient) -> int:
+        request = client.requests[0]
+        return (estimate_tokens_rough(content_text(request.messages[0]))
+                + estimate_tokens_rough(json.dumps(request.tools)))
+
+    assert prefix_tokens(small) <= 0.12 * 8192  # SPEC: ≤ 12% of an 8k window
+    assert prefix_tokens(small) < prefix_tokens(large) / 2
+    names = [t["function"]["name"] for t in small.requests[0].tools or []]
+    assert names == ["memory", "session_search"]  # no skills installed: no skill_view

@@ -1,0 +1,140 @@
+"""The local client's streaming, prompt cache and time limits, against a stand-in server.
+
+The stand-in (``support.fake_llama_serve``) keeps a llama.cpp-like slot and reports how
+many prompt words it read anew and how many came from its cache, so the tests count work
+instead of timing it.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mnemo.home import Home
+from mnemo.llm import local_client as local_client_module
+from mnemo.llm.local_cache import LocalPace, PromptCache
+from mnemo.llm.local_client import LocalChatClient
+from mnemo.llm.local_server import LocalModelServer, LocalServerSettings
+from mnemo.llm.streaming import StreamHandlers
+from mnemo.messages import Message
+
+TESTS_DIR = Path(__file__).resolve().parents[1]
+FAKE = "support.fake_llama_serve"
+SYSTEM = " ".join(f"rule{n}" for n in range(400))  # a long, unchanging system prompt
+
+
+@pytest.fixture(autouse=True)
+def _child_finds_support(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(TESTS_DIR))
+
+
+@pytest.fixture
+def servers(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[LocalModelServer]]:
+    """Every client gets a new stand-in server process (as a new ``mnemo`` process would)."""
+    started: list[LocalModelServer] = []
+
+    def fake_shared(settings: LocalServerSettings) -> LocalModelServer:
+        if not started or not started[-1].running:
+            started.append(LocalModelServer(settings, module=FAKE))
+        return started[-1].start()
+
+    monkeypatch.setattr(local_client_module, "shared_server", fake_shared)
+    monkeypatch.setattr(local_client_module, "local_runtime_installed", lambda: True)
+    yield started
+    for server in started:
+        server.stop()
+
+
+def make_client(tmp_path: Path, home: Home) -> LocalChatClient:
+    gguf = tmp_path / "tiny.gguf"
+    if not gguf.exists():  # a rewritten model file would (rightly) not match the cache
+        gguf.write_bytes(b"GGUF" + b"\0" * 16)
+    return LocalChatClient(gguf, home=home, context_length=4096, threads=1)
+
+
+def request(text: str) -> list[Message]:
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": text}]
+
+
+def test_a_streamed_reply_arrives_in_pieces_with_prompt_progress(
+        tmp_path: Path, mnemo_home: Home, servers: list[LocalModelServer]) -> None:
+    client = make_client(tmp_path, mnemo_home)
+    pieces: list[str] = []
+    progress: list[tuple[int, int]] = []
+    response = client.complete(request("hello there"), stream=StreamHandlers(
+        on_text=pieces.append, on_progress=lambda done, total: progress.append((done, total))))
+    assert pieces == ["echo:", " hello", " there"]
+    assert response.text == "echo: hello there"
+    assert response.usage.prompt_tokens == 402
+    assert progress == [(402, 402)]  # nothing cached yet: every prompt word is read
+
+
+def test_a_new_process_restores_the_prompt_cache(
+        tmp_path: Path, mnemo_home: Home, servers: list[LocalModelServer]) -> None:
+    first = make_client(tmp_path, mnemo_home)
+    first.complete(request("first question"))
+    assert first.last_timings is not None and first.last_timings["prompt_n"] == 402
+    assert first.cache is not None and first.cache.path.is_file()  # saved: many new words
+    servers[-1].stop()  # the process ends; the next one starts its own server
+
+    second = make_client(tmp_path, mnemo_home)
+    second.complete(request("another question"))
+    assert len(servers) == 2
+    timings = second.last_timings
+    assert timings is not None
+    assert timings["cache_n"] == 400  # the system prompt came from the saved slot
+    assert timings["prompt_n"] == 2
+    assert second.cache is not None and second.cache.saves == 0  # nothing new worth saving
+
+
+def test_without_the_prompt_cache_every_process_reads_the_prompt_again(
+        tmp_path: Path, mnemo_home: Home, servers: list[LocalModelServer]) -> None:
+    for _ in range(2):
+        client = make_client(tmp_path, mnemo_home)
+        client.prompt_cache = False
+        client.complete(request("a question"))
+        assert client.last_timings is not None and client.last_timings["cache_n"] == 0
+        servers[-1].stop()
+    assert not (mnemo_home.root / "cache" / "prompt").exists()
+
+
+def test_a_refused_cache_file_is_removed(tmp_path: Path) -> None:
+    cache = PromptCache(tmp_path, tmp_path / "m.gguf", 4096)
+    cache.path.write_bytes(b"junk")
+    assert cache.restore("http://127.0.0.1:9") == 0  # nothing listens there
+    assert not cache.path.exists()
+
+
+def test_an_interrupted_stream_stops_the_generation_and_the_next_call_runs(
+        tmp_path: Path, mnemo_home: Home, servers: list[LocalModelServer]) -> None:
+    client = make_client(tmp_path, mnemo_home)
+    words: list[str] = []
+
+    def interrupt_after_five(text: str) -> None:
+        words.append(text)
+        if len(words) == 5:
+            raise KeyboardInterrupt  # what Ctrl-C raises in the reading thread
+
+    with pytest.raises(KeyboardInterrupt):
+        client.complete(request("endless story"),
+                        stream=StreamHandlers(on_text=interrupt_after_five))
+    assert client.complete(request("are you there")).text == "echo: are you there"
+    address = servers[-1].address
+    with urllib.request.urlopen(f"{address}/stats", timeout=10) as reply:
+        stats = json.loads(reply.read())
+    assert stats["endless_done"] == 1  # the server saw the client leave and stopped
+
+
+def test_time_limits_follow_the_measured_pace() -> None:
+    pace = LocalPace(prompt_per_second=20.0, predicted_per_second=4.0, slack_seconds=30.0)
+    assert pace.whole_request(2000, 100) == 2 * (100 + 25) + 30
+    pace.observe({"prompt_n": 1000, "prompt_per_second": 200.0,
+                  "predicted_n": 50, "predicted_per_second": 20.0})
+    assert pace.whole_request(2000, 100) == 2 * (10 + 5) + 30
+    assert pace.between_chunks() == 2 * 512 / 200 + 30
+    pace.observe({"prompt_n": 3, "prompt_per_second": 1.0})  # too little to measure
+    assert pace.prompt_per_second == 200.0

@@ -1,0 +1,108 @@
+"""Tool calls written as text: accepted only when they name an offered tool and validate."""
+
+from __future__ import annotations
+
+import json
+
+from mnemo.llm.text_tool_calls import (
+    StreamGate,
+    accept_text_tool_calls,
+    parse_text_tool_calls,
+    schema_problem,
+)
+from mnemo.llm.types import ChatResponse, Usage
+from mnemo.memory import MEMORY_SCHEMA
+from mnemo.sessions import SESSION_SEARCH_SCHEMA
+
+TOOLS = [MEMORY_SCHEMA, SESSION_SEARCH_SCHEMA]
+ADD = {"action": "add", "target": "user", "content": "Name: Ana; likes short answers"}
+
+
+def reply(text: str) -> ChatResponse:
+    return ChatResponse({"role": "assistant", "content": text}, Usage.of(10, 5), "stop", "m")
+
+
+def test_a_bare_json_call_becomes_a_tool_call() -> None:
+    text = json.dumps({"name": "memory", "arguments": ADD})
+    calls, left = parse_text_tool_calls(text, TOOLS)
+    assert [c["function"]["name"] for c in calls] == ["memory"]
+    assert json.loads(calls[0]["function"]["arguments"]) == ADD
+    assert left == ""
+
+
+def test_a_tool_call_block_with_prose_around_it() -> None:
+    text = ("Nice to meet you!\n<tool_call>\n"
+            + json.dumps({"name": "memory", "arguments": ADD}) + "\n</tool_call>")
+    response = accept_text_tool_calls(reply(text), TOOLS)
+    assert response.finish_reason == "tool_calls"
+    assert response.message["content"] == "Nice to meet you!"
+    assert json.loads(response.tool_calls[0]["function"]["arguments"]) == ADD
+
+
+def test_arguments_as_a_json_string_and_the_wire_shape_are_accepted() -> None:
+    text = "```json\n" + json.dumps({"function": {"name": "memory",
+                                                  "arguments": json.dumps(ADD)}}) + "\n```"
+    calls, left = parse_text_tool_calls(text, TOOLS)
+    assert len(calls) == 1 and left == ""
+
+
+def test_arguments_that_do_not_validate_stay_text() -> None:
+    bad_enum = {"name": "memory", "arguments": {**ADD, "target": "everyone"}}
+    missing = {"name": "memory", "arguments": {"content": "x"}}  # no action, no target
+    wrong_type = {"name": "memory", "arguments": {**ADD, "content": 42}}
+    for value in (bad_enum, missing, wrong_type):
+        text = json.dumps(value)
+        response = accept_text_tool_calls(reply(text), TOOLS)
+        assert response.tool_calls == [] and response.text == text
+
+
+def test_an_unknown_tool_stays_text() -> None:
+    text = json.dumps({"name": "terminal", "arguments": {"command": "ls"}})
+    response = reply(text)
+    assert accept_text_tool_calls(response, TOOLS) is response
+
+
+def test_a_tool_that_was_not_offered_stays_text() -> None:
+    text = json.dumps({"name": "session_search", "arguments": {"query": "bug"}})
+    assert parse_text_tool_calls(text, [MEMORY_SCHEMA]) == ([], text)
+
+
+def test_plain_json_and_prose_are_left_alone() -> None:
+    for text in ('{"a": 1}', "Use {braces} freely.", "no json here", '{"name": "memory"'):
+        assert parse_text_tool_calls(text, TOOLS) == ([], text)
+
+
+def test_structured_calls_are_not_touched() -> None:
+    call = {"id": "c1", "type": "function",
+            "function": {"name": "memory", "arguments": json.dumps(ADD)}}
+    response = ChatResponse({"role": "assistant", "content": json.dumps(
+        {"name": "memory", "arguments": ADD}), "tool_calls": [call]}, Usage(), "tool_calls", "m")
+    assert accept_text_tool_calls(response, TOOLS) is response
+
+
+def test_schema_problem_names_the_field() -> None:
+    schema = MEMORY_SCHEMA["parameters"]
+    assert schema_problem(ADD, schema) is None
+    assert schema_problem({"action": "add"}, schema) == "arguments.target is missing"
+    assert schema_problem({**ADD, "action": True}, schema) == "arguments.action should be string"
+
+
+def test_stream_gate_passes_prose_and_holds_a_possible_call() -> None:
+    shown: list[str] = []
+    gate = StreamGate(shown.append)
+    for piece in ("Hel", "lo ", "Ana"):
+        gate.feed(piece)
+    gate.finish(was_call=False)
+    assert "".join(shown) == "Hello Ana"
+
+    shown.clear()
+    for piece in ("  <tool", "_call>", '{"name": "memory"}', "</tool_call>"):
+        gate.feed(piece)
+    assert shown == []  # held while it may be a call
+    gate.finish(was_call=True)
+    assert shown == []
+
+    for piece in ("{not", " a call}"):
+        gate.feed(piece)
+    gate.finish(was_call=False)
+    assert "".join(shown) == "{not a call}"
