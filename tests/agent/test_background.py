@@ -62,6 +62,10 @@ class _Summariser:
         return "\n\n".join(f"## {name}\n- {MARK}" for name in TEMPLATE_SECTIONS)
 
 
+_NAMES = ("config", "request", "handler", "session", "cache", "payload", "store", "queue",
+          "worker", "parser", "client", "result")
+
+
 def _agent(home: Home, tmp_path: Path, summariser: _Summariser, client: ScriptedChatClient,
            **compression: Any) -> Agent:
     config = MnemoConfig.model_validate({
@@ -70,8 +74,12 @@ def _agent(home: Home, tmp_path: Path, summariser: _Summariser, client: Scripted
     agent = build_agent(config, home=home, cwd=tmp_path, client=client, summarizer=summariser)
     agent.start()
     rng = random.Random(5)
+    # Code made of words, not digits: the rough estimate the compressor sizes its tail
+    # with and the window guard's count agree on it, so what is measured here is the
+    # preparation, not the two estimates disagreeing about random numbers.
     agent.tools.add(READ_FILE, lambda args: f"# {args.get('path')}\n" + "\n".join(
-        f"def f{i}(): return {rng.random():.8f}" for i in range(rng.randint(40, 150))))
+        f"def {rng.choice(_NAMES)}_{i}(): return {rng.choice(_NAMES)}.{rng.choice(_NAMES)}"
+        for i in range(rng.randint(40, 150))))
     return agent
 
 

@@ -78,9 +78,28 @@ def test_a_failed_turn_does_not_leave_two_user_messages_in_the_next_request(
         with pytest.raises(ProviderConnectionError):
             agent.run_turn("two")
         agent.run_turn("three")
-        # The conversation keeps what happened; the request joins the unanswered ask.
-        assert [content_text(m) for m in agent.messages] == ["one", "first", "two", "three",
-                                                              "third"]
+        # The failed turn is closed with a note, so the next request alternates.
+        texts = [content_text(m) for m in agent.messages]
+    assert texts[:3] == ["one", "first", "two"] and texts[-2:] == ["three", "third"]
+    assert texts[3].startswith("[no answer")
+    last_request = client.requests[-1].messages
+    assert [m["role"] for m in last_request] == ["system", "user", "assistant", "user",
+                                                 "assistant", "user"]
+
+
+def test_a_conversation_with_two_user_messages_in_a_row_is_joined_in_the_request(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    """A session stored by an older version (or edited by hand) may hold an unanswered
+    user message followed by the next one; the request joins them (C12 c)."""
+    store = SessionStore(mnemo_home.state_db)
+    sid = store.create_session(title="old")
+    for role, text in (("user", "one"), ("assistant", "first"), ("user", "two")):
+        store.append_message(sid, {"role": role, "content": text})
+    store.close()
+    client = ScriptedChatClient(["third"])
+    with build_agent(MnemoConfig(), home=mnemo_home, cwd=tmp_path, client=client,
+                     resume_session_id=sid) as agent:
+        agent.run_turn("three")
     last_request = client.requests[-1].messages
     assert [m["role"] for m in last_request] == ["system", "user", "assistant", "user"]
     assert content_text(last_request[-1]) == "two\n\nthree"
@@ -105,12 +124,16 @@ def test_an_interrupted_tool_call_gets_a_result_in_the_request(mnemo_home: Home,
 
 def test_validate_requests_logs_the_shape_never_the_content(
         mnemo_home: Home, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    client = ScriptedChatClient(["first", ProviderConnectionError("refused"), "third"])
-    agent = make_agent(mnemo_home, client, tmp_path, agent={"validate_requests": True})
-    with caplog.at_level(logging.WARNING, logger="mnemo.agent"), agent:
-        agent.run_turn("secret-one")
-        with pytest.raises(ProviderConnectionError):
-            agent.run_turn("secret-two")
+    store = SessionStore(mnemo_home.state_db)
+    sid = store.create_session(title="old")
+    for role, text in (("user", "secret-one"), ("assistant", "first"), ("user", "secret-two")):
+        store.append_message(sid, {"role": role, "content": text})
+    store.close()
+    client = ScriptedChatClient(["third"])
+    config = MnemoConfig.model_validate({"agent": {"validate_requests": True}})
+    with caplog.at_level(logging.WARNING, logger="mnemo.agent"), build_agent(
+            config, home=mnemo_home, cwd=tmp_path, client=client,
+            resume_session_id=sid) as agent:
         agent.run_turn("secret-three")
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert any("system user assistant user user" in w and "(c)" in w for w in warnings)

@@ -690,9 +690,13 @@ class Agent:
         # oversized messages are cut until the context is under the threshold. Before a
         # call the newest message is left to the window guard, which cuts it only if the
         # window itself needs it.
-        fit = self._shrink_live(self.engine.threshold_tokens,
-                                self._tools_that_fit(self.tools.schemas() or None),
-                                allow_drop=False, allow_newest=reason == "manual")
+        # An automatic compaction that summarised leaves the rest to the window guard: its
+        # summary is sized by the engine's own estimate, and cutting it (or the turns a
+        # prepared summary is bound to) to a stricter count would undo the compaction.
+        summarised = reason == "auto" and report.changed and report.summary is not None
+        fit = None if summarised else self._shrink_live(
+            self.engine.threshold_tokens, self._tools_that_fit(self.tools.schemas() or None),
+            allow_drop=False, allow_newest=reason == "manual")
         if fit is not None:
             compaction = replace(compaction, fit=replace(
                 fit, goal="get under the compaction threshold"))
