@@ -92,12 +92,12 @@ def _text(rng: random.Random, words: int) -> str:
 
 def _user_text(rng: random.Random) -> str:
     roll = rng.random()
-    if roll < 0.03:  # a huge paste: up to ~100 KB
+    if roll < 0.02:  # a huge paste: up to ~100 KB
         return "the whole file:\n" + "\n".join(
             f"{i:05d} {_text(rng, 12)}" for i in range(rng.randint(300, 1_400)))
-    if roll < 0.15:  # a pasted log or file, sometimes a long one
+    if roll < 0.10:  # a pasted log or file, sometimes a long one
         return "here is the log:\n" + "\n".join(
-            f"{i:05d} {_text(rng, 12)}" for i in range(rng.randint(20, 300)))
+            f"{i:05d} {_text(rng, 12)}" for i in range(rng.randint(20, 200)))
     return _text(rng, rng.randint(1, 30))
 
 
@@ -124,7 +124,7 @@ def run_session(seed: int, home: Home, cwd: Path) -> ScriptedChatClient:
 
     agent = new_agent()
     try:
-        for _ in range(rng.randint(2, 12)):
+        for _ in range(rng.randint(2, 8)):
             event = rng.choices(["turn", "compact", "new", "reset", "resume"],
                                 weights=[12, 1, 1, 1, 1])[0]
             if event == "turn":
