@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from mnemo.sessions.query import ParsedQuery
-from mnemo.sessions.search import SearchTuning
+
+if TYPE_CHECKING:  # search.py imports this module: the tuning is only a type here
+    from mnemo.sessions.search import SearchTuning
 
 __all__ = ["Links", "coverage_boost", "neighbour_scores", "stem_prefix"]
 

@@ -28,7 +28,6 @@ what it costs.
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -37,12 +36,12 @@ from typing import Any
 from mnemo.sessions.hits import BODY_SQL, build_hits, snippet_around
 from mnemo.sessions.query import ParsedQuery, Term, escape_like, fts_quote, parse_query
 from mnemo.sessions.records import SearchHit
+from mnemo.sessions.rescore import coverage_boost, neighbour_scores
 from mnemo.sessions.rows import id_chunks
 
 __all__ = ["SearchFilters", "SearchTuning", "run_search", "snippet_around"]
 
 _BODY = BODY_SQL
-_WORDS = re.compile(r"[^\W_]+")
 
 
 @dataclass(frozen=True)
@@ -220,61 +219,22 @@ def _rescore(
     tuning: SearchTuning,
     added: set[int],
 ) -> dict[int, float]:
-    boosted = _with_coverage(conn, parsed, scores, tuning)
+    # Coverage is checked in Python on the candidates' text: asking FTS5 once per term
+    # and candidate costs more than the whole ranking on a large index.
+    boosted = (coverage_boost(parsed, scores, _bodies(conn, list(scores)), tuning)
+               if len(parsed.terms) >= 2 and tuning.coverage > 0 else scores)
     if tuning.neighbour <= 0 and tuning.reply <= 0:
         return boosted
     top = sorted(boosted, key=lambda i: -boosted[i])[: tuning.context_pool]
-    links = _adjacent(conn, top)
-    out = dict(boosted)
-    for i in top:
-        before, after = links.get(i, (None, None))
-        around = [boosted[n] for n in (before, after) if n is not None and n in boosted]
-        out[i] = boosted[i] + tuning.neighbour * max(around, default=0.0)
     # A turn right after (or before) a strong match is likely its answer (or question),
     # even when it repeats none of the words: it joins the results with a share of the
     # match's score.
-    borrowed: dict[int, float] = {}
-    for i in top:
-        before, after = links.get(i, (None, None))
-        for n, share in ((after, tuning.reply), (before, tuning.reply / 2)):
-            if n is not None and n not in boosted and share > 0:
-                borrowed[n] = max(borrowed.get(n, 0.0), share * boosted[i])
+    out, borrowed = neighbour_scores(boosted, top, _adjacent(conn, top), tuning)
     if borrowed:
         allowed = _passing(conn, list(borrowed), filters)
         out.update({n: v for n, v in borrowed.items() if n in allowed})
         added.update(n for n in borrowed if n in allowed)
     return out
-
-
-def _with_coverage(
-    conn: sqlite3.Connection, parsed: ParsedQuery, scores: dict[int, float], tuning: SearchTuning
-) -> dict[int, float]:
-    """Boost messages by the share of the distinct query terms they contain."""
-    if len(parsed.terms) < 2 or tuning.coverage <= 0:
-        return scores
-    # Checked in Python on the candidates' text: asking FTS5 once per term and candidate
-    # costs more than the whole ranking on a large index. ``_stem_prefix`` stands in for
-    # the index's stemmer closely enough for a bonus.
-    stems = [tuple(_stem_prefix(t) for t in term.tokens) for term in parsed.terms]
-    n_terms = len(stems)
-    out: dict[int, float] = {}
-    for i, body in _bodies(conn, list(scores)).items():
-        words = set(_WORDS.findall(body.casefold()))
-        matched = sum(1 for term in stems if all(
-            any(w.startswith(s) for w in words) for s in term))
-        out[i] = scores[i] * (1.0 + tuning.coverage * matched / n_terms)
-    return out
-
-
-def _stem_prefix(word: str) -> str:
-    """A prefix shared by the inflected forms of ``word`` ("painting" -> "paint")."""
-    for suffix in ("ing", "ies", "ied", "ed", "es", "s", "ly"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            word = word[: -len(suffix)]
-            break
-    if len(word) > 3 and word[-1] in "ey":
-        word = word[:-1]
-    return word
 
 
 def _adjacent(
