@@ -150,3 +150,15 @@ def test_repeated_refusals_trip_the_loop_breaker(mnemo_home: Home, tmp_path: Pat
         result = agent.run_turn("hello there")
     last = json.loads(result.tool_runs[-1].result)
     assert last.get("terminal") and "Stop calling the memory tool" in last["error"]
+
+
+def test_the_same_fact_saved_twice_is_stored_once(mnemo_home: Home, tmp_path: Path) -> None:
+    client = ScriptedChatClient([
+        add("I like short answers."),
+        add("I prefer shorter answers.", call_id="call_2"),
+        "ok"])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn("Hi! I'm Ana and I like short answers.")
+    second = json.loads(result.tool_runs[1].result)
+    assert second["success"] and "Already saved" in second["note"]
+    assert user_md(mnemo_home) == "I like short answers."

@@ -177,3 +177,17 @@ def test_valid_requests_pass(mnemo_home: Home, tmp_path: Path) -> None:
         for i in range(3):
             agent.run_turn(f"turn {i}")
     assert client.violations == [] and len(client.requests) == 6
+
+
+def test_a_tool_call_written_as_text_when_tools_are_withheld_gets_a_plain_retry(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    loop = assistant_tool_call("memory", {"action": "read", "target": "user"})
+    as_text = '{"name": "session_search", "arguments": {"query": "like"}}'
+    client = ScriptedChatClient([loop, as_text, "Here is my answer."])
+    with make_agent(mnemo_home, client, tmp_path, agent={"max_tool_iterations": 1}) as agent:
+        result = agent.run_turn("what do you know about me?")
+        stored = [content_text(m) for m in agent.messages]
+    assert result.text == "Here is my answer."
+    assert as_text not in stored  # the non-answer never reached the conversation
+    asked = [m for m in client.requests[-1].messages if m["role"] == "user"][-1]
+    assert "Tools are not available" in content_text(asked)  # in the request only

@@ -64,7 +64,7 @@ from mnemo.context.window import RequestMeter
 from mnemo.errors import ContextLengthExceededError, UsageError
 from mnemo.home import Home
 from mnemo.llm import ChatClient, ChatResponse
-from mnemo.llm.text_tool_calls import accept_text_tool_calls
+from mnemo.llm.text_tool_calls import accept_text_tool_calls, parse_text_tool_calls
 from mnemo.memory import MemoryManager, MemoryStore, build_memory_context_block
 from mnemo.memory.builtin import WRITE_ACTIONS
 from mnemo.memory.entries import TARGETS
@@ -72,6 +72,7 @@ from mnemo.memory.grounding import (
     Evidence,
     GroundingMode,
     check_grounding,
+    near_duplicate,
     refusal_message,
     route_target,
 )
@@ -89,6 +90,10 @@ __all__ = ["Agent", "Compaction", "TurnResult"]
 log = logging.getLogger("mnemo.agent")
 
 _FLUSH_MAX_CALLS = 3
+
+# Added to the request when a reply without tools came back empty or as a tool call.
+ANSWER_NOW = ("[Tools are not available for this reply. Answer the user's last message "
+              "directly, in plain words.]")
 
 
 @dataclass(frozen=True)
@@ -347,6 +352,12 @@ class Agent:
         if refusal is not None:
             return refusal
         routed = _route(args)
+        if routed.get("action") == "add" and routed.get("target") in TARGETS:
+            same = near_duplicate(str(routed.get("content") or ""),
+                                  self.memory.entries_for(routed["target"]))
+            if same is not None:
+                return json.dumps({"success": True, "note": f"Already saved as {same!r}; "
+                                   "nothing added."})
         result = self.manager.handle_tool_call("memory", routed)
         if routed.get("target") != args.get("target"):
             result = _with_note(result, f"Saved under target {routed['target']!r}: facts "
@@ -467,6 +478,12 @@ class Agent:
             tools = None if result.stopped_early or repeating else self._offered_tools()
             message = self._call(extra, tools, result).message
             calls = list(message.get("tool_calls") or [])
+            if tools is None and not calls and self._no_answer(message):
+                # Told to answer without tools, a small model may write a tool call as
+                # text, or nothing: ask once more, plainly, before the user sees that.
+                hint = "\n\n".join(part for part in (extra, ANSWER_NOW) if part)
+                message = self._call(hint, None, result).message
+                calls = list(message.get("tool_calls") or [])
             self._append(message)
             if not calls:
                 result.text = content_text(message)
@@ -486,6 +503,14 @@ class Agent:
             if tools is None:  # it called tools it was not offered; do not loop forever
                 result.text = content_text(message)
                 return
+
+    def _no_answer(self, message: Message) -> bool:
+        """The reply is empty, or nothing but a tool call written as text."""
+        text = content_text(message).strip()
+        if not text:
+            return True
+        calls, rest = parse_text_tool_calls(text, self._offered_tools() or [])
+        return bool(calls) and not rest.strip()
 
     def _close_unanswered(self, exc: BaseException) -> None:
         """After an interrupted or failed call, store what the user saw of the reply (or

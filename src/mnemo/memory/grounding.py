@@ -39,6 +39,7 @@ __all__ = [
     "GroundingMode",
     "GroundingVerdict",
     "check_grounding",
+    "near_duplicate",
     "refusal_message",
     "route_target",
 ]
@@ -213,6 +214,34 @@ def check_grounding(content: str, evidence: Evidence | Sequence[str],
         return GroundingVerdict(not unique, unique, share)
     grounded = not exact_missing and share >= _LENIENT_SUPPORT
     return GroundingVerdict(grounded, unique, share)
+
+
+def near_duplicate(content: str, entries: Iterable[str]) -> str | None:
+    """An entry that already says what ``content`` says (the same content words, up to
+    stems and preference synonyms), or None. Small models save one fact twice in a turn
+    ("I like short answers", then "I prefer shorter answers")."""
+    words = _claim_stems(content)
+    if not words:
+        return None
+    for entry in entries:
+        if words <= _claim_stems(entry):
+            return entry
+    return None
+
+
+def _claim_stems(text: str) -> frozenset[str]:
+    """The stems of what ``text`` claims: content words (synonyms as one), numbers, CJK."""
+    text = _normalise(text)
+    stems: set[str] = set(_NUMBER.findall(text))
+    for match in _WORD.finditer(text):
+        word = match.group().lower()
+        if word in _STOP_WORDS or word in _FRAME_WORDS or _CJK.search(word):
+            continue
+        stem = _stem(word)
+        group = next((g for g in _SYNONYM_STEMS if stem in g), None)
+        stems.add(min(group) if group else stem)
+    stems.update(c for c in _CJK.findall(_CJK_FRAME.sub(" ", text)) if c not in _CJK_FUNCTION)
+    return frozenset(stems)
 
 
 def refusal_message(verdict: GroundingVerdict) -> str:
