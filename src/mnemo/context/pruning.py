@@ -138,7 +138,7 @@ def _raw_calls(messages: Sequence[Message], wanted: Container[str]) -> dict[str,
         for call in tool_calls_of(message):
             call_id = str(call.get("id", ""))
             if call_id in wanted:
-                function = call.get("function")
+                function: Any = call.get("function")
                 if not isinstance(function, dict):
                     function = {}
                 calls[call_id] = (str(function.get("name", "") or ""),
