@@ -81,9 +81,3 @@ def test_error_lines_are_the_same_when_lowering_changes_the_text_length() -> Non
     text = padding + "ok\nKeyError: 'x'\n" + padding + "exit code 3\n"
     assert error_lines(text) == ["KeyError: 'x'", "exit code 3"]
 
-
-def test_error_lines_of_a_text_read_before_are_a_fresh_list() -> None:
-    text = "line\n" * 100 + _TRACEBACK
-    first = error_lines(text)
-    first.clear()
-    assert error_lines(text) == error_lines(_TRACEBACK)

@@ -72,35 +72,14 @@ _READ_TOOL = re.compile(r"read|view|cat|open|grep|search|find|list|glob|fetch|br
                         re.IGNORECASE)
 
 
-# ``error_lines`` by text: the compressor (the failure lines it keeps under a cleared
-# output) and the summariser read the same outputs at every compaction of a session.
-# Keyed like ``summary/cache.py`` (the string's own hash, its length and first
-# characters), so no text is held alive; bounded, emptied when full.
-_FOUND: dict[tuple[int, int, str], tuple[str, ...]] = {}
-_FOUND_LIMIT = 100_000
-
-
 def error_lines(text: str) -> list[str]:
     """The lines of ``text`` that report an error, in order (a traceback's exception line
     included even when its type is not a known error word).
 
     Only lines holding one of the cheap ``_ERROR_HINTS`` substrings are tested with the
     full pattern: ``str.find`` skips through megabytes of clean output far faster than
-    any regex can. A text read before costs a dictionary lookup.
+    any regex can.
     """
-    if len(text) < 200:  # short texts: scanning costs less than keying
-        return _error_lines(text)
-    key = (hash(text), len(text), text[:32])
-    found = _FOUND.get(key)
-    if found is None:
-        found = tuple(_error_lines(text))
-        if len(_FOUND) >= _FOUND_LIMIT:
-            _FOUND.clear()
-        _FOUND[key] = found
-    return list(found)
-
-
-def _error_lines(text: str) -> list[str]:
     found: dict[int, str] = {}
     tested: set[int] = set()
     # Hints are found in the lowered text; its positions are the text's unless lowering
