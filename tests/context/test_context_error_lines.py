@@ -73,3 +73,11 @@ def test_a_cleared_output_in_the_context_keeps_its_failure_lines() -> None:
     later = engine.compress(out + agent_turns(20, start=50))
     assert later and engine.last_report is not None and engine.last_report.summary
     assert "app.jobs.QuotaExceeded: tenant acme used 120%" in engine.last_report.summary
+
+
+def test_error_lines_are_the_same_when_lowering_changes_the_text_length() -> None:
+    # "İ" lowers to two characters: positions in the lowered text would be off.
+    padding = "İstanbul " * 40 + "\n"
+    text = padding + "ok\nKeyError: 'x'\n" + padding + "exit code 3\n"
+    assert error_lines(text) == ["KeyError: 'x'", "exit code 3"]
+

@@ -7,7 +7,12 @@ import copy
 from convgen import assistant, call, tool, user
 
 from mnemo.context import PRUNED_TOOL_PLACEHOLDER
-from mnemo.context.pruning import describe_call, protected_start, prune_tool_results
+from mnemo.context.pruning import (
+    calls_by_id,
+    describe_call,
+    protected_start,
+    prune_tool_results,
+)
 from mnemo.tokens import estimate_message_tokens_rough
 
 
@@ -104,3 +109,22 @@ def test_describe_call_handles_odd_arguments() -> None:
     long = describe_call("write_file", {"path": "a.py", "content": "x" * 500}, 501)
     assert "content=" in long and "…" in long and len(long) < 150
     assert describe_call("", None, 201) == "tool (201 chars)"
+
+
+def test_placeholder_line_is_describe_call_of_the_parsed_call() -> None:
+    big = "x\n" * 200
+    shapes: list[object] = ['{"path": "a.py", "pattern": "b"}', "not json", {"path": "c.py"},
+                            '"{\\"path\\": \\"d.py\\"}"', None]
+    messages: list[dict] = [user("go")]
+    for k, arguments in enumerate(shapes):
+        messages.append(assistant("", [{"id": f"c{k}", "type": "function",
+                                        "function": {"name": "grep", "arguments": arguments}}]))
+        messages.append(tool(f"c{k}", big + str(k)))
+    messages.append(tool("missing", big + "m"))  # no call: the repair step's concern
+    messages += [user("next"), assistant("ok"), user("more"), assistant("done")]
+    calls = calls_by_id(messages)  # type: ignore[arg-type]
+    expected = [describe_call(calls[f"c{k}"].name, calls[f"c{k}"].arguments, len(big) + 1)
+                for k in range(len(shapes))] + [describe_call("", None, len(big) + 1)]
+    for _ in range(2):  # the second time from the label cache
+        result, pruned = _prune(messages, budget=0)
+        assert [result[i]["content"].splitlines()[1] for i in pruned] == expected

@@ -92,19 +92,58 @@ def prune_tool_results(
     if not texts:
         return list(messages), []
     cleared = [i for i, text in texts.items() if i < start or newest[text] != i]
-    calls = calls_by_id(messages, {str(messages[i].get("tool_call_id", "")) for i in cleared})
+    calls = _raw_calls(messages, {str(messages[i].get("tool_call_id", "")) for i in cleared})
     result = list(messages)
     pruned: list[int] = []
     for i in cleared:
         text = texts[i]
         duplicate = newest[text] != i
-        call_id = str(messages[i].get("tool_call_id", ""))
-        found = calls.get(call_id)
-        line = (describe_call(found.name, found.arguments, len(text), duplicate=duplicate)
-                if found else describe_call("", None, len(text), duplicate=duplicate))
-        result[i] = with_content(messages[i], f"{PRUNED_TOOL_PLACEHOLDER}\n{line}")
+        found = calls.get(str(messages[i].get("tool_call_id", "")))
+        label = _label(*found) if found else "tool"
+        note = (f"{len(text):,} chars; identical to a later result" if duplicate
+                else f"{len(text):,} chars")
+        result[i] = with_content(messages[i], f"{PRUNED_TOOL_PLACEHOLDER}\n{label} ({note})")
         pruned.append(i)
     return result, pruned
+
+
+# ``describe_call``'s label by (name, arguments as sent): a session clears the same calls
+# at every compaction, so their arguments are parsed once, not each time. Bounded.
+_LABELS: dict[tuple[str, str], str] = {}
+_LABELS_LIMIT = 50_000
+
+
+def _label(name: str, raw: Any) -> str:
+    """``name`` and its key arguments, as ``describe_call`` shows them."""
+    if not isinstance(raw, str):
+        return " ".join(part for part in (name or "tool", key_arguments(raw)) if part)
+    key = (name, raw)
+    found = _LABELS.get(key)
+    if found is None:
+        # Parsed here, then again inside, as ``describe_call`` of a parsed call does.
+        shown = key_arguments(json_or_raw(raw))
+        found = " ".join(part for part in (name or "tool", shown) if part)
+        if len(_LABELS) >= _LABELS_LIMIT:
+            _LABELS.clear()
+        _LABELS[key] = found
+    return found
+
+
+def _raw_calls(messages: Sequence[Message], wanted: Container[str]) -> dict[str, tuple[str, Any]]:
+    """Name and unparsed arguments of the calls whose ids are in ``wanted``."""
+    calls: dict[str, tuple[str, Any]] = {}
+    for message in messages:
+        if message.get("role") != "assistant":
+            continue
+        for call in tool_calls_of(message):
+            call_id = str(call.get("id", ""))
+            if call_id in wanted:
+                function: Any = call.get("function")
+                if not isinstance(function, dict):
+                    function = {}
+                calls[call_id] = (str(function.get("name", "") or ""),
+                                  function.get("arguments"))
+    return calls
 
 
 @dataclass(frozen=True)
