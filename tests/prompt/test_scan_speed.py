@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -59,10 +60,16 @@ def _regexes(value: Any, seen: set[int]) -> Iterator[re.Pattern[str]]:
 
 
 def _all_regexes() -> list[re.Pattern[str]]:
+    """The regexes of every threat pattern: in its matchers' closures and in the module
+    globals of every ``mnemo.security`` module the matchers live in."""
     seen: set[int] = set()
-    found = [r for p in PATTERNS for r in _regexes(p.matcher, seen)]
-    found += [r for r in vars(patterns_module).values()
-              if isinstance(r, re.Pattern) and id(r) not in seen]
+    found = [r for p in PATTERNS for m in p.matchers for r in _regexes(m, seen)]
+    modules = {patterns_module, *(sys.modules[m.__module__] for p in PATTERNS
+                                  for m in p.matchers if m.__module__ in sys.modules)}
+    for module in modules:
+        for value in vars(module).values():
+            if isinstance(value, re.Pattern | list | tuple | set | frozenset):
+                found += list(_regexes(value, seen))
     return found
 
 
@@ -135,10 +142,12 @@ def test_a_64k_adversarial_file_is_read_a_bounded_number_of_times(
     read: dict[str, int] = {}
 
     def counting(pattern: ThreatPattern) -> ThreatPattern:
-        def matcher(text: str) -> Iterator[int]:
-            read[pattern.id] = read.get(pattern.id, 0) + len(text)
-            return pattern.matcher(text)
-        return dataclasses.replace(pattern, matcher=matcher)
+        def wrap(inner: Any) -> Any:
+            def matcher(form: Any) -> Any:
+                read[pattern.id] = read.get(pattern.id, 0) + len(form.text)
+                return inner(form)
+            return matcher
+        return dataclasses.replace(pattern, matchers=tuple(wrap(m) for m in pattern.matchers))
 
     monkeypatch.setattr(scanner, "PATTERNS", tuple(counting(p) for p in scanner.PATTERNS))
     text = ("ignore all \n" * 6_000)[:MAX_SCAN_CHARS]
