@@ -137,7 +137,7 @@ def test_hosted_models_default_to_lenient_and_cli_writes_are_never_checked(
         mnemo_home: Home, tmp_path: Path) -> None:
     client = ScriptedChatClient(["ok"])
     with make_agent(mnemo_home, client, tmp_path, grounding=None) as agent:
-        assert agent.grounding == "lenient"
+        assert agent.writes.mode == "lenient"
         agent.memory.add("user", "Anything the user types by hand")  # the CLI's path
     assert user_md(mnemo_home) == "Anything the user types by hand"
 

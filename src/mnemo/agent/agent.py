@@ -42,6 +42,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from mnemo.agent.memory_writes import MemoryWrites
 from mnemo.agent.nudges import FLUSH_PROMPT, NUDGE_TEXT, MemoryNudger
 from mnemo.agent.replies import ModelCaller
 from mnemo.agent.tools import (
@@ -67,18 +68,9 @@ from mnemo.llm import ChatClient, ChatResponse
 from mnemo.llm.text_tool_calls import accept_text_tool_calls, parse_text_tool_calls
 from mnemo.memory import MemoryManager, MemoryStore, build_memory_context_block
 from mnemo.memory.builtin import WRITE_ACTIONS
-from mnemo.memory.entries import TARGETS
-from mnemo.memory.grounding import (
-    Evidence,
-    GroundingMode,
-    check_grounding,
-    near_duplicate,
-    refusal_message,
-    route_target,
-)
+from mnemo.memory.grounding import GroundingMode
 from mnemo.memory.plugins import create_memory_manager
-from mnemo.memory.tool import MAX_FAILED_CALLS_PER_TURN
-from mnemo.messages import Message, content_text, tool_call_text, tool_calls_of
+from mnemo.messages import Message, content_text
 from mnemo.prompt import SKILL_VIEW_SCHEMA, SystemPrompt, build_system_prompt, skill_view
 from mnemo.prompt.small_window import compact_tool_schemas, is_small_window
 from mnemo.sessions import SessionStore
@@ -199,9 +191,8 @@ class Agent:
         self.caller = ModelCaller(client)
         self._compacted = False
         self._fresh_compaction = False  # no response since the last compaction yet
-        # M9: how strictly the model's memory writes must match what was said.
-        self.grounding: GroundingMode = grounding or config.memory.grounding or "lenient"
-        self.refused_writes = 0  # ungrounded memory writes refused in this process
+        # M9: the model's memory writes, grounded in what was said and routed.
+        self.writes = MemoryWrites(memory, grounding or config.memory.grounding or "lenient")
         # Warnings for the user about how this agent was set up (a damaged archive…).
         self.notices: list[str] = []
         counter, exact = counter_for(client)
@@ -348,63 +339,11 @@ class Agent:
     def _memory_call(self, args: dict[str, Any]) -> str:
         """The model's memory call, with its writes grounded and routed first (M9)."""
         assert self.manager is not None
-        refusal = self._ground_write(args)
+        refusal = self.writes.refusal(args, self.messages)
         if refusal is not None:
+            self._emit("memory_refused")
             return refusal
-        routed = _route(args)
-        if routed.get("action") == "add" and routed.get("target") in TARGETS:
-            same = near_duplicate(str(routed.get("content") or ""),
-                                  self.memory.entries_for(routed["target"]))
-            if same is not None:
-                return json.dumps({"success": True, "note": f"Already saved as {same!r}; "
-                                   "nothing added."})
-        result = self.manager.handle_tool_call("memory", routed)
-        if routed.get("target") != args.get("target"):
-            result = _with_note(result, f"Saved under target {routed['target']!r}: facts "
-                                "about the user go to 'user', facts about the environment "
-                                "and your own notes to 'memory'.")
-        return result
-
-    def _ground_write(self, args: dict[str, Any]) -> str | None:
-        """A refusal (the tool's JSON result) when a write says what nobody said."""
-        if (self.grounding == "off" or args.get("action") not in ("add", "replace", "batch")
-                or self.memory.failed_calls_this_turn >= MAX_FAILED_CALLS_PER_TURN):
-            return None  # past the loop breaker's limit the tool itself says stop
-        texts = [str(args.get("content") or "")]
-        for operation in args.get("operations") or []:
-            if isinstance(operation, dict):
-                texts.append(str(operation.get("content") or ""))
-        evidence = Evidence(self._evidence_texts(args))
-        for text in texts:
-            verdict = check_grounding(text, evidence, self.grounding)
-            if verdict.grounded:
-                continue
-            self.refused_writes += 1
-            self.memory.failed_calls_this_turn += 1  # the M6 loop breaker counts these too
-            log.info("memory write refused as ungrounded (%s): %d unsupported word(s)",
-                     self.grounding, len(verdict.unsupported))
-            self._emit("memory_refused", unsupported=list(verdict.unsupported))
-            return json.dumps({"success": False, "error": refusal_message(verdict)})
-        return None
-
-    def _evidence_texts(self, args: dict[str, Any]) -> list[str]:
-        """What the user and the tools (other than memory itself) said in the live
-        conversation, plus the entry a replace rewrites: the evidence for a write."""
-        texts: list[str] = []
-        memory_calls: set[str] = set()
-        for message in self.messages:
-            role = message.get("role")
-            if role == "assistant":
-                memory_calls |= {str(c.get("id")) for c in tool_calls_of(message)
-                                 if tool_call_text(c).startswith("memory(")}
-            elif ((role == "user" and not is_summary_message(message))
-                  or (role == "tool" and str(message.get("tool_call_id")) not in memory_calls)):
-                texts.append(content_text(message))
-        target = args.get("target")
-        if args.get("action") == "replace" and args.get("old_text") and target in TARGETS:
-            texts += [entry for entry in self.memory.entries_for(target)
-                      if str(args["old_text"]) in entry]
-        return texts
+        return self.writes.run(args, self.manager)
 
     def _session_search(self, args: dict[str, Any]) -> str:
         return session_search(
@@ -794,8 +733,8 @@ class Agent:
                 f"compactions {s['compactions']}")
         if s["paused"]:
             line += " · auto-compaction paused"
-        if self.refused_writes:
-            line += f" · memory writes refused {self.refused_writes}"
+        if self.writes.refused:
+            line += f" · memory writes refused {self.writes.refused}"
         if s["preparation"]:
             line += f" · {describe_status(s['preparation'])}"
         return line
@@ -809,24 +748,6 @@ def _with_extra(message: Message, extra: str) -> Message:
     else:
         copy["content"] = f"{content or ''}\n\n{extra}"
     return copy  # type: ignore[return-value]
-
-
-def _route(args: dict[str, Any]) -> dict[str, Any]:
-    """``args`` with an add's target moved to the store its text belongs in (M9)."""
-    if args.get("action") != "add" or args.get("target") not in ("user", "memory"):
-        return args
-    target = route_target(str(args.get("content") or ""), str(args["target"]))
-    return args if target == args["target"] else {**args, "target": target}
-
-
-def _with_note(result: str, note: str) -> str:
-    try:
-        data = json.loads(result)
-    except ValueError:
-        return result
-    if not isinstance(data, dict) or not data.get("success"):
-        return result
-    return json.dumps({**data, "note": note})
 
 
 def _title_of(text: str) -> str:

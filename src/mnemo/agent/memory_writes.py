@@ -1,0 +1,118 @@
+"""The model's memory writes, checked before they are stored (SPEC M9).
+
+``MemoryWrites`` stands between the agent's tool dispatch and the memory tool: a write
+made by the model (``add``, ``replace``, every entry of a ``batch``) must be grounded in
+what the user or a tool said in the live conversation (``mnemo.memory.grounding``); an
+``add`` is moved to the store its text belongs in; and the same fact added twice is
+stored once (small models repeat a call within a turn). Refusals come back as the tool's
+own error shape, count towards the memory tool's loop breaker, and are counted here for
+the status line. Writes a user makes through the CLI never pass through this module.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from mnemo.context import is_summary_message
+from mnemo.memory import MemoryManager, MemoryStore
+from mnemo.memory.entries import TARGETS
+from mnemo.memory.grounding import (
+    Evidence,
+    GroundingMode,
+    check_grounding,
+    near_duplicate,
+    refusal_message,
+    route_target,
+)
+from mnemo.memory.tool import MAX_FAILED_CALLS_PER_TURN
+from mnemo.messages import Message, content_text, tool_call_text, tool_calls_of
+
+__all__ = ["MemoryWrites"]
+
+log = logging.getLogger("mnemo.agent")
+
+
+class MemoryWrites:
+    """Grounding, routing and de-duplication of the model's memory writes."""
+
+    def __init__(self, memory: MemoryStore, mode: GroundingMode) -> None:
+        self.memory = memory
+        self.mode: GroundingMode = mode
+        self.refused = 0  # ungrounded writes refused in this process
+
+    def refusal(self, args: dict[str, Any], messages: Sequence[Message]) -> str | None:
+        """The tool's JSON error when the write says what nobody said, else None."""
+        if (self.mode == "off" or args.get("action") not in ("add", "replace", "batch")
+                or self.memory.failed_calls_this_turn >= MAX_FAILED_CALLS_PER_TURN):
+            return None  # past the loop breaker's limit the tool itself says stop
+        texts = [str(args.get("content") or "")]
+        for operation in args.get("operations") or []:
+            if isinstance(operation, dict):
+                texts.append(str(operation.get("content") or ""))
+        evidence = Evidence(self._evidence_texts(args, messages))
+        for text in texts:
+            verdict = check_grounding(text, evidence, self.mode)
+            if verdict.grounded:
+                continue
+            self.refused += 1
+            self.memory.failed_calls_this_turn += 1  # the M6 loop breaker counts these too
+            log.info("memory write refused as ungrounded (%s): %d unsupported word(s)",
+                     self.mode, len(verdict.unsupported))
+            return json.dumps({"success": False, "error": refusal_message(verdict)})
+        return None
+
+    def run(self, args: dict[str, Any], manager: MemoryManager) -> str:
+        """Run a checked call: routed to the right store, a repeated fact not stored again."""
+        routed = _route(args)
+        if routed.get("action") == "add" and routed.get("target") in TARGETS:
+            same = near_duplicate(str(routed.get("content") or ""),
+                                  self.memory.entries_for(routed["target"]))
+            if same is not None:
+                return json.dumps({"success": True, "note": f"Already saved as {same!r}; "
+                                   "nothing added."})
+        result = manager.handle_tool_call("memory", routed)
+        if routed.get("target") != args.get("target"):
+            result = _with_note(result, f"Saved under target {routed['target']!r}: facts "
+                                "about the user go to 'user', facts about the environment "
+                                "and your own notes to 'memory'.")
+        return result
+
+    def _evidence_texts(self, args: dict[str, Any], messages: Sequence[Message]) -> list[str]:
+        """What the user and the tools (other than memory itself) said in the live
+        conversation, plus the entry a replace rewrites: the evidence for a write."""
+        texts: list[str] = []
+        memory_calls: set[str] = set()
+        for message in messages:
+            role = message.get("role")
+            if role == "assistant":
+                memory_calls |= {str(c.get("id")) for c in tool_calls_of(message)
+                                 if tool_call_text(c).startswith("memory(")}
+            elif ((role == "user" and not is_summary_message(message))
+                  or (role == "tool" and str(message.get("tool_call_id")) not in memory_calls)):
+                texts.append(content_text(message))
+        target = args.get("target")
+        if args.get("action") == "replace" and args.get("old_text") and target in TARGETS:
+            texts += [entry for entry in self.memory.entries_for(target)
+                      if str(args["old_text"]) in entry]
+        return texts
+
+
+def _route(args: dict[str, Any]) -> dict[str, Any]:
+    """``args`` with an add's target moved to the store its text belongs in."""
+    if args.get("action") != "add" or args.get("target") not in ("user", "memory"):
+        return args
+    target = route_target(str(args.get("content") or ""), str(args["target"]))
+    return args if target == args["target"] else {**args, "target": target}
+
+
+def _with_note(result: str, note: str) -> str:
+    try:
+        data = json.loads(result)
+    except ValueError:
+        return result
+    if not isinstance(data, dict) or not data.get("success"):
+        return result
+    return json.dumps({**data, "note": note})
