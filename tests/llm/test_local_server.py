@@ -68,7 +68,7 @@ def test_load_error_is_reported_and_the_child_is_gone(tmp_path: Path) -> None:
     with pytest.raises(ModelUnavailableError, match="could not load") as caught:
         server.start()
     assert "Failed to init server" in str(caught.value)
-    assert not server.running
+    assert not server.running  # the silent child was stopped, not left behind
 
 
 def test_child_dying_before_ready_is_reported(tmp_path: Path) -> None:
@@ -80,11 +80,9 @@ def test_child_dying_before_ready_is_reported(tmp_path: Path) -> None:
 def test_startup_timeout_stops_the_child(tmp_path: Path) -> None:
     server = LocalModelServer(settings(tmp_path, "silent.gguf", startup_timeout=0.5),
                               module=FAKE)
-    started = time.monotonic()
     with pytest.raises(ProviderTimeoutError, match=r"local\.startup_timeout"):
         server.start()
-    assert time.monotonic() - started < 5
-    assert not server.running
+    assert not server.running  # the silent child was stopped, not left behind
 
 
 _OWNER = textwrap.dedent("""
