@@ -68,7 +68,7 @@ def test_load_error_is_reported_and_the_child_is_gone(tmp_path: Path) -> None:
     with pytest.raises(ModelUnavailableError, match="could not load") as caught:
         server.start()
     assert "Failed to init server" in str(caught.value)
-    assert not server.running  # the silent child was stopped, not left behind
+    assert not server.running
 
 
 def test_child_dying_before_ready_is_reported(tmp_path: Path) -> None:
