@@ -621,10 +621,10 @@ class Agent:
         due_by_usage = not self._fresh_compaction and self.engine.should_compress()
         # The window guard's meter counts better than the rough preflight estimate (logs
         # and JSON are 2-3x it), so it may call for a compaction the estimate misses.
+        request = self._request("")  # built (and repaired) once for both checks
         due_by_count = self.engine.should_compress(
-            self.window.count(self._request(""), self._tools_that_fit(self.tools.schemas())))
-        if (due_by_usage or due_by_count
-                or self.engine.should_compress_preflight(self._request(""))):
+            self.window.count(request, self._tools_that_fit(self.tools.schemas())))
+        if due_by_usage or due_by_count or self.engine.should_compress_preflight(request):
             result.compactions.append(self.compact(reason="auto"))
 
     def compact(self, focus: str | None = None, *, reason: str = "manual") -> Compaction:
