@@ -9,7 +9,9 @@ really states (hand-written below, independent of the checker):
 * an entry is **correct** when it carries every keyword of one of the message's facts;
 * an entry is **grounded** (by the judge) when each of its content words of four letters
   or more begins like a word of the message, or is one of the frame words an entry may
-  use ("user", "prefers", …).
+  use ("user", "prefers", …), and it does not like what the message is against
+  ("prefers long explanations" for "I hate long explanations": neither correct nor
+  grounded).
 
 Reported: the share of stored entries that are grounded (target 100%), the share of
 correct writes the checker wrongly refused (target ≤ 5%), how many sessions end with a
@@ -48,23 +50,25 @@ from mnemo.llm.local_model import (
 class Case:
     message: str
     facts: tuple[tuple[str, ...], ...]  # keyword sets; an entry with all of one is correct
+    against: tuple[str, ...] = ()  # what the user is against: an entry liking it is false
 
 
 CASES: tuple[Case, ...] = (
     Case("Hi! I'm Ana and I like short answers. What can you do?",
          (("ana",), ("short",))),
     Case("I'm Carla, I work on the billing service and I hate long explanations.",
-         (("carla",), ("billing",), ("long", "explanation"))),
+         (("carla",), ("billing",), ("long", "explanation")), against=("long",)),
     Case("Please remember that I prefer tabs over spaces in every file.",
-         (("tabs",),)),
+         (("tabs",),), against=("spaces",)),
     Case("My name is Tomasz and I live in Gdansk.", (("tomasz",), ("gdansk",))),
     Case("Call me Priya. I'm a data engineer.", (("priya",), ("data", "engineer"))),
     Case("FYI our API runs on port 8443 in staging.", (("8443",),)),
     Case("We deploy with `make ship`, never by hand. Remember that.",
          (("make", "ship"),)),
-    Case("I always want code examples in Python, not JavaScript.", (("python",),)),
+    Case("I always want code examples in Python, not JavaScript.", (("python",),),
+         against=("javascript",)),
     Case("Don't ever suggest using Docker to me, our laptops can't run it.",
-         (("docker",),)),
+         (("docker",),), against=("docker",)),
     Case("The project uses Python 3.11 and poetry for dependencies.",
          (("3.11",), ("poetry",))),
     Case("Hello, I'm Kenji from the Osaka office; I review the mobile app's pull requests.",
@@ -81,7 +85,8 @@ CASES: tuple[Case, ...] = (
          (("vegetarian",),)),
     Case("I go by Sam, and I manage the payments team.", (("sam",), ("payments",))),
     Case("Logs for the worker live in /var/log/worker/app.log.", (("/var/log/worker",),)),
-    Case("I prefer answers as bullet points, not paragraphs.", (("bullet",),)),
+    Case("I prefer answers as bullet points, not paragraphs.", (("bullet",),),
+         against=("paragraph",)),
     Case("Note that the main branch is protected; we merge through pull requests only.",
          (("main",), ("protected",), ("pull",))),
     Case("I'm Lena. Please keep your answers brief, I read them on my phone.",
@@ -97,14 +102,31 @@ _FRAME = {"user", "user's", "users", "prefers", "preference", "prefer", "likes",
           "into", "over", "than", "when", "have", "about", "does", "like",
           "dislikes", "hates", "answers", "responses", "replies"}
 _WORD = re.compile(r"[^\W_]+(?:[.'/-][^\W_]+)*")
+_LIKING = re.compile(r"\b(?:like|likes|love|loves|prefer|prefers|preference|enjoys?|fond|"
+                     r"wants?|favou?rite)\b")
+_NEGATIVE = re.compile(r"\b(?:hates?|dislikes?|not|never|no|don't|doesn't|avoids?|can't|"
+                       r"cannot|without|instead|over|than|rather)\b")
 
 
 def judge_correct(entry: str, case: Case) -> bool:
     text = entry.lower()
+    if judge_flipped(entry, case):
+        return False
     return any(all(k in text for k in fact) for fact in case.facts)
 
 
+def judge_flipped(entry: str, case: Case) -> bool:
+    """A clause of the entry likes what the user is against, with no word of refusal."""
+    for clause in re.split(r"[,.;:]|\b(?:and|but)\b", entry.lower()):
+        if (any(k in clause for k in case.against) and _LIKING.search(clause)
+                and not _NEGATIVE.search(clause)):
+            return True
+    return False
+
+
 def judge_grounded(entry: str, case: Case) -> bool:
+    if judge_flipped(entry, case):
+        return False
     said = [w.lower() for w in _WORD.findall(case.message)]
     for word in (w.lower() for w in _WORD.findall(entry)):
         if len(word) < 4 or word in _FRAME:

@@ -110,3 +110,57 @@ def test_refusal_tells_the_model_what_to_do() -> None:
 ])
 def test_route_target(content: str, target: str, routed: str) -> None:
     assert route_target(content, target) == routed
+
+
+# --- stances: every word said, the claim reversed ---------------------------------------
+
+@pytest.mark.parametrize("mode", ["strict", "lenient"])
+def test_a_flipped_preference_is_refused_in_every_checking_mode(mode: str) -> None:
+    verdict = check_grounding(
+        "Carla has a preference for long explanations, and I hate long explanations.",
+        CARLA, mode)  # type: ignore[arg-type]
+    assert not verdict.grounded
+    assert verdict.unsupported == ()
+    assert verdict.contradicted == ("preference for long explanations",)
+    assert "opposite" in refusal_message(verdict)
+
+
+@pytest.mark.parametrize("entry", [
+    "Carla likes long explanations",
+    "User prefers lengthy explanations",
+    "Carla doesn't hate long explanations",
+])
+def test_reversals_of_a_dislike_are_refused(entry: str) -> None:
+    verdict = check_grounding(entry, CARLA)
+    assert not verdict.grounded and verdict.contradicted
+
+
+@pytest.mark.parametrize("entry", [
+    "Carla dislikes long explanations",
+    "Carla does not like long explanations",
+    "User doesn't want long explanations",
+])
+def test_the_same_dislike_in_other_words_passes(entry: str) -> None:
+    assert check_grounding(entry, CARLA).grounded
+
+
+def test_a_comparison_carries_both_stances() -> None:
+    said = ["I prefer tabs over spaces, always."]
+    assert check_grounding("User prefers tabs over spaces", said).grounded
+    assert check_grounding("User avoids spaces", ["I prefer tabs, I avoid spaces"]).grounded
+    flipped = check_grounding("User prefers spaces over tabs", said)
+    assert not flipped.grounded and flipped.contradicted
+
+
+def test_a_stance_on_another_object_is_not_a_contradiction() -> None:
+    said = ["No, I don't want long answers. I like short answers."]
+    assert check_grounding("User likes short answers", said).grounded
+    assert check_grounding("User doesn't want long answers", said).grounded
+    # "No," opens the sentence; it does not negate the liking after the comma.
+    assert check_grounding("No long answers; likes short answers", said).grounded
+
+
+def test_mixed_feelings_said_both_ways_are_not_refused() -> None:
+    said = ["I love Python. Some days I hate Python, honestly."]
+    assert check_grounding("User loves Python", said).grounded
+    assert check_grounding("User hates Python", said).grounded

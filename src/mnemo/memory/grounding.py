@@ -34,6 +34,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from mnemo.memory.polarity import Stance, contradictions, stances
+
 __all__ = [
     "Evidence",
     "GroundingMode",
@@ -122,6 +124,9 @@ class GroundingVerdict:
     grounded: bool
     unsupported: tuple[str, ...] = ()
     support: float = 1.0  # share of the entry's checked words found in the evidence
+    # Stances the entry takes the other way round from the evidence ("prefers long
+    # explanations" when the user said "I hate long explanations").
+    contradicted: tuple[str, ...] = ()
 
 
 class Evidence:
@@ -136,6 +141,7 @@ class Evidence:
         self.words: set[str] = set()
         self.numbers: set[str] = set()
         self.cjk: set[str] = set()
+        self.stances: list[Stance] = []
         for text in texts:
             self._read(_normalise(text))
 
@@ -149,6 +155,7 @@ class Evidence:
         for match in _NUMBER.finditer(text):
             self.numbers.update(_number_forms(match.group()))
         self.cjk.update(_CJK.findall(text))
+        self.stances.extend(stances(text, _canonical_stem))
 
     def supports_word(self, word: str) -> bool:
         """``word`` or its stem was said, or a synonym of it was (preference words)."""
@@ -210,10 +217,13 @@ def check_grounding(content: str, evidence: Evidence | Sequence[str],
             unsupported.append(char)
     share = supported / checked if checked else 1.0
     unique = tuple(dict.fromkeys(unsupported))
+    # A flipped stance is a falsehood in every mode, however well its words are grounded.
+    flipped = tuple(dict.fromkeys(
+        contradictions(stances(text, _canonical_stem), evidence.stances)))
     if mode == "strict":
-        return GroundingVerdict(not unique, unique, share)
-    grounded = not exact_missing and share >= _LENIENT_SUPPORT
-    return GroundingVerdict(grounded, unique, share)
+        return GroundingVerdict(not unique and not flipped, unique, share, flipped)
+    grounded = not exact_missing and not flipped and share >= _LENIENT_SUPPORT
+    return GroundingVerdict(grounded, unique, share, flipped)
 
 
 def near_duplicate(content: str, entries: Iterable[str]) -> str | None:
@@ -234,18 +244,29 @@ def _claim_stems(text: str) -> frozenset[str]:
     text = _normalise(text)
     stems: set[str] = set(_NUMBER.findall(text))
     for match in _WORD.finditer(text):
-        word = match.group().lower()
-        if word in _STOP_WORDS or word in _FRAME_WORDS or _CJK.search(word):
-            continue
-        stem = _stem(word)
-        group = next((g for g in _SYNONYM_STEMS if stem in g), None)
-        stems.add(min(group) if group else stem)
+        stem = _canonical_stem(match.group().lower())
+        if stem is not None:
+            stems.add(stem)
     stems.update(c for c in _CJK.findall(_CJK_FRAME.sub(" ", text)) if c not in _CJK_FUNCTION)
     return frozenset(stems)
 
 
+def _canonical_stem(word: str) -> str | None:
+    """A content word's stem, one per synonym group; None for stop, frame and CJK words."""
+    if word in _STOP_WORDS or word in _FRAME_WORDS or _CJK.search(word):
+        return None
+    stem = _stem(word)
+    group = next((g for g in _SYNONYM_STEMS if stem in g), None)
+    return min(group) if group else stem
+
+
 def refusal_message(verdict: GroundingVerdict) -> str:
     """The tool error for an ungrounded write: what is unsupported and what to do."""
+    if verdict.contradicted and not verdict.unsupported:
+        said = ", ".join(repr(p) for p in verdict.contradicted[:_MAX_REPORTED])
+        return (f"Not saved: the entry turns round what the user said ({said}): they "
+                "said the opposite. Restate the fact the way the user put it, and call "
+                "memory again.")
     words = ", ".join(repr(w) for w in verdict.unsupported[:_MAX_REPORTED])
     more = len(verdict.unsupported) - _MAX_REPORTED
     if more > 0:
@@ -253,7 +274,8 @@ def refusal_message(verdict: GroundingVerdict) -> str:
     return (f"Not saved: the entry says things nobody in this conversation said ({words}). "
             "Memory keeps only facts the user or a tool stated. Restate the fact in the "
             "user's own words, leaving out anything they did not say, and call memory "
-            "again.")
+            "again." + (f" It also says the opposite of {verdict.contradicted[0]!r}."
+                        if verdict.contradicted else ""))
 
 
 def route_target(content: str, target: str) -> str:
