@@ -138,11 +138,21 @@ def judge_grounded(entry: str, case: Case) -> bool:
 
 
 @dataclass
+class Attempt:
+    content: str
+    status: str  # "stored", "refused" (by the grounding check) or "failed" (anything else)
+    error: str = ""
+
+
+@dataclass
 class Outcome:
-    attempts: list[tuple[str, bool]] = field(default_factory=list)  # (content, stored)
+    attempts: list[Attempt] = field(default_factory=list)
 
     def stored(self) -> list[str]:
-        return [c for c, ok in self.attempts if ok]
+        return [a.content for a in self.attempts if a.status == "stored"]
+
+    def refused(self) -> list[str]:
+        return [a.content for a in self.attempts if a.status == "refused"]
 
 
 def run_case(case: Case, mode: str, home: Home) -> Outcome:
@@ -156,21 +166,26 @@ def run_case(case: Case, mode: str, home: Home) -> Outcome:
             if run.name != "memory" or run.arguments.get("action") not in ("add", "replace"):
                 continue
             try:
-                ok = bool(json.loads(run.result).get("success"))
+                data = json.loads(run.result)
             except ValueError:
-                ok = False
-            outcome.attempts.append((str(run.arguments.get("content", "")), ok))
+                data = {"error": run.result}
+            content = str(run.arguments.get("content", ""))
+            error = str(data.get("error") or "")
+            if data.get("success"):
+                outcome.attempts.append(Attempt(content, "stored"))
+            elif error.startswith("Not saved: the entry"):
+                outcome.attempts.append(Attempt(content, "refused", error))
+            else:
+                outcome.attempts.append(Attempt(content, "failed", error))
     return outcome
 
 
 def report(mode: str, outcomes: list[tuple[Case, Outcome]]) -> dict[str, Any]:
     stored = [(c, e) for c, o in outcomes for e in o.stored()]
-    refused = [(c, content) for c, o in outcomes for content, ok in o.attempts if not ok]
+    refused = [(c, e) for c, o in outcomes for e in o.refused()]
     wrongly = [1 for c, e in refused if judge_correct(e, c) and judge_grounded(e, c)]
     recovered = sum(1 for c, o in outcomes
-                    if any(not ok for _, ok in o.attempts)
-                    and any(judge_correct(e, c) for e in o.stored()))
-    with_refusal = sum(1 for _, o in outcomes if any(not ok for _, ok in o.attempts))
+                    if o.refused() and any(judge_correct(e, c) for e in o.stored()))
     return {
         "mode": mode,
         "sessions": len(outcomes),
@@ -179,9 +194,11 @@ def report(mode: str, outcomes: list[tuple[Case, Outcome]]) -> dict[str, Any]:
         "attempted writes": sum(len(o.attempts) for _, o in outcomes),
         "stored": len(stored),
         "stored and grounded": sum(1 for c, e in stored if judge_grounded(e, c)),
-        "refused": len(refused),
+        "refused as ungrounded": len(refused),
+        "failed otherwise": sum(1 for _, o in outcomes for a in o.attempts
+                                if a.status == "failed"),
         "correct writes wrongly refused": len(wrongly),
-        "sessions with a refusal": with_refusal,
+        "sessions with a refusal": sum(1 for _, o in outcomes if o.refused()),
         "... that still end with a correct entry": recovered,
     }
 
@@ -206,11 +223,13 @@ def main() -> int:
                 outcome = run_case(case, mode, home)
                 outcomes.append((case, outcome))
                 if args.show:
-                    for content, ok in outcome.attempts:
-                        mark = "stored " if ok else "refused"
-                        print(f"  [{mode}] {mark} {content!r}  <- {case.message[:50]!r}")
+                    for a in outcome.attempts:
+                        print(f"  [{mode}] {a.status:7} {a.content!r}  <- "
+                              f"{case.message[:50]!r}"
+                              + (f"\n            {a.error[:160]}" if a.error else ""),
+                              flush=True)
             figures = report(mode, outcomes)
-            print(json.dumps(figures, indent=1))
+            print(json.dumps(figures, indent=1), flush=True)
             stored = figures["stored"]
             if stored:
                 print(f"  grounded share of stored entries: "

@@ -122,7 +122,11 @@ def test_a_flipped_preference_is_refused_in_every_checking_mode(mode: str) -> No
     assert not verdict.grounded
     assert verdict.unsupported == ()
     assert verdict.contradicted == ("preference for long explanations",)
-    assert "opposite" in refusal_message(verdict)
+    message = refusal_message(verdict)
+    assert "opposite" in message
+    # The refusal offers an entry in the user's own words, and that entry is accepted.
+    suggested = message.split('content "')[1].rstrip('".')
+    assert check_grounding(suggested, CARLA, mode).grounded  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("entry", [

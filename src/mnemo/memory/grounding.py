@@ -127,6 +127,7 @@ class GroundingVerdict:
     # Stances the entry takes the other way round from the evidence ("prefers long
     # explanations" when the user said "I hate long explanations").
     contradicted: tuple[str, ...] = ()
+    said_instead: tuple[str, ...] = ()  # what the evidence said, one per contradiction
 
 
 class Evidence:
@@ -218,12 +219,12 @@ def check_grounding(content: str, evidence: Evidence | Sequence[str],
     share = supported / checked if checked else 1.0
     unique = tuple(dict.fromkeys(unsupported))
     # A flipped stance is a falsehood in every mode, however well its words are grounded.
-    flipped = tuple(dict.fromkeys(
-        contradictions(stances(text, _canonical_stem), evidence.stances)))
+    pairs = dict(contradictions(stances(text, _canonical_stem), evidence.stances))
+    flipped, said = tuple(pairs), tuple(pairs.values())
     if mode == "strict":
-        return GroundingVerdict(not unique and not flipped, unique, share, flipped)
+        return GroundingVerdict(not unique and not flipped, unique, share, flipped, said)
     grounded = not exact_missing and not flipped and share >= _LENIENT_SUPPORT
-    return GroundingVerdict(grounded, unique, share, flipped)
+    return GroundingVerdict(grounded, unique, share, flipped, said)
 
 
 def near_duplicate(content: str, entries: Iterable[str]) -> str | None:
@@ -263,10 +264,12 @@ def _canonical_stem(word: str) -> str | None:
 def refusal_message(verdict: GroundingVerdict) -> str:
     """The tool error for an ungrounded write: what is unsupported and what to do."""
     if verdict.contradicted and not verdict.unsupported:
-        said = ", ".join(repr(p) for p in verdict.contradicted[:_MAX_REPORTED])
-        return (f"Not saved: the entry turns round what the user said ({said}): they "
-                "said the opposite. Restate the fact the way the user put it, and call "
-                "memory again.")
+        # Small models copy what a refusal shows them, so it ends with a ready entry made
+        # of the user's own words.
+        entry, said = verdict.contradicted[0], verdict.said_instead[0]
+        return (f"Not saved: the entry says {entry!r}, but the user said {said!r}, the "
+                f"opposite. Call memory again with what the user said, for example "
+                f"content \"User: {said}\".")
     words = ", ".join(repr(w) for w in verdict.unsupported[:_MAX_REPORTED])
     more = len(verdict.unsupported) - _MAX_REPORTED
     if more > 0:
@@ -274,8 +277,8 @@ def refusal_message(verdict: GroundingVerdict) -> str:
     return (f"Not saved: the entry says things nobody in this conversation said ({words}). "
             "Memory keeps only facts the user or a tool stated. Restate the fact in the "
             "user's own words, leaving out anything they did not say, and call memory "
-            "again." + (f" It also says the opposite of {verdict.contradicted[0]!r}."
-                        if verdict.contradicted else ""))
+            "again." + (f" Also, the user said {verdict.said_instead[0]!r}, not "
+                        f"{verdict.contradicted[0]!r}." if verdict.contradicted else ""))
 
 
 def route_target(content: str, target: str) -> str:

@@ -81,15 +81,16 @@ def stances(text: str, canon: Callable[[str], str | None]) -> list[Stance]:
     return found
 
 
-def contradictions(entry: Iterable[Stance], evidence: Iterable[Stance]) -> list[str]:
-    """The phrases of ``entry`` whose stance the evidence takes the other way round on the
-    same object, and never the same way."""
+def contradictions(entry: Iterable[Stance], evidence: Iterable[Stance],
+                   ) -> list[tuple[str, str]]:
+    """(entry phrase, evidence phrase) for each stance of ``entry`` that the evidence takes
+    the other way round on the same object, and never the same way."""
     said = list(evidence)
-    flipped: list[str] = []
+    flipped: list[tuple[str, str]] = []
     for stance in entry:
         same_object = [s for s in said if stance.obj <= s.obj]
         if same_object and all(s.positive != stance.positive for s in same_object):
-            flipped.append(stance.phrase)
+            flipped.append((stance.phrase, same_object[0].phrase))
     return flipped
 
 
