@@ -13,9 +13,10 @@ tokens llama.cpp reports it read anew and took from its cache (from the agent lo
 several phrasings) each to a new session in its own home, with one shared model server,
 and counts those that end with a memory write holding the expected words (target ≥ 70%).
 
-The column "requests over the window in a 50-turn paste-heavy session" belongs to the
-window invariant's bench (``window_requests_over`` below is the hook): it is reported as
-``n/a`` here until that lands.
+Requests over the window in a paste-heavy session are the window invariant's bench:
+``bench/window_bench.py`` (50 turns against a model that counts with a real tokenizer and
+refuses what does not fit) and ``bench/window_bench.py --embedded`` (the embedded model,
+for real; fewer turns, as each takes tens of seconds on a CPU).
 """
 
 from __future__ import annotations
@@ -63,12 +64,6 @@ MEMORY_CASES: list[tuple[str, tuple[str, ...]]] = [
     ("FYI the staging database is called stage_db.", ("stage_db",)),
     ("My dog is named Pixel and I mention him a lot.", ("pixel",)),
 ]
-
-
-def window_requests_over(model_file: Path, threads: int) -> str:
-    """Hook for the window bench (requests over the window in a 50-turn paste-heavy
-    session); not measured here."""
-    return "n/a"
 
 
 def _home(root: Path, model_file: Path, threads: int) -> Home:
@@ -158,8 +153,6 @@ def main() -> None:
     model_file = ensure_default_model(Home(Path(tempfile.gettempdir()) / "mnemo-bench-model"))
     if args.part in ("latency", "all"):
         latency(model_file, args.threads)
-        print(f"\nrequests over the window (50-turn paste session): "
-              f"{window_requests_over(model_file, args.threads)}")
     if args.part in ("memory", "all"):
         memory(model_file, args.threads, args.limit)
 

@@ -162,3 +162,15 @@ def test_the_same_fact_saved_twice_is_stored_once(mnemo_home: Home, tmp_path: Pa
     second = json.loads(result.tool_runs[1].result)
     assert second["success"] and "Already saved" in second["note"]
     assert user_md(mnemo_home) == "I like short answers."
+
+
+def test_an_embedded_model_client_passed_in_gets_the_strict_check(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    from mnemo.llm import LocalChatClient
+
+    client = LocalChatClient(tmp_path / "model.gguf", home=mnemo_home)  # never started
+    with build_agent(MnemoConfig(), home=mnemo_home, cwd=tmp_path, client=client) as agent:
+        assert agent.writes.mode == "strict"
+    scripted = ScriptedChatClient(default="ok")
+    with build_agent(MnemoConfig(), home=mnemo_home, cwd=tmp_path, client=scripted) as agent:
+        assert agent.writes.mode == "lenient"

@@ -25,6 +25,7 @@ from mnemo.errors import MnemoError
 from mnemo.home import Home
 from mnemo.llm import (
     ChatClient,
+    LocalChatClient,
     client_for_choice,
     make_summarizer,
     resolve_chat_client,
@@ -104,11 +105,12 @@ def build_agent(
     """
     home = home or Home()
     home.ensure()
-    local = False  # the embedded model: its memory writes are held to the strict check (M9)
     if client is None:
         choice = resolve_model_choice(config, home=home)
         client = client_for_choice(choice, home=home)
-        local = choice.kind == "local"
+    # The embedded model, whether resolved here or passed in: its memory writes are held
+    # to the strict check (M9).
+    local = isinstance(client, LocalChatClient)
     if summarizer is None:
         summarizer = summarizer_for(config, home, client)
     engine = create_engine(config, home=home, summarizer=summarizer,
