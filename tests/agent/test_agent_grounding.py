@@ -174,3 +174,37 @@ def test_an_embedded_model_client_passed_in_gets_the_strict_check(
     scripted = ScriptedChatClient(default="ok")
     with build_agent(MnemoConfig(), home=mnemo_home, cwd=tmp_path, client=scripted) as agent:
         assert agent.writes.mode == "lenient"
+
+
+def test_a_saved_fact_echoed_with_the_tool_result_is_already_saved(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    # Found on the embedded model: after a save it adds the same fact again with the
+    # tool's usage line ("2% — 40/1,375 chars") appended.
+    client = ScriptedChatClient([
+        add("I prefer tabs over spaces in every file."),
+        add("I prefer tabs over spaces in every file. \n\n2% — 40/1,375 chars",
+            call_id="call_2"),
+        "Noted.",
+    ])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn("Please remember that I prefer tabs over spaces in every file.")
+        line = agent.status_line()
+    second = json.loads(result.tool_runs[1].result)
+    assert second["success"] and "Already saved" in second["note"]
+    assert user_md(mnemo_home) == "I prefer tabs over spaces in every file."
+    assert "refused" not in line
+
+
+def test_invented_words_beside_a_saved_fact_are_not_stored(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    client = ScriptedChatClient([
+        add("I prefer tabs over spaces in every file."),
+        add("I prefer tabs. I also love cookies.", call_id="call_2"),
+        "Noted.",
+    ])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn("Please remember that I prefer tabs over spaces in every file.")
+    second = json.loads(result.tool_runs[1].result)
+    # "I prefer tabs." is saved already, but "I also love cookies." was never said.
+    assert second["success"] and "Already saved" in second["note"]
+    assert "cookies" not in user_md(mnemo_home)

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from mnemo.memory.grounding import Evidence, check_grounding, refusal_message, route_target
+from mnemo.memory.grounding import (
+    Evidence,
+    check_grounding,
+    grounded_part,
+    refusal_message,
+    route_target,
+    suggested_entry,
+)
 
 ANA = ["Hi! I'm Ana and I like short answers. What can you do?"]
 CARLA = ["I'm Carla, I work on the billing service and I hate long explanations"]
@@ -168,3 +175,28 @@ def test_mixed_feelings_said_both_ways_are_not_refused() -> None:
     said = ["I love Python. Some days I hate Python, honestly."]
     assert check_grounding("User loves Python", said).grounded
     assert check_grounding("User hates Python", said).grounded
+
+
+def test_grounded_part_keeps_the_said_sentences_only() -> None:
+    evidence = Evidence(["Please remember that I prefer tabs over spaces in every file."])
+    echoed = "I prefer tabs over spaces in every file. \n\n2% — 40/1,375 chars"
+    assert grounded_part(echoed, evidence) == "I prefer tabs over spaces in every file."
+    assert grounded_part("I love cookies. 2% — 40/1,375 chars", evidence) == ""
+
+
+def test_a_refusal_offers_the_users_own_sentence_that_says_most() -> None:
+    evidence = Evidence(["Call me Priya. I'm a data engineer."])
+    entry = "Priya is a senior data engineer at Google"
+    verdict = check_grounding(entry, evidence)
+    suggestion = suggested_entry(entry, evidence)
+    assert not verdict.grounded and suggestion == "I'm a data engineer."
+    assert check_grounding(suggestion, evidence).grounded
+    assert "content \"I'm a data engineer.\"" in refusal_message(verdict, suggestion)
+    # Nothing in common with what was said: nothing to offer.
+    assert suggested_entry("I love cookies", evidence) is None
+
+
+def test_label_words_frame_a_fact_without_claiming_anything() -> None:
+    said = ["Call me Priya. I'm a data engineer."]
+    assert check_grounding("Name: Priya, Occupation: Data Engineer.", said).grounded
+    assert not check_grounding("Occupation: Data Scientist", said).grounded

@@ -339,10 +339,12 @@ class Agent:
     def _memory_call(self, args: dict[str, Any]) -> str:
         """The model's memory call, with its writes grounded and routed first (M9)."""
         assert self.manager is not None
-        refusal = self.writes.refusal(args, self.messages)
-        if refusal is not None:
-            self._emit("memory_refused")
-            return refusal
+        early = self.writes.precheck(args, self.messages)
+        if early is not None:
+            answer, refused = early
+            if refused:
+                self._emit("memory_refused")
+            return answer
         return self.writes.run(args, self.manager)
 
     def _session_search(self, args: dict[str, Any]) -> str:

@@ -23,9 +23,11 @@ from mnemo.memory.grounding import (
     Evidence,
     GroundingMode,
     check_grounding,
+    grounded_part,
     near_duplicate,
     refusal_message,
     route_target,
+    suggested_entry,
 )
 from mnemo.memory.tool import MAX_FAILED_CALLS_PER_TURN
 from mnemo.messages import Message, content_text, tool_call_text, tool_calls_of
@@ -43,8 +45,12 @@ class MemoryWrites:
         self.mode: GroundingMode = mode
         self.refused = 0  # ungrounded writes refused in this process
 
-    def refusal(self, args: dict[str, Any], messages: Sequence[Message]) -> str | None:
-        """The tool's JSON error when the write says what nobody said, else None."""
+    def precheck(self, args: dict[str, Any],
+                 messages: Sequence[Message]) -> tuple[str, bool] | None:
+        """The tool's answer, and whether it is a refusal, when the write must not run:
+        it says what nobody said, or it only repeats a saved fact with words nobody said
+        ("Already saved": small models echo the last tool result into the next add).
+        None when the write may run."""
         if (self.mode == "off" or args.get("action") not in ("add", "replace", "batch")
                 or self.memory.failed_calls_this_turn >= MAX_FAILED_CALLS_PER_TURN):
             return None  # past the loop breaker's limit the tool itself says stop
@@ -57,11 +63,20 @@ class MemoryWrites:
             verdict = check_grounding(text, evidence, self.mode)
             if verdict.grounded:
                 continue
+            if args.get("action") == "add":
+                saved = self._saved_already(grounded_part(text, evidence, self.mode))
+                if saved is not None:
+                    return json.dumps({"success": True, "note": (
+                        f"Already saved as {saved!r}; nothing added (the rest of the entry "
+                        "was not said by the user).")}), False
             self.refused += 1
             self.memory.failed_calls_this_turn += 1  # the M6 loop breaker counts these too
             log.info("memory write refused as ungrounded (%s): %d unsupported word(s)",
                      self.mode, len(verdict.unsupported))
-            return json.dumps({"success": False, "error": refusal_message(verdict)})
+            # Small models retry with the same words unless shown better ones.
+            suggestion = suggested_entry(text, evidence)
+            return json.dumps({"success": False,
+                               "error": refusal_message(verdict, suggestion)}), True
         return None
 
     def run(self, args: dict[str, Any], manager: MemoryManager) -> str:
@@ -79,6 +94,16 @@ class MemoryWrites:
                                 "about the user go to 'user', facts about the environment "
                                 "and your own notes to 'memory'.")
         return result
+
+    def _saved_already(self, claim: str) -> str | None:
+        """The saved entry, in either store, that already says ``claim``, if any."""
+        if not claim:
+            return None
+        for target in TARGETS:
+            same = near_duplicate(claim, self.memory.entries_for(target))
+            if same is not None:
+                return same
+        return None
 
     def _evidence_texts(self, args: dict[str, Any], messages: Sequence[Message]) -> list[str]:
         """What the user and the tools (other than memory itself) said in the live

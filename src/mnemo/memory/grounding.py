@@ -41,9 +41,11 @@ __all__ = [
     "GroundingMode",
     "GroundingVerdict",
     "check_grounding",
+    "grounded_part",
     "near_duplicate",
     "refusal_message",
     "route_target",
+    "suggested_entry",
 ]
 
 GroundingMode = Literal["strict", "lenient", "off"]
@@ -51,9 +53,11 @@ GroundingMode = Literal["strict", "lenient", "off"]
 # Lenient mode: share of content words that must be supported.
 _LENIENT_SUPPORT = 0.6
 _MAX_REPORTED = 6  # unsupported words named in a refusal
+_MAX_SUGGESTED_CHARS = 200  # a sentence of the evidence offered as an entry
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*", re.UNICODE)
 _NUMBER = re.compile(r"\d+(?:[.,:/-]\d+)*")
+_SENTENCE_END = re.compile(r"\n+|(?<=[.!?;])\s+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
 _STOP_WORDS = frozenset(str.split("""
@@ -78,6 +82,7 @@ like likes liked want wants wanted wish wishes
 currently usually always generally often sometimes
 project projects repo repository codebase environment setup machine team system
 use uses used using
+occupation role title location hometown age email timezone info details
 """))
 
 # The same frame words in CJK text ("用户喜欢…" is "the user likes…").
@@ -143,6 +148,7 @@ class Evidence:
         self.numbers: set[str] = set()
         self.cjk: set[str] = set()
         self.stances: list[Stance] = []
+        self.sentences: list[str] = []  # short sentences, to offer as an entry
         for text in texts:
             self._read(_normalise(text))
 
@@ -157,6 +163,8 @@ class Evidence:
             self.numbers.update(_number_forms(match.group()))
         self.cjk.update(_CJK.findall(text))
         self.stances.extend(stances(text, _canonical_stem))
+        self.sentences += [part.strip() for part in _SENTENCE_END.split(text)
+                           if 0 < len(part.strip()) <= _MAX_SUGGESTED_CHARS]
 
     def supports_word(self, word: str) -> bool:
         """``word`` or its stem was said, or a synonym of it was (preference words)."""
@@ -227,6 +235,29 @@ def check_grounding(content: str, evidence: Evidence | Sequence[str],
     return GroundingVerdict(grounded, unique, share, flipped, said)
 
 
+def grounded_part(content: str, evidence: Evidence,
+                  mode: GroundingMode = "strict") -> str:
+    """The sentences (and lines) of ``content`` that are grounded, joined; "" if none.
+
+    Small models append what they last read to a fact ("I prefer tabs. 2% — 40/1,375
+    chars"): this is the fact without the echo."""
+    parts = (part.strip() for part in _SENTENCE_END.split(content))
+    return " ".join(part for part in parts
+                    if part and check_grounding(part, evidence, mode).grounded)
+
+
+def suggested_entry(content: str, evidence: Evidence) -> str | None:
+    """The user's (or a tool's) own sentence that says most of what ``content`` claims,
+    to offer in a refusal; None when no sentence shares a content word with it."""
+    claims = _claim_stems(content)
+    best: tuple[int, int, str] | None = None
+    for sentence in evidence.sentences:
+        shared = len(claims & _claim_stems(sentence))
+        if shared and (best is None or (shared, -len(sentence)) > best[:2]):
+            best = (shared, -len(sentence), sentence)
+    return best[2] if best else None
+
+
 def near_duplicate(content: str, entries: Iterable[str]) -> str | None:
     """An entry that already says what ``content`` says (the same content words, up to
     stems and preference synonyms), or None. Small models save one fact twice in a turn
@@ -261,8 +292,9 @@ def _canonical_stem(word: str) -> str | None:
     return min(group) if group else stem
 
 
-def refusal_message(verdict: GroundingVerdict) -> str:
-    """The tool error for an ungrounded write: what is unsupported and what to do."""
+def refusal_message(verdict: GroundingVerdict, suggestion: str | None = None) -> str:
+    """The tool error for an ungrounded write: what is unsupported and what to do
+    (with ``suggestion``, an entry in the user's own words to save instead)."""
     if verdict.contradicted and not verdict.unsupported:
         # Small models copy what a refusal shows them, so it ends with a ready entry made
         # of the user's own words.
@@ -277,8 +309,9 @@ def refusal_message(verdict: GroundingVerdict) -> str:
     return (f"Not saved: the entry says things nobody in this conversation said ({words}). "
             "Memory keeps only facts the user or a tool stated. Restate the fact in the "
             "user's own words, leaving out anything they did not say, and call memory "
-            "again." + (f" Also, the user said {verdict.said_instead[0]!r}, not "
-                        f"{verdict.contradicted[0]!r}." if verdict.contradicted else ""))
+            "again" + (f", for example with content {suggestion!r}." if suggestion else ".")
+            + (f" Also, the user said {verdict.said_instead[0]!r}, not "
+               f"{verdict.contradicted[0]!r}." if verdict.contradicted else ""))
 
 
 def route_target(content: str, target: str) -> str:
