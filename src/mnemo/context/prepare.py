@@ -39,6 +39,7 @@ from mnemo.context.boundaries import (
 )
 from mnemo.context.engine import Summarizer
 from mnemo.context.lcm_nodes import take_apart_span
+from mnemo.context.metered import MessageCounter
 from mnemo.context.model_summary import summarise_with_model
 from mnemo.context.prepare_predict import certain_end, fingerprints, rekey
 from mnemo.context.prompt import summary_budget
@@ -162,8 +163,11 @@ class Preparer:
 
     def __init__(self, summarizer: Summarizer, *, protect_first_n: int, window: int,
                  prepare_at: float = 0.5, max_wait_s: float = 0.0,
-                 runner: Runner | None = None) -> None:
+                 runner: Runner | None = None, count: MessageCounter | None = None) -> None:
         self.summarizer = summarizer
+        # Tokens of a message as the compressor sizes its tail (the window guard's count
+        # when the agent gave one), so the prediction measures what the cut will measure.
+        self.count: MessageCounter = count or estimate_message_tokens_rough
         self.protect_first_n = protect_first_n
         self.window = window
         self.prepare_at = prepare_at
@@ -186,7 +190,7 @@ class Preparer:
                 tail_budget: int, max_summary_tokens: int) -> None:
         """The conversation now (system prompt included) and the last reported prompt size."""
         work = repair_messages(messages, stubs=False).messages
-        tokens = [estimate_message_tokens_rough(m) for m in work]
+        tokens = [self.count(m) for m in work]
         estimate = sum(tokens)
         first = system_offset(work)
         head_end = find_head_end(work, self.protect_first_n)
@@ -199,11 +203,11 @@ class Preparer:
                    default=len(work))
         unseen = max(0, prompt_tokens - sum(tokens[:last])) if prompt_tokens else 0
         if estimate + unseen >= self.prepare_at * threshold:
-            growth = threshold - estimate - unseen  # in rough tokens, as the tail is measured
+            growth = threshold - estimate - unseen  # counted as the tail is measured
             end = certain_end(work, tokens, head_end, growth=max(growth, 0),
-                              tail_budget=tail_budget)
+                              tail_budget=tail_budget, count=self.count)
             likely = certain_end(work, tokens, head_end, growth=max(growth, 0),
-                                 tail_budget=tail_budget, likely=True)
+                                 tail_budget=tail_budget, likely=True, count=self.count)
         keys = fingerprints(work)
         with self._lock:
             self._serial += 1
@@ -301,25 +305,38 @@ class Preparer:
             if job.done.is_set():
                 self.commit(job)
         with self._lock:
-            first = system_offset(messages)
-            keys = tuple(fingerprints(messages[first:tail_start]))
-
-            def bound(start: int, end: int, covered_keys: Sequence[str]) -> bool:
-                return (start == head_end and end <= tail_start
-                        and keys[:end - first] == tuple(covered_keys))
-
-            usable = [c for c in self._checkpoints
-                      if c.first == first and bound(c.start, c.end, c.keys)]
-            # Preparation was due (something was certain before the threshold): fold
-            # locally, never wait. Only when nothing was certain at all (one huge output
-            # jumped past both marks) does the compaction summarise as before.
-            snap = self._snapshot
-            under_way = (bool(self._checkpoints) or self._job is not None or (
-                snap is not None and snap.certain > snap.head_end))
+            usable = self._usable(messages, head_end, tail_start)
+            under_way = self._under_way()
             self._discard("a compaction is under way")
         if focus_topic or not (usable or under_way):
             return None
-        return Swap(usable[-1] if usable else None)
+        return Swap(usable)
+
+    def peek(self, messages: Sequence[Message], head_end: int, tail_start: int
+             ) -> tuple[Prepared | None, bool]:
+        """What ``take`` would swap in now (nothing is discarded), and whether preparation
+        is under way at all (a job, a checkpoint, or messages certain to go)."""
+        with self._lock:
+            return self._usable(messages, head_end, tail_start), self._under_way()
+
+    def _usable(self, messages: Sequence[Message], head_end: int, tail_start: int
+                ) -> Prepared | None:
+        """The furthest checkpoint whose messages are all unchanged and inside the middle
+        ``messages[head_end:tail_start]`` (under the lock)."""
+        first = system_offset(messages)
+        keys = tuple(fingerprints(messages[first:tail_start]))
+        usable = [c for c in self._checkpoints
+                  if c.first == first and c.start == head_end and c.end <= tail_start
+                  and keys[:c.end - first] == c.keys]
+        return usable[-1] if usable else None
+
+    def _under_way(self) -> bool:
+        """Preparation was due: something was certain before the threshold (a compaction
+        then folds locally, never waits; only when nothing was certain at all — one huge
+        output jumped past both marks — does it summarise as before). Under the lock."""
+        snap = self._snapshot
+        return (bool(self._checkpoints) or self._job is not None
+                or (snap is not None and snap.certain > snap.head_end))
 
     def carry_over(self, before: Sequence[Message], after: Sequence[Message]) -> None:
         """A compaction cleared old tool outputs (step 1) and summarised nothing: the

@@ -20,6 +20,7 @@ from mnemo.context.boundaries import (
     latest_user_index,
     system_offset,
 )
+from mnemo.context.metered import MessageCounter
 from mnemo.context.pruning import protected_start, prune_tool_results
 from mnemo.messages import Message
 from mnemo.tokens import estimate_message_tokens_rough
@@ -34,7 +35,8 @@ def fingerprints(messages: Sequence[Message]) -> list[str]:
 
 
 def certain_end(messages: Sequence[Message], tokens: Sequence[int], head_end: int, *,
-                growth: int, tail_budget: int, likely: bool = False) -> int:
+                growth: int, tail_budget: int, likely: bool = False,
+                count: MessageCounter = estimate_message_tokens_rough) -> int:
     """Index just past the messages that will be in the next compaction's middle.
 
     Steps 1 and 3 are run ahead on the list as it will be at the threshold: ``growth``
@@ -46,7 +48,8 @@ def certain_end(messages: Sequence[Message], tokens: Sequence[int], head_end: in
     them when they come as one large output; that reaches further (the middle grows
     with the newest output), and overshoots when the next output is small. Both are
     predictions: when one reaches too far, the swap uses an earlier checkpoint, so it
-    costs a model call, never a wrong summary. ``head_end`` means "none yet".
+    costs a model call, never a wrong summary. ``head_end`` means "none yet". ``tokens``
+    and ``count`` measure as the compressor's tail cut does.
     """
     n = len(messages)
     # Every large tool output as step 1 leaves it once it is old enough (placeholder and
@@ -56,7 +59,7 @@ def certain_end(messages: Sequence[Message], tokens: Sequence[int], head_end: in
     cleared, indices = prune_tool_results([*messages, *pad], [*tokens, 0, 0, 0], 0)
     least = list(tokens)
     for i in (i for i in indices if i < n):
-        least[i] = min(tokens[i], estimate_message_tokens_rough(cleared[i]))
+        least[i] = min(tokens[i], count(cleared[i]))
     full = sum(tokens[head_end:])
     rate = sum(least[head_end:]) / full if full else 1.0
     grown = [*tokens, growth] if growth > 0 else list(tokens)
