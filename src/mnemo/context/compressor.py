@@ -227,12 +227,18 @@ class ContextCompressor(ContextEngine):
         something in the middle, or the compaction would change nothing."""
         if self.preparer is None or focus_topic:
             return None
-        prepared, _ = self.preparer.peek(work, head_end, tail_start)
+        prepared = self.preparer.peek(work, head_end, tail_start)
         if prepared is None and not clears:
             return None
         return kept_start(prepared, head_end=head_end, tail_start=tail_start,
                           measure=measure, count=self._count,
                           limit=self.threshold_tokens - self.tail_token_budget)
+
+    def _adopt(self, work: Sequence[Message], out: Sequence[Message] | None,
+               origins: Sequence[int | None], tail_start: int) -> None:
+        """C17: the job extending the swapped-in summary goes on, bound to ``out``."""
+        if self.preparer is not None:
+            self.preparer.adopt(work, out, origins, tail_start)
 
     def _count(self, message: Message) -> int:
         counter = self.message_counter
@@ -387,9 +393,13 @@ class ContextCompressor(ContextEngine):
         final = repair_messages(out, origins)
         draft.stubs = final.stubs
         if draft.count(final.messages, final.origins) >= sum(tokens):
+            self._adopt(work, None, [], tail_start)
             return self._finish_pruned_only(
                 draft, [i for i in pruned if head_end <= i < tail_start],
                 "the summary would not be smaller than the turns it replaces")
+        self._adopt(work, final.messages if swap is not None and swap.prepared is not None
+                    and not header and outcome.body == swap.prepared.body else None,
+                    final.origins, tail_start)
         self._previous_summary = strip_fallback_notice(outcome.body)
         draft.summary = outcome.body
         draft.fallback = outcome.fallback
