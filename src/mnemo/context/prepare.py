@@ -23,6 +23,9 @@ never starts a thread.
 ``take`` is the swap side: the furthest checkpoint whose messages are all unchanged, that
 starts where the middle starts and ends inside it, and only without a focus topic.
 Everything is discarded then, used or not: a checkpoint is never used for other messages.
+The one exception is the job under way that extends the checkpoint swapped in: it keeps
+running, and ``adopt`` binds its result to the compacted list (the new summary and the
+turns kept after it, ``prepare_predict.rebind``) or drops it.
 """
 
 from __future__ import annotations
