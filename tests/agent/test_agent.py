@@ -282,7 +282,9 @@ def test_no_flush_when_memory_was_just_written(mnemo_home: Home, tmp_path: Path)
 
 def test_manual_compact_with_focus_and_prompt_rebuilt_once(mnemo_home: Home,
                                                            tmp_path: Path) -> None:
-    client = ScriptedChatClient(default="ok")
+    # A window where the turns stay under the threshold (in 8k the system prompt and the
+    # tool schemas alone are half of it, and every turn compacts): /compact does it all.
+    client = ScriptedChatClient(default="ok", context_length=32_000)
     with make_agent(mnemo_home, client, tmp_path,
                     memory={"flush_min_turns": 0}) as agent:
         for i in range(25):

@@ -199,6 +199,8 @@ class Agent:
         self.window = WindowGuard(  # C19: the last step before every model call
             RequestMeter(counter, exact=exact), lambda: self.engine.context_length,
             max_tokens=config.model.max_tokens, reserve=config.context.reply_reserve_tokens)
+        # The engine measures what it keeps as the guard counts it (C8 with C19).
+        engine.count_with(self._message_tokens)
         self._last_sent: tuple[list[Message], list[dict[str, Any]] | None] = ([], None)
         self._truncations = 0  # live contexts cut to fit (counted with the compactions)
         # Closed during the turn's own model calls: background summaries wait (C17).
@@ -611,6 +613,11 @@ class Agent:
 
     # -- compaction -----------------------------------------------------------------------
 
+    def _message_tokens(self, message: Message) -> int:
+        """One message's tokens as the window guard counts them (corrected)."""
+        meter = self.window.meter
+        return meter.corrected(meter.message_tokens(message))
+
     def _prepare(self) -> None:
         """Let the engine prepare the next summary from what is certain to go (C17). It
         only reads: the request stays byte-identical until the next compaction."""
@@ -655,12 +662,9 @@ class Agent:
         # C19: when summarising was not enough (or not possible: the middle is too small),
         # oversized messages are cut until the context is under the threshold. Before a
         # call the newest message is left to the window guard, which cuts it only if the
-        # window itself needs it.
-        # An automatic compaction that summarised leaves the rest to the window guard: its
-        # summary is sized by the engine's own estimate, and cutting it (or the turns a
-        # prepared summary is bound to) to a stricter count would undo the compaction.
-        summarised = reason == "auto" and report.changed and report.summary is not None
-        fit = None if summarised else self._shrink_live(
+        # window itself needs it. The engine sized its tail with the guard's count
+        # (``count_with``), so what it just kept is not cut again here.
+        fit = self._shrink_live(
             self.engine.threshold_tokens, self._tools_that_fit(self.tools.schemas() or None),
             allow_drop=False, allow_newest=reason == "manual")
         if fit is not None:

@@ -38,8 +38,10 @@ from mnemo.context.failures import keep_failure_lines
 from mnemo.context.lcm_nodes import Span, take_apart_span
 from mnemo.context.local_summary import summarize_locally
 from mnemo.context.markers import FALLBACK_NOTICE, SYSTEM_ROLES, strip_fallback_notice
+from mnemo.context.metered import MessageCounter, Metered
 from mnemo.context.model_summary import summarise_with_model
-from mnemo.context.prepare import Prepared, Preparer, Runner
+from mnemo.context.prepare import Preparer, Runner
+from mnemo.context.prepare_swap import kept_start, swap_summary
 from mnemo.context.prepare_worker import ThreadRunner, TurnGate, gated
 from mnemo.context.progress import ProgressGuard
 from mnemo.context.prompt import summary_budget
@@ -138,6 +140,7 @@ class ContextCompressor(ContextEngine):
         self._cooldown_until = 0.0
         self._guard = ProgressGuard()
         self.preparer: Preparer | None = None  # C17, see ``enable_background``
+        self.message_counter: MessageCounter | None = None  # see ``count_with``
         self.model = model
         self._set_window(context_length)
 
@@ -209,6 +212,45 @@ class ContextCompressor(ContextEngine):
         self._guard.reset()
         self._forget_prepared("the session was reset")
 
+    def count_with(self, counter: MessageCounter | None) -> None:
+        """Size the tail (C8) and the tool outputs step 1 keeps with ``counter`` — the
+        agent's window guard's count (C19) — instead of the rough estimate, so what a
+        compaction keeps is what the guard will count. ``None``: the rough estimate."""
+        self.message_counter = counter
+
+    def _kept_start(self, work: Sequence[Message], head_end: int, tail_start: int,
+                    measure: Sequence[int], focus_topic: str | None, clears: bool
+                    ) -> int | None:
+        """C17: where the turns that stay as they are start, when background preparation
+        is on and the context still fits with them (``prepare_swap.kept_start``); ``None``:
+        the middle is cut as C8 says. Without a ready summary this needs step 1 to clear
+        something in the middle, or the compaction would change nothing."""
+        if self.preparer is None or focus_topic:
+            return None
+        prepared = self.preparer.peek(work, head_end, tail_start)
+        if prepared is None and not clears:
+            return None
+        return kept_start(prepared, head_end=head_end, tail_start=tail_start,
+                          measure=measure, count=self._count,
+                          limit=self.threshold_tokens - self.tail_token_budget)
+
+    def _adopt(self, work: Sequence[Message], out: Sequence[Message] | None,
+               origins: Sequence[int | None], tail_start: int) -> None:
+        """C17: the job extending the swapped-in summary goes on, bound to ``out``."""
+        if self.preparer is not None:
+            self.preparer.adopt(work, out, origins, tail_start)
+
+    def _count(self, message: Message) -> int:
+        counter = self.message_counter
+        return counter(message) if counter is not None else estimate_message_tokens_rough(message)
+
+    def _measure(self, messages: Sequence[Message], rough: list[int]) -> Sequence[int]:
+        """Token counts of ``messages`` for the walks from the end (steps 1 and 3): the
+        counter's, made only for the messages a walk reaches, or ``rough`` itself."""
+        if self.message_counter is None:
+            return rough
+        return Metered(messages, self.message_counter)
+
     # -- background preparation (C17, ``prepare.py``) ------------------------------------
 
     def enable_background(self, summarizer: Summarizer, *, prepare_at: float = 0.5,
@@ -222,7 +264,7 @@ class ContextCompressor(ContextEngine):
             summarizer = gated(summarizer, gate)
         preparer = Preparer(summarizer, protect_first_n=self.protect_first_n,
                             window=self.summary_context_length or self.context_length,
-                            prepare_at=prepare_at, max_wait_s=max_wait_s)
+                            prepare_at=prepare_at, max_wait_s=max_wait_s, count=self._count)
         preparer.runner = runner(preparer) if runner else ThreadRunner(preparer, gate)
         self.preparer = preparer
         return True
@@ -282,8 +324,10 @@ class ContextCompressor(ContextEngine):
         original_tokens = [input_tokens[o] if o is not None else estimate_message_tokens_rough(m)
                            for m, o in zip(work, repair.origins, strict=True)]
         tokens = list(original_tokens)
-        # Step 1: old tool output.
-        pruned_list, pruned = prune_tool_results(work, tokens, self.tail_token_budget)
+        # Step 1: old tool output. The newest outputs it keeps, and the tail (step 3), are
+        # measured as the window guard counts (``count_with``), everything else roughly.
+        pruned_list, pruned = prune_tool_results(work, self._measure(work, tokens),
+                                                 self.tail_token_budget)
         for i in pruned:
             tokens[i] = estimate_message_tokens_rough(pruned_list[i])
         draft = Draft(messages, repair, sum(input_tokens), pruned, focus_topic, pruned_list,
@@ -291,8 +335,8 @@ class ContextCompressor(ContextEngine):
         # Steps 2 and 3: the boundaries of the middle.
         system_end = system_offset(pruned_list)
         head_end = find_head_end(pruned_list, self.protect_first_n)
-        tail_start = find_tail_start(pruned_list, tokens, head_end, self.tail_token_budget)
-        self._keep_cleared(draft, [i for i in pruned if not head_end <= i < tail_start])
+        measure = self._measure(pruned_list, tokens)
+        tail_start = find_tail_start(pruned_list, measure, head_end, self.tail_token_budget)
         middle = list(work[head_end:tail_start])
         span = take_apart_span(middle)
         # The summariser reads the middle as it was, before step 1 cleared anything.
@@ -302,24 +346,39 @@ class ContextCompressor(ContextEngine):
                 "" if self.name == "compressor" else f"{self.name} ", len(messages),
                 f"{draft.tokens_before:,}", current_tokens, f"{self.threshold_tokens:,}",
                 len(middle), f"{middle_tokens:,}", len(pruned))
-        if not span.turns or middle_tokens <= MIN_MIDDLE_TOKENS:
+        keep_from = self._kept_start(work, head_end, tail_start, measure, focus_topic,
+                                     any(head_end <= i < tail_start for i in pruned))
+        if keep_from is not None and keep_from < tail_start:
+            # C17: the turns no prepared summary covers yet stay as they are.
+            log.log(self._level, "compress: %d newer messages stay, not summarised yet",
+                    tail_start - keep_from)
+            tail_start = keep_from
+            middle = list(work[head_end:tail_start])
+            span = take_apart_span(middle)
+            middle_tokens = sum(original_tokens[head_end:tail_start])
+        if not span.turns or (middle_tokens <= MIN_MIDDLE_TOKENS and keep_from is None):
+            self._keep_cleared(draft, [i for i in pruned if not head_end <= i < tail_start])
             inside = [i for i in pruned if head_end <= i < tail_start]
             out = self._finish_pruned_only(draft, inside, (
+                "the background summary is not ready yet: old tool outputs cleared, "
+                "the turns kept" if keep_from is not None else
                 "nothing to summarise: the conversation fits in the protected head and tail"
                 if not span.turns else "nothing to summarise: the middle is too small to be "
                 "worth a summary"))
             if self.preparer is not None:
                 self.preparer.carry_over(work, out)
             return out
+        swap = (self.preparer.take(work, head_end, tail_start, focus_topic)
+                if self.preparer is not None else None)
+        self._keep_cleared(draft, [i for i in pruned if not head_end <= i < tail_start])
         # Steps 4 and 5: the summary, merged with the previous one.
         header = self._summary_header(len(middle), span)
         budget = summary_budget(middle_tokens, self.max_summary_tokens)
         room = budget - (estimate_tokens_rough(header) if header else 0)
-        swap = (self.preparer.take(work, head_end, tail_start, focus_topic)
-                if self.preparer is not None else None)
         if swap is not None:  # C17: swap in what was prepared, fold in the rest
-            outcome = _swap(swap.prepared, span, work[head_end:tail_start], room,
-                            self._pre_compress_text(middle))
+            made = swap_summary(swap.prepared, span, work[head_end:tail_start], room,
+                                self._pre_compress_text(middle))
+            outcome = SummaryOutcome(made.body, prepared=made.prepared, local=made.local)
         else:
             outcome = self._summarise(span.turns, span.previous, focus_topic, room,
                                       self._pre_compress_text(middle), len(middle))
@@ -334,9 +393,13 @@ class ContextCompressor(ContextEngine):
         final = repair_messages(out, origins)
         draft.stubs = final.stubs
         if draft.count(final.messages, final.origins) >= sum(tokens):
+            self._adopt(work, None, [], tail_start)
             return self._finish_pruned_only(
                 draft, [i for i in pruned if head_end <= i < tail_start],
                 "the summary would not be smaller than the turns it replaces")
+        self._adopt(work, final.messages if swap is not None and swap.prepared is not None
+                    and not header and outcome.body == swap.prepared.body else None,
+                    final.origins, tail_start)
         self._previous_summary = strip_fallback_notice(outcome.body)
         draft.summary = outcome.body
         draft.fallback = outcome.fallback
@@ -444,24 +507,6 @@ class ContextCompressor(ContextEngine):
                         FALLBACK_NOTICE, SUMMARY_FAILURE_COOLDOWN_SECONDS)
             return SummaryOutcome(local(notice=True), fallback=True, calls=calls)
         return SummaryOutcome(body, calls=calls)
-
-
-def _swap(prepared: Prepared | None, span: Span, middle: Sequence[Message], budget: int,
-          extra: str) -> SummaryOutcome:
-    """The prepared summary, with the middle messages that joined since (and the memory
-    providers' text) folded in by the local summariser: milliseconds, no model call.
-    With the first summary still being made (``prepared`` None), the local summariser
-    does the whole middle now; the model's work goes to the next compaction."""
-    if prepared is None:
-        return SummaryOutcome(summarize_locally(span.turns, budget_tokens=budget,
-                                                previous_summary=span.previous,
-                                                extra_context=extra), local=True)
-    rest = take_apart_span(list(middle[prepared.covered:]))
-    body = prepared.body
-    if rest.turns or extra.strip():
-        body = summarize_locally(rest.turns, budget_tokens=budget, previous_summary=body,
-                                 extra_context=extra)
-    return SummaryOutcome(body, prepared=prepared.covered)
 
 
 def _log_empty(number: int, chunks: int) -> None:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Self
 
+from mnemo.context.metered import MessageCounter
 from mnemo.messages import Message
 from mnemo.tokens import estimate_messages_tokens_rough
 
@@ -178,6 +179,10 @@ class ContextEngine(ABC):
 
     def prepare(self, messages: Sequence[Message]) -> None:
         """The conversation grew; an engine that prepares summaries looks at it now."""
+
+    def count_with(self, counter: MessageCounter | None) -> None:
+        """Tokens of one message as the caller's window guard counts them (C19), for an
+        engine that sizes what it keeps by them; others ignore it."""
 
     def get_tool_schemas(self) -> list[dict[str, Any]]:
         """Tools this engine offers the model (OpenAI function schemas)."""

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mnemo.context.markers import SYSTEM_ROLES
+from mnemo.context.markers import SYSTEM_ROLES, is_summary_message
 from mnemo.context.shrink import ARCHIVE, arguments_chars, cut_message, message_kind
 from mnemo.context.window import RequestMeter
 from mnemo.messages import Message, content_text
@@ -132,9 +132,10 @@ def fit_request(
 
     newest = _newest_user(messages)
     body = [i for i, m in enumerate(messages) if m.get("role") not in SYSTEM_ROLES]
-    # 1. oversized messages before the newest turn, biggest first
+    # 1. oversized messages before the newest turn, biggest first; a compaction's summary
+    # last (it is what the compaction just made, and the densest text there is)
     for i in sorted((i for i in body if newest is None or i < newest),
-                    key=lambda i: -raw[i]):
+                    key=lambda i: (is_summary_message(messages[i]), -raw[i])):
         cut(i, message_kind(messages[i]))
     # 2. the newest turn after the user's message, biggest first
     for i in sorted((i for i in body if newest is not None and i > newest),

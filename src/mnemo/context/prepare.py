@@ -23,6 +23,9 @@ never starts a thread.
 ``take`` is the swap side: the furthest checkpoint whose messages are all unchanged, that
 starts where the middle starts and ends inside it, and only without a focus topic.
 Everything is discarded then, used or not: a checkpoint is never used for other messages.
+The one exception is the job under way that extends the checkpoint swapped in: it keeps
+running, and ``adopt`` binds its result to the compacted list (the new summary and the
+turns kept after it, ``prepare_predict.rebind``) or drops it.
 """
 
 from __future__ import annotations
@@ -39,8 +42,9 @@ from mnemo.context.boundaries import (
 )
 from mnemo.context.engine import Summarizer
 from mnemo.context.lcm_nodes import take_apart_span
+from mnemo.context.metered import MessageCounter
 from mnemo.context.model_summary import summarise_with_model
-from mnemo.context.prepare_predict import certain_end, fingerprints, rekey
+from mnemo.context.prepare_predict import certain_end, fingerprints, rebind, rekey
 from mnemo.context.prompt import summary_budget
 from mnemo.context.repair import repair_messages
 from mnemo.messages import Message
@@ -95,6 +99,18 @@ class Swap:
     when the first one is still being made (the local summariser then does it all)."""
 
     prepared: Prepared | None
+
+
+@dataclass(frozen=True)
+class Adopted:
+    """A job carried over a compaction: its result will cover ``after[start:end]``."""
+
+    job: Job
+    generation: int
+    first: int
+    start: int
+    end: int
+    keys: tuple[str, ...]
 
 
 @dataclass
@@ -162,8 +178,11 @@ class Preparer:
 
     def __init__(self, summarizer: Summarizer, *, protect_first_n: int, window: int,
                  prepare_at: float = 0.5, max_wait_s: float = 0.0,
-                 runner: Runner | None = None) -> None:
+                 runner: Runner | None = None, count: MessageCounter | None = None) -> None:
         self.summarizer = summarizer
+        # Tokens of a message as the compressor sizes its tail (the window guard's count
+        # when the agent gave one), so the prediction measures what the cut will measure.
+        self.count: MessageCounter = count or estimate_message_tokens_rough
         self.protect_first_n = protect_first_n
         self.window = window
         self.prepare_at = prepare_at
@@ -176,6 +195,10 @@ class Preparer:
         self._snapshot: _Snapshot | None = None
         self._checkpoints: list[Prepared] = []  # by ``end``, each built on the one before
         self._job: Job | None = None
+        # A job extending the checkpoint a compaction just swapped in: ``take`` keeps it
+        # running (``_carry``), ``adopt`` rebinds it to the compacted list (``_adopted``).
+        self._carry: Job | None = None
+        self._adopted: Adopted | None = None
         self._failed_at: int | None = None  # the snapshot serial a failure happened on
         self._serial = 0
         self._max_summary_tokens = 0
@@ -186,7 +209,7 @@ class Preparer:
                 tail_budget: int, max_summary_tokens: int) -> None:
         """The conversation now (system prompt included) and the last reported prompt size."""
         work = repair_messages(messages, stubs=False).messages
-        tokens = [estimate_message_tokens_rough(m) for m in work]
+        tokens = [self.count(m) for m in work]
         estimate = sum(tokens)
         first = system_offset(work)
         head_end = find_head_end(work, self.protect_first_n)
@@ -199,11 +222,11 @@ class Preparer:
                    default=len(work))
         unseen = max(0, prompt_tokens - sum(tokens[:last])) if prompt_tokens else 0
         if estimate + unseen >= self.prepare_at * threshold:
-            growth = threshold - estimate - unseen  # in rough tokens, as the tail is measured
+            growth = threshold - estimate - unseen  # counted as the tail is measured
             end = certain_end(work, tokens, head_end, growth=max(growth, 0),
-                              tail_budget=tail_budget)
+                              tail_budget=tail_budget, count=self.count)
             likely = certain_end(work, tokens, head_end, growth=max(growth, 0),
-                                 tail_budget=tail_budget, likely=True)
+                                 tail_budget=tail_budget, likely=True, count=self.count)
         keys = fingerprints(work)
         with self._lock:
             self._serial += 1
@@ -212,10 +235,13 @@ class Preparer:
                                        max(end, likely))
             kept = [c for c in self._checkpoints if c.first == first and c.start == head_end
                     and tuple(keys[first:c.end]) == c.keys]
-            if len(kept) < len(self._checkpoints):
+            a = self._adopted
+            if len(kept) < len(self._checkpoints) or (a is not None and (
+                    a.first != first or a.start != head_end
+                    or tuple(keys[first:a.end]) != a.keys)):
                 # A checkpoint stands for exactly the messages it covers: one of them
                 # changed (an edit, another session, a rewrite), so it goes, with the
-                # job built on it.
+                # job built on it (or carried over a compaction on them).
                 self._discard("the conversation changed", keep=kept)
         if self.runner is not None:
             self.runner.notify()
@@ -230,7 +256,7 @@ class Preparer:
         if self._checkpoints or self._job is not None:
             log.debug("prepared summary discarded: %s", why)
         self._checkpoints = list(keep)
-        self._job = None
+        self._job = self._carry = self._adopted = None
         self._generation += 1
         self._failed_at = None
 
@@ -268,12 +294,19 @@ class Preparer:
             self.calls += job.calls
             if self._job is job:
                 self._job = None
+            adopted, self._adopted = self._adopted, (
+                None if self._adopted is not None and self._adopted.job is job else self._adopted)
             if job.error is not None:
                 self.failures += 1
                 if job.generation == self._generation:
                     self._failed_at = self._serial  # retried after the next observe
                 log.warning("background summary failed (%s); retrying on the next turn",
                             job.error)
+                return
+            if adopted is not None and adopted.job is job:
+                if adopted.generation == self._generation:
+                    self._keep(Prepared(adopted.first, adopted.start, adopted.end,
+                                        adopted.keys, job.body, 0, job.calls))
                 return
             if job.generation != self._generation or (
                     job.base is not None and not any(c is job.base for c in self._checkpoints)):
@@ -282,8 +315,11 @@ class Preparer:
             made = Prepared(s.first, s.head_end, job.end, job.keys[s.first:job.end], job.body,
                             sum(s.tokens[s.head_end:job.end]),
                             (job.base.calls if job.base else 0) + job.calls)
-            kept = [c for c in self._checkpoints if c.end != made.end]
-            self._checkpoints = sorted([*kept, made], key=lambda c: c.end)[-_MAX_CHECKPOINTS:]
+            self._keep(made)
+
+    def _keep(self, made: Prepared) -> None:
+        kept = [c for c in self._checkpoints if c.end != made.end]
+        self._checkpoints = sorted([*kept, made], key=lambda c: c.end)[-_MAX_CHECKPOINTS:]
 
     # -- the compressor's side ------------------------------------------------------------------
 
@@ -301,25 +337,61 @@ class Preparer:
             if job.done.is_set():
                 self.commit(job)
         with self._lock:
-            first = system_offset(messages)
-            keys = tuple(fingerprints(messages[first:tail_start]))
-
-            def bound(start: int, end: int, covered_keys: Sequence[str]) -> bool:
-                return (start == head_end and end <= tail_start
-                        and keys[:end - first] == tuple(covered_keys))
-
-            usable = [c for c in self._checkpoints
-                      if c.first == first and bound(c.start, c.end, c.keys)]
-            # Preparation was due (something was certain before the threshold): fold
-            # locally, never wait. Only when nothing was certain at all (one huge output
-            # jumped past both marks) does the compaction summarise as before.
-            snap = self._snapshot
-            under_way = (bool(self._checkpoints) or self._job is not None or (
-                snap is not None and snap.certain > snap.head_end))
+            usable = self._usable(messages, head_end, tail_start)
+            under_way = self._under_way()
+            job = self._job
             self._discard("a compaction is under way")
+            if (job is not None and usable is not None and job.base is usable
+                    and not focus_topic):
+                # It extends what is swapped in: ``adopt`` may rebind it to the result.
+                self._job = self._carry = job
         if focus_topic or not (usable or under_way):
             return None
-        return Swap(usable[-1] if usable else None)
+        return Swap(usable)
+
+    def peek(self, messages: Sequence[Message], head_end: int, tail_start: int
+             ) -> Prepared | None:
+        """What ``take`` would swap in now; nothing is discarded."""
+        with self._lock:
+            return self._usable(messages, head_end, tail_start)
+
+    def adopt(self, before: Sequence[Message], after: Sequence[Message] | None,
+              origins: Sequence[int | None], tail_start: int) -> None:
+        """The compaction that called ``take`` is done: ``after`` (``None``: it did not
+        swap the prepared summary in unchanged) is the compacted list, ``origins`` the
+        index in ``before`` each message came from. The job kept running then summarises
+        the swapped-in summary plus the turns after it, which stay as they were: its
+        result is bound to those messages of ``after`` (``rebind``), or dropped."""
+        with self._lock:
+            job, self._carry = self._carry, None
+            if job is None or self._job is not job or job.committed:
+                return
+            bound = None if after is None else rebind(
+                before, after, origins, tail_start, job.end, job.keys)
+            if bound is None:
+                self._job = None
+                return
+            first, start, end, keys = bound
+            self._adopted = Adopted(job, self._generation, first, start, end, keys)
+
+    def _usable(self, messages: Sequence[Message], head_end: int, tail_start: int
+                ) -> Prepared | None:
+        """The furthest checkpoint whose messages are all unchanged and inside the middle
+        ``messages[head_end:tail_start]`` (under the lock)."""
+        first = system_offset(messages)
+        keys = tuple(fingerprints(messages[first:tail_start]))
+        usable = [c for c in self._checkpoints
+                  if c.first == first and c.start == head_end and c.end <= tail_start
+                  and keys[:c.end - first] == c.keys]
+        return usable[-1] if usable else None
+
+    def _under_way(self) -> bool:
+        """Preparation was due: something was certain before the threshold (a compaction
+        then folds locally, never waits; only when nothing was certain at all — one huge
+        output jumped past both marks — does it summarise as before). Under the lock."""
+        snap = self._snapshot
+        return (bool(self._checkpoints) or self._job is not None
+                or (snap is not None and snap.certain > snap.head_end))
 
     def carry_over(self, before: Sequence[Message], after: Sequence[Message]) -> None:
         """A compaction cleared old tool outputs (step 1) and summarised nothing: the
@@ -333,14 +405,22 @@ class Preparer:
                 if keys is None:
                     break
                 kept.append(replace(c, keys=keys))
-            job = self._job
+            job, adopted = self._job, self._adopted
             if len(kept) < len(self._checkpoints):
                 self._discard("a compaction changed the prepared messages", keep=kept)
                 return
             self._checkpoints = kept
+            if adopted is not None:
+                keys = rekey(before, after, adopted.first, adopted.end, adopted.keys)
+                if keys is None:
+                    self._discard("a compaction changed the messages being prepared",
+                                  keep=kept)
+                else:
+                    self._adopted = replace(adopted, keys=keys)
+                return
             if job is not None:
                 s = job.snapshot
-                keys = rekey(before, after, s.first, job.end, s.keys[s.first:job.end])
+                keys = rekey(before, after, s.first, job.end, job.keys[s.first:job.end])
                 if keys is None:
                     self._discard("a compaction changed the messages being prepared",
                                   keep=kept)
