@@ -33,7 +33,7 @@ from mnemo.context.failures import (
     tool_kind,
 )
 from mnemo.context.markers import PRUNED_TOOL_PLACEHOLDER
-from mnemo.context.prompt import truncate_for_summary
+from mnemo.context.prompt import CONTENT_MAX, truncate_for_summary
 from mnemo.context.pruning import key_arguments, parse_call
 from mnemo.context.summary.cache import MessageCache, text_key
 from mnemo.context.summary.dates import find_date
@@ -63,9 +63,9 @@ CACHE = MessageCache()
 # Every error line as a log prints it (``failures.is_logged_error``) holds one of these:
 # a file without any (most source code: ``raise ValueError(…)``) has none to keep, and
 # is not scanned line by line.
-# Shortened where two share a tail ("rror:" for "Error:" and "error:"): each is a scan
+# Shortened where two share a tail ("rror: " for "Error: " and "error: "): each is a scan
 # of the whole text, and most reads hold none.
-_LOGGED_HINTS = ("rror:", "rror[", "ERROR", "xception:", "xception[", "arning:", "arning[",
+_LOGGED_HINTS = ("rror: ", "rror[", "ERROR", "xception: ", "xception[", "arning: ", "arning[",
                  "FAILED ", "FATAL", "fatal: ", "panic: ")
 
 
@@ -142,7 +142,8 @@ class Call:
 def read_prose(text: str, role: str, names: Sequence[str]) -> Prose:
     """``text`` (a user or assistant message) read once; cached by content."""
     return CACHE.get(("prose", role, tuple(names), *text_key(text)),
-                     lambda: _read_prose(truncate_for_summary(text), role, names))
+                     lambda: _read_prose(truncate_for_summary(text), role, names),
+                     size=min(len(text), CONTENT_MAX))
 
 
 def shows_work(text: str, prose: Prose) -> bool:
@@ -180,7 +181,8 @@ def read_notes(prose: Prose, *, speaker: str, role: str, order: int, today: date
 def read_result(text: str, kind: str) -> Result:
     """A tool result read once; cached by content and the kind of its call."""
     return CACHE.get(("result", kind, *text_key(text)),
-                     lambda: _read_result(truncate_for_summary(text), kind))
+                     lambda: _read_result(truncate_for_summary(text), kind),
+                     size=min(len(text), CONTENT_MAX))
 
 
 def read_call(call: Any) -> Call:
