@@ -39,7 +39,6 @@ def _worker(mode: str, size: int) -> dict[str, float]:
     """Run in the subprocess: time the compressions of ``mode`` (see the docstring)."""
     sys.path.insert(0, str(_BENCH))
     from compress_bench import transcript  # the same transcript for both versions
-
     from mnemo.context import ContextCompressor
 
     messages = transcript(size)

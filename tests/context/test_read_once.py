@@ -54,7 +54,7 @@ def test_a_grown_session_is_read_only_where_it_is_new() -> None:
     CACHE.clear()
     session = _session(72)
     first = session[:241]  # 60 steps
-    chars, misses, middle_end = _compress(first)
+    chars, _, middle_end = _compress(first)
     assert chars >= sum(_view(m) for m in first[1:middle_end]) * 0.9  # all of it read
 
     grown = session  # 12 more steps
