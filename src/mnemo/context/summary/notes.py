@@ -62,8 +62,14 @@ class Note:
         """The same note, for a message at ``order`` (a cached reading is reused)."""
         if order == self.order:
             return self
-        return Note(self.speaker, self.role, self.text, order, self.day, self.soft, self.keys,
-                    self.words)
+        # A copy of the fields, not ``__init__``: a frozen dataclass sets each field
+        # through ``object.__setattr__``, and a live session's compaction makes one copy
+        # per note of every message it has read before.
+        copy = object.__new__(Note)
+        fields = copy.__dict__
+        fields.update(self.__dict__)
+        fields["order"] = order
+        return copy
 
     @property
     def kind(self) -> str:
