@@ -62,11 +62,22 @@ __all__ = ["CACHE", "Call", "Prose", "Result", "Values", "read_call", "read_note
 CACHE = MessageCache()
 # Every error line as a log prints it (``failures.is_logged_error``) holds one of these:
 # a file without any (most source code: ``raise ValueError(…)``) has none to keep, and
-# is not scanned line by line.
-# Shortened where two share a tail ("rror: " for "Error: " and "error: "): each is a scan
-# of the whole text, and most reads hold none.
-_LOGGED_HINTS = ("rror: ", "rror[", "ERROR", "xception: ", "xception[", "arning: ", "arning[",
-                 "FAILED ", "FATAL", "fatal: ", "panic: ")
+# is not scanned line by line. Most reads hold none, so each is a scan of the whole text:
+# "Error: ", "error: " and "Error[" are one scan for "rror" whose hits are checked for
+# what follows (": " or "["), and so are "xception" and "arning" — 8 scans, not 11.
+_LOGGED_TAILS = (("rror", (": ", "[")), ("xception", (": ", "[")), ("arning", (": ", "[")))
+_LOGGED_HINTS = ("ERROR", "FAILED ", "FATAL", "fatal: ", "panic: ")
+
+
+def _logged_hint(text: str) -> bool:
+    """True when ``text`` may hold an error line as a log prints it (see above)."""
+    for stem, tails in _LOGGED_TAILS:
+        position = text.find(stem)
+        while position >= 0:
+            if text.startswith(tails, position + len(stem)):
+                return True
+            position = text.find(stem, position + len(stem))
+    return any(hint in text for hint in _LOGGED_HINTS)
 
 
 def _on_lowered(pattern: re.Pattern[str]) -> re.Pattern[str]:
@@ -305,7 +316,7 @@ def _read_result(text: str, kind: str) -> Result:
         # error lines are kept from it — a listing's ``raise`` is not one.
         head = error_lines(text.lstrip()[:300].split("\n", 1)[0])
         logged = ([ln for ln in error_lines(text) if is_logged_error(ln)]
-                  if any(hint in text for hint in _LOGGED_HINTS) else [])
+                  if _logged_hint(text) else [])
         return Result(tuple(best_error_lines(head + logged, 3)),
                       one_line(head[0], 200) if head else "")
     lines = error_lines(text)
