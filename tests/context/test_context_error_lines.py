@@ -81,3 +81,28 @@ def test_error_lines_are_the_same_when_lowering_changes_the_text_length() -> Non
     text = padding + "ok\nKeyError: 'x'\n" + padding + "exit code 3\n"
     assert error_lines(text) == ["KeyError: 'x'", "exit code 3"]
 
+
+
+def test_every_form_of_an_error_line_is_found_by_its_hint() -> None:
+    """Each branch of the error pattern is found through the (long) hint that stands for
+    it in the lowered text, in any case, and a read keeps each form a log prints."""
+    from mnemo.context.summary.reading import _read_result
+
+    forms = ["Traceback (most recent call last):\n  File \"a.py\", line 1\nQuota: over",
+             "KeyError: 'x'", "Exception in thread main", "error[E0382]: moved value",
+             "ERROR root: down", "fatal: not a git repository", "FATAL disk full",
+             "FAILED tests/t.py::t", "panic: nil map", "sh: Permission denied",
+             "cat: x: No such file or directory", "sh: foo: command not found",
+             "3 failed in 1s", "2 errors during collection", "Process exit code 2"]
+    padding = "\n".join(f"line {i} is fine" for i in range(50))
+    for form in forms:
+        text = f"{padding}\n{form}\n{padding}"
+        assert error_lines(text), form
+    clean = f"{padding}\nraise ValueError('x')  # code, not a log\nwarnings = []\n{padding}"
+    assert _read_result(clean, "read").keep == ()
+    for logged in ("app.KeyError: 'tenant_9'", "error: linker failed", "error[E1]: bad",
+                   "UserWarning: retried after an Error", "RuntimeWarning[x]: 1 failed",
+                   "db.Exception: gone", "ERROR boot", "FAILED x", "FATAL y",
+                   "fatal: bad ref", "panic: oops"):
+        read = _read_result(f"{padding}\n{logged}\n{padding}", "read")
+        assert read.keep == (logged,), logged

@@ -36,27 +36,37 @@ class MessageCache:
         self.limit = limit
         self._entries: dict[Hashable, object] = {}
         self.hits = 0
-        self.misses = 0
+        self.misses = 0  # readings made (``get`` found nothing, or ``put``)
+        self.chars = 0  # characters those readings read, as their callers say
 
-    def get(self, key: Hashable, read: Callable[[], T]) -> T:
-        """The cached result for ``key``, or ``read()`` (then cached)."""
+    def get(self, key: Hashable, read: Callable[[], T], size: int = 0) -> T:
+        """The cached result for ``key``, or ``read()`` (then cached); ``size``: the
+        characters ``read`` reads, counted in ``chars`` when it runs."""
         try:
             found = self._entries[key]
         except KeyError:
-            self.misses += 1
             value = read()
-            if len(self._entries) >= self.limit:
-                # pop, not del: a background summariser (C17) may be evicting too.
-                for old in list(self._entries)[: self.limit // 2]:
-                    self._entries.pop(old, None)
-            self._entries[key] = value
+            self.put(key, value, size)
             return value
         self.hits += 1
         return found  # type: ignore[return-value]
 
+    def put(self, key: Hashable, value: object, size: int = 0) -> None:
+        """Cache ``value``, read from ``size`` characters, under ``key``."""
+        self.misses += 1
+        self.chars += size
+        if len(self._entries) >= self.limit:
+            # pop, not del: a background summariser (C17) may be evicting too.
+            for old in list(self._entries)[: self.limit // 2]:
+                self._entries.pop(old, None)
+        self._entries[key] = value
+
     def clear(self) -> None:
         self._entries.clear()
-        self.hits = self.misses = 0
+        self.hits = self.misses = self.chars = 0
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._entries
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -62,8 +62,14 @@ class Note:
         """The same note, for a message at ``order`` (a cached reading is reused)."""
         if order == self.order:
             return self
-        return Note(self.speaker, self.role, self.text, order, self.day, self.soft, self.keys,
-                    self.words)
+        # A copy of the fields, not ``__init__``: a frozen dataclass sets each field
+        # through ``object.__setattr__``, and a live session's compaction makes one copy
+        # per note of every message it has read before.
+        copy = object.__new__(Note)
+        fields = copy.__dict__
+        fields.update(self.__dict__)
+        fields["order"] = order
+        return copy
 
     @property
     def kind(self) -> str:
@@ -83,21 +89,33 @@ def take_notes(sentences: Iterable[str], *, speaker: str, role: str, order: int,
     the sentences are known not to be phatic (``reading.py`` tested them already)."""
     day = format_date(today) if today else ""
     notes: list[Note] = []
+    names = tuple(names)
     for raw in sentences:
-        if not checked and is_phatic(raw, names):
-            continue
-        text = clean(without_phatic_clauses(raw, names))
-        if not text:
-            continue
-        text = one_line(resolve_relative(text, today), 400)
-        if len(text) < _MIN_CHARS:
-            continue
-        lowered = _WORD.findall(text.lower())
-        subject = subject_key(text)
-        keys = ("=" + fact_key(text),) + (("my " + subject,) if subject else ())
-        words = frozenset(w for w in lowered if w not in STOPWORDS)
-        notes.append(Note(speaker, role, text, order, day, soft, keys, words))
+        noted = _noted(raw, today, names, checked)
+        if noted is not None:
+            notes.append(Note(speaker, role, noted[0], order, day, soft, noted[1], noted[2]))
     return notes
+
+
+# A sentence is noted the same way wherever it stands: an agent's transcript repeats its
+# sentences ("Never change the public API.", "All tests pass.") in many messages, which
+# the cache of whole messages (``reading.py``) cannot see. Bounded.
+@lru_cache(maxsize=65_536)
+def _noted(raw: str, today: date | None, names: tuple[str, ...], checked: bool
+           ) -> tuple[str, tuple[str, ...], frozenset[str]] | None:
+    """The text, keys and content words of the note ``raw`` makes, or None."""
+    if not checked and is_phatic(raw, names):
+        return None
+    text = clean(without_phatic_clauses(raw, names))
+    if not text:
+        return None
+    text = one_line(resolve_relative(text, today), 400)
+    if len(text) < _MIN_CHARS:
+        return None
+    lowered = _WORD.findall(text.lower())
+    subject = subject_key(text)
+    keys = ("=" + fact_key(text),) + (("my " + subject,) if subject else ())
+    return text, keys, frozenset(w for w in lowered if w not in STOPWORDS)
 
 
 def answer_text(sentence: str, today: date | None, names: Sequence[str]) -> str:

@@ -33,7 +33,7 @@ from mnemo.context.failures import (
     tool_kind,
 )
 from mnemo.context.markers import PRUNED_TOOL_PLACEHOLDER
-from mnemo.context.prompt import truncate_for_summary
+from mnemo.context.prompt import CONTENT_MAX, truncate_for_summary
 from mnemo.context.pruning import key_arguments, parse_call
 from mnemo.context.summary.cache import MessageCache, text_key
 from mnemo.context.summary.dates import find_date
@@ -62,11 +62,22 @@ __all__ = ["CACHE", "Call", "Prose", "Result", "Values", "read_call", "read_note
 CACHE = MessageCache()
 # Every error line as a log prints it (``failures.is_logged_error``) holds one of these:
 # a file without any (most source code: ``raise ValueError(…)``) has none to keep, and
-# is not scanned line by line.
-# Shortened where two share a tail ("rror:" for "Error:" and "error:"): each is a scan
-# of the whole text, and most reads hold none.
-_LOGGED_HINTS = ("rror:", "rror[", "ERROR", "xception:", "xception[", "arning:", "arning[",
-                 "FAILED ", "FATAL", "fatal: ", "panic: ")
+# is not scanned line by line. Most reads hold none, so each is a scan of the whole text:
+# "Error: ", "error: " and "Error[" are one scan for "rror" whose hits are checked for
+# what follows (": " or "["), and so are "xception" and "arning" — 8 scans, not 11.
+_LOGGED_TAILS = (("rror", (": ", "[")), ("xception", (": ", "[")), ("arning", (": ", "[")))
+_LOGGED_HINTS = ("ERROR", "FAILED ", "FATAL", "fatal: ", "panic: ")
+
+
+def _logged_hint(text: str) -> bool:
+    """True when ``text`` may hold an error line as a log prints it (see above)."""
+    for stem, tails in _LOGGED_TAILS:
+        position = text.find(stem)
+        while position >= 0:
+            if text.startswith(tails, position + len(stem)):
+                return True
+            position = text.find(stem, position + len(stem))
+    return any(hint in text for hint in _LOGGED_HINTS)
 
 
 def _on_lowered(pattern: re.Pattern[str]) -> re.Pattern[str]:
@@ -142,7 +153,8 @@ class Call:
 def read_prose(text: str, role: str, names: Sequence[str]) -> Prose:
     """``text`` (a user or assistant message) read once; cached by content."""
     return CACHE.get(("prose", role, tuple(names), *text_key(text)),
-                     lambda: _read_prose(truncate_for_summary(text), role, names))
+                     lambda: _read_prose(truncate_for_summary(text), role, names),
+                     size=min(len(text), CONTENT_MAX))
 
 
 def shows_work(text: str, prose: Prose) -> bool:
@@ -180,7 +192,8 @@ def read_notes(prose: Prose, *, speaker: str, role: str, order: int, today: date
 def read_result(text: str, kind: str) -> Result:
     """A tool result read once; cached by content and the kind of its call."""
     return CACHE.get(("result", kind, *text_key(text)),
-                     lambda: _read_result(truncate_for_summary(text), kind))
+                     lambda: _read_result(truncate_for_summary(text), kind),
+                     size=min(len(text), CONTENT_MAX))
 
 
 def read_call(call: Any) -> Call:
@@ -264,12 +277,17 @@ def read_values(text: str) -> Values:
     urls = tuple(u.rstrip(".,:;") for u in URL.findall(text)) if "://" in text else ()
     prose = URL.sub(" ", text) if urls else text
     paths: list[str] = []
-    for match in PATH.finditer(prose):
+    # A path holds a "/" or a ".", and no whitespace: only the words holding one are
+    # searched (joined by spaces, each in the same context as in the text), which
+    # spares ``PATH`` its attempts at every other character.
+    words = " ".join(w for w in prose.split() if "/" in w or "." in w)
+    for match in PATH.finditer(words):
         path = match.group(0)
         if "/" not in path or "." in path.rsplit("/", 1)[-1] or path.startswith(
                 ("/", "~/", "./", "../")) or path.count("/") >= 2:
             paths.append(path)
-    config = [f"{key}={value}" for key, value in CONFIG.findall(prose)
+    config = [f"{key}={value}" for key, value in (
+        CONFIG.findall(prose) if "=" in prose or ":" in prose else ())
               if key not in NOT_CONFIG_KEYS and not FILE_NAME.fullmatch(key)]
     commands: list[str] = []
     if "`" in prose:
@@ -298,7 +316,7 @@ def _read_result(text: str, kind: str) -> Result:
         # error lines are kept from it — a listing's ``raise`` is not one.
         head = error_lines(text.lstrip()[:300].split("\n", 1)[0])
         logged = ([ln for ln in error_lines(text) if is_logged_error(ln)]
-                  if any(hint in text for hint in _LOGGED_HINTS) else [])
+                  if _logged_hint(text) else [])
         return Result(tuple(best_error_lines(head + logged, 3)),
                       one_line(head[0], 200) if head else "")
     lines = error_lines(text)

@@ -229,6 +229,8 @@ def kind(sentence: str) -> str:
 
 def fact_key(sentence: str) -> str:
     """Near-identical sentences share this key: their content words, in order, stemmed."""
+    if sentence.isascii():  # lowered first, the same words: one ``lower()``, not one a word
+        return " ".join([w[:5] for w in _WORD.findall(sentence.lower()) if w not in STOPWORDS])
     return " ".join(w.lower()[:5] for w in _WORD.findall(sentence)
                     if w.lower() not in STOPWORDS)
 
