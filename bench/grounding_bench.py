@@ -20,7 +20,8 @@ for comparison (how many ungrounded entries would have been stored).
 
     python bench/grounding_bench.py [--modes strict,off] [--cases N]
 
-Needs the embedded model; takes a few minutes on 2 cores.
+Needs the embedded model (replies capped at 256 tokens); about a minute per case on an
+idle 2-core machine.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from typing import Any
 from mnemo.agent import build_agent
 from mnemo.config import MnemoConfig
 from mnemo.home import Home
-from mnemo.llm import stop_shared_servers
+from mnemo.llm import LocalChatClient, stop_shared_servers
 from mnemo.llm.local_model import (
     ensure_default_model,
     local_runtime_installed,
@@ -140,7 +141,9 @@ def judge_grounded(entry: str, case: Case) -> bool:
 @dataclass
 class Attempt:
     content: str
-    status: str  # "stored", "refused" (by the grounding check) or "failed" (anything else)
+    # "stored"; "duplicate" (answered "Already saved", nothing stored); "refused" (by the
+    # grounding check); "failed" (any other tool error)
+    status: str
     error: str = ""
 
 
@@ -155,12 +158,12 @@ class Outcome:
         return [a.content for a in self.attempts if a.status == "refused"]
 
 
-def run_case(case: Case, mode: str, home: Home) -> Outcome:
+def run_case(case: Case, mode: str, home: Home, client: LocalChatClient) -> Outcome:
     for name in ("MEMORY.md", "USER.md"):
         (home.memories_dir / name).unlink(missing_ok=True)
     config = MnemoConfig.model_validate({"memory": {"grounding": mode}})
     outcome = Outcome()
-    with build_agent(config, home=home, cwd=home.root) as agent:
+    with build_agent(config, home=home, cwd=home.root, client=client) as agent:
         result = agent.run_turn(case.message)
         for run in result.tool_runs:
             if run.name != "memory" or run.arguments.get("action") not in ("add", "replace"):
@@ -171,7 +174,9 @@ def run_case(case: Case, mode: str, home: Home) -> Outcome:
                 data = {"error": run.result}
             content = str(run.arguments.get("content", ""))
             error = str(data.get("error") or "")
-            if data.get("success"):
+            if data.get("success") and str(data.get("note", "")).startswith("Already saved"):
+                outcome.attempts.append(Attempt(content, "duplicate", str(data["note"])))
+            elif data.get("success"):
                 outcome.attempts.append(Attempt(content, "stored"))
             elif error.startswith("Not saved: the entry"):
                 outcome.attempts.append(Attempt(content, "refused", error))
@@ -197,6 +202,8 @@ def report(mode: str, outcomes: list[tuple[Case, Outcome]]) -> dict[str, Any]:
         "refused as ungrounded": len(refused),
         "failed otherwise": sum(1 for _, o in outcomes for a in o.attempts
                                 if a.status == "failed"),
+        "answered 'already saved'": sum(1 for _, o in outcomes for a in o.attempts
+                                        if a.status == "duplicate"),
         "correct writes wrongly refused": len(wrongly),
         "sessions with a refusal": sum(1 for _, o in outcomes if o.refused()),
         "... that still end with a correct entry": recovered,
@@ -215,16 +222,20 @@ def main() -> int:
     root = Path(tempfile.mkdtemp(prefix="grounding-bench-"))
     home = Home(root)
     home.ensure()
-    ensure_default_model(home)
+    model_file = ensure_default_model(home)
+    # Replies capped at 256 tokens: what is measured is the memory call, which comes
+    # first; a small model's rambling 1,024-token answers would only cost minutes.
+    client = LocalChatClient(model_file, home=home, context_length=8192, threads=2,
+                             timeout=600, max_tokens=256, prompt_cache=False)
     try:
         for mode in args.modes.split(","):
             outcomes = []
             for case in CASES[: args.cases]:
-                outcome = run_case(case, mode, home)
+                outcome = run_case(case, mode, home, client)
                 outcomes.append((case, outcome))
                 if args.show:
                     for a in outcome.attempts:
-                        print(f"  [{mode}] {a.status:7} {a.content!r}  <- "
+                        print(f"  [{mode}] {a.status:9} {a.content!r}  <- "
                               f"{case.message[:50]!r}"
                               + (f"\n            {a.error[:160]}" if a.error else ""),
                               flush=True)
@@ -239,6 +250,7 @@ def main() -> int:
                 print(f"  wrongly refused share of attempts: "
                       f"{figures['correct writes wrongly refused'] / attempts:.0%}")
     finally:
+        client.close()
         stop_shared_servers()
         shutil.rmtree(root, ignore_errors=True)
     return 0
