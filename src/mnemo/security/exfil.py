@@ -30,6 +30,7 @@ from functools import cache
 
 from mnemo.security.matchers import compile_pattern, finditer, window
 from mnemo.security.normalise import Form
+from mnemo.security.triggers import candidate_ranges, near
 
 __all__ = ["SENSITIVE", "exfil_command", "exfil_image", "exfil_instruction", "is_well_known"]
 
@@ -127,6 +128,7 @@ _BARE_LOCAL = re.compile(r"(?<![\w./-])(localhost|127\.0\.0\.1)(?::\d{1,5})?\b")
 _IP = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
 
 
+@cache
 def is_well_known(host: str) -> bool:
     """True for a service whose API people call with their own token (and local hosts)."""
     host = host.lower().rstrip(".")
@@ -149,18 +151,25 @@ def _vendor_of(name: str) -> tuple[str, ...] | None:
     return None
 
 
+# Literals a match of a costly regex must hold: checked first with ``in`` (C speed).
+_HOST_LITERALS = ((_NC_HOST, ("nc", "telnet")), (_DEV_TCP, ("/dev/",)),
+                  (_BARE_LOCAL, ("localhost", "127.0.0.1")))
+_ENV_LITERALS = ("env", "set", "export", "history", "cookie", "localstorage")
+
+
 def _hosts(command: str, raw: str) -> list[str]:
     """Hosts the command talks to; ``raw`` is the same command before confusable mapping
     (a host with a look-alike letter is kept as written, so it is never "well known")."""
     hosts = [m.group(1) for m in _URL_HOST.finditer(raw)]
     if not hosts:
         hosts = [m.group(1) for m in _URL_HOST.finditer(command)]
-    for pattern in (_NC_HOST, _DEV_TCP, _BARE_LOCAL):
-        hosts.extend(m.group(1) for m in pattern.finditer(command))
+    for pattern, literals in _HOST_LITERALS:
+        if any(literal in command for literal in literals):  # C-speed guard
+            hosts.extend(m.group(1) for m in pattern.finditer(command))
     if re.search(r"\b(?:scp|rsync|sftp)\b", command):
         hosts.extend(m.group(1) for m in _REMOTE.finditer(command) if "." in m.group(1)
                      or "@" in m.group(0))
-    return hosts
+    return list(dict.fromkeys(hosts))  # each host judged once
 
 
 def _command_is_exfil(command: str, raw: str) -> bool:
@@ -169,13 +178,14 @@ def _command_is_exfil(command: str, raw: str) -> bool:
     if any(_is_sink(h) for h in hosts) and (
             re.search(r"\s-(?:d|f|t)\b|--data|--form|--upload|--post|-body|\$|@", command)):
         return True
-    if next(finditer(SENSITIVE, command), None) is not None or _ENV_DUMP.search(command):
+    if next(finditer(SENSITIVE, command), None) is not None or (
+            any(word in command for word in _ENV_LITERALS) and _ENV_DUMP.search(command)):
         return not (hosts and all(h.startswith(("localhost", "127.")) for h in hosts))
     for match in _UPLOAD.finditer(command):
         path = next(g for g in match.groups() if g)
         if _HOME.match(path) and not known:
             return True
-    for match in _SUBST.finditer(command):
+    for match in _SUBST.finditer(command) if "$(" in command or "`" in command else ():
         inner = match.group(1) if match.group(1) is not None else match.group(2)
         if re.fullmatch(r"[\w.]{1,80}", inner):
             continue  # a make or pipeline variable: $(VERSION), $(Build.SourceVersion)
@@ -202,42 +212,130 @@ def _command_is_exfil(command: str, raw: str) -> bool:
 
 
 _MAX_CONTINUED = 30  # lines one command may span
+_CODE_LINES = 6  # lines after a code call (``requests.post(``) read as its arguments
 _CONTEXT = 2000  # characters of a command read on either side of its sender
+
+# Triggers: what a command must hold to be exfiltration (see ``_command_is_exfil``), each
+# a superset found in one pass over the whole text (``triggers.py``).
+_ENV_WORDS = re.compile(r"\b(?:env|printenv|set|export|history)\b|os\.environ|process\.env"
+                        r"|document\.cookie|localstorage")
+_SUBST_START = re.compile(r"\$\(|[=/\"':]`")
+_SINK_OR_IP = re.compile("|".join(re.escape(s) for s in _SINKS)
+                         + r"|\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}")
+_HOSTISH = re.compile(r"://|\b(?:nc|ncat|netcat|telnet|scp|sftp|rsync|localhost)\b"
+                      r"|/dev/(?:tcp|udp)/|127\.0\.0\.1")
+
+
+def _triggers(text: str) -> list[int]:
+    """Offsets of everything that can make a command exfiltration; a command holding
+    none of them is not analysed. A secret-like word counts only near a host."""
+    found = [m.start() for m in finditer(SENSITIVE, text)]
+    for pattern in (_ENV_WORDS, _SUBST_START, _SINK_OR_IP):  # located by their literals
+        found.extend(m.start() for m in finditer(pattern.pattern, text))
+    found.extend(m.start() for m in _UPLOAD.finditer(text)
+                 if _HOME.match(next(g for g in m.groups() if g)))
+    # Every secret-named variable holds one of these words (and so does some prose).
+    secret_vars = [m.start() for m in finditer(_SECRET_NAME.pattern, text)]
+    if secret_vars:
+        hosts = [m.start() for m in finditer(_HOSTISH.pattern, text)]
+        found.extend(v for v in secret_vars if near(hosts, v, 3 * _CONTEXT, 3 * _CONTEXT))
+    return sorted(found)
+
+
+def _line_findings(line: str, plain: str, sender: re.Pattern[str],
+                   verdicts: dict[tuple[str, str], bool]) -> list[tuple[int, int]]:
+    """The findings of a line that is a whole command group by itself (not continued,
+    no code call, shorter than ``_CONTEXT``): what ``exfil_command`` would find there,
+    as offsets into the line. Computed once per distinct line."""
+    found_here: list[tuple[int, int]] = []
+    done_to = -1
+    for found in sender.finditer(line):
+        if found.start() < done_to:
+            continue
+        cut_before = max((m.end() for m in _SPLIT.finditer(line, 0, found.start())),
+                         default=0)
+        after = _SPLIT.search(line, found.end())
+        done_to = cut_after = after.start() if after else len(line)
+        key = (line[cut_before:cut_after], plain[:3 * _CONTEXT])
+        if key not in verdicts:
+            verdicts[key] = _command_is_exfil(*key)
+        if verdicts[key]:
+            found_here.append((found.start(), cut_after))
+    return found_here
 
 
 def exfil_command(form: Form) -> Iterator[tuple[int, int]]:
     """Commands (shell, PowerShell, Python, JavaScript) that send secrets or files out.
 
-    Each command is analysed once, and at most ``_CONTEXT`` characters either side of
-    its sender, so a 64 KiB line of ``curl curl curl …`` costs linear time.
+    Only the lines around a trigger are read for senders (``_triggers``); each command
+    is analysed once and at most ``_CONTEXT`` characters either side of its sender; a
+    command, or a line that is a command group by itself, repeated word for word is
+    judged once. A 64 KiB file of ``curl`` lines, or one line of ``curl curl curl …``,
+    costs a few passes of C regex code and a dictionary look-up per line.
     """
-    text = form.text
+    text, starts = form.text, form.line_starts
     sender = compile_pattern(_SENDER)
+    if next(finditer(_SENDER, text), None) is None:  # literal anchors: no regex scan
+        return
+    triggers = _triggers(text)
+    # Few triggers drive the search alone; many are weighed against the senders.
+    senders = [m.start() for m in finditer(_SENDER, text)] if len(triggers) > 500 else []
+    ranges = candidate_ranges(form, triggers, senders or [len(text)] * len(triggers),
+                              max_continued=_MAX_CONTINUED, code_lines=_CODE_LINES,
+                              reach=3 * _CONTEXT)
+    has_code = _CODE_SENDER.search(text) is not None
+    verdicts: dict[tuple[str, str], bool] = {}
+    lines: dict[tuple[str, str], list[tuple[int, int]]] = {}
     done_to = -1
-    for found in sender.finditer(text):
-        if found.start() < done_to:
-            continue  # part of a command already analysed
-        first = form.line_of(found.start())
-        last = first
-        while (last - first < _MAX_CONTINUED and last - 1 < len(form.continued)
-               and form.continued[last - 1]):
-            last += 1
-        code = _CODE_SENDER.search(found.group()) is not None
-        if code:
-            last = min(len(form.line_starts), last + 6)  # a call's arguments, next lines
-        start = max(form.line_starts[first - 1], found.start() - _CONTEXT)
-        end = form.line_starts[last] - 1 if last < len(form.line_starts) else len(text)
-        end = min(end, found.end() + _CONTEXT)
-        logical = text[start:end].replace("\n", " ")  # continued lines: one command
-        raw = "\n".join(form.plain_lines[first - 1:last])
-        offset = found.start() - start
-        # The command the sender belongs to: cut at ; && || on either side.
-        cut_before = max((m.end() for m in _SPLIT.finditer(logical, 0, offset)), default=0)
-        after = None if code else _SPLIT.search(logical, found.end() - start)
-        cut_after = after.start() if after else len(logical)
-        done_to = start + cut_after
-        if _command_is_exfil(logical[cut_before:cut_after], raw[:3 * _CONTEXT]):
-            yield found.start(), start + cut_after
+    for low, high in ranges:
+        for number in range(form.line_of(low), form.line_of(high) + 1):
+            line_start = starts[number - 1]
+            line_end = starts[number] - 1 if number < len(starts) else len(text)
+            if (done_to <= line_start and line_end - line_start <= _CONTEXT
+                    and not form.continued[number - 1]
+                    and not (has_code and _CODE_SENDER.search(text, line_start, line_end))):
+                # A command group of its own: judged as a whole line, once per text.
+                key = (text[line_start:line_end], form.plain_lines[number - 1])
+                if key not in lines:
+                    lines[key] = _line_findings(*key, sender, verdicts)
+                for rel_start, rel_end in lines[key]:
+                    yield line_start + rel_start, line_start + rel_end
+                done_to = line_end
+                continue
+            for found in sender.finditer(text, max(line_start, done_to), line_end):
+                if found.start() < done_to:
+                    continue  # part of a command already analysed
+                done_to, exfil = _judge(form, found, verdicts)
+                if exfil:
+                    yield found.start(), done_to
+
+
+def _judge(form: Form, found: re.Match[str],
+           verdicts: dict[tuple[str, str], bool]) -> tuple[int, bool]:
+    """Where the command of sender ``found`` ends, and whether it is exfiltration."""
+    text = form.text
+    first = form.line_of(found.start())
+    last = first
+    while (last - first < _MAX_CONTINUED and last - 1 < len(form.continued)
+           and form.continued[last - 1]):
+        last += 1
+    code = _CODE_SENDER.search(found.group()) is not None
+    if code:  # a call's arguments, next lines
+        last = min(len(form.line_starts), last + _CODE_LINES)
+    start = max(form.line_starts[first - 1], found.start() - _CONTEXT)
+    end = form.line_starts[last] - 1 if last < len(form.line_starts) else len(text)
+    end = min(end, found.end() + _CONTEXT)
+    logical = text[start:end].replace("\n", " ")  # continued lines: one command
+    raw = "\n".join(form.plain_lines[first - 1:last])
+    offset = found.start() - start
+    # The command the sender belongs to: cut at ; && || on either side.
+    cut_before = max((m.end() for m in _SPLIT.finditer(logical, 0, offset)), default=0)
+    after = None if code else _SPLIT.search(logical, found.end() - start)
+    cut_after = after.start() if after else len(logical)
+    key = (logical[cut_before:cut_after], raw[:3 * _CONTEXT])
+    if key not in verdicts:
+        verdicts[key] = _command_is_exfil(*key)
+    return start + cut_after, verdicts[key]
 
 
 # Imperative verbs (not "sends", not ``-X POST`` or ``--upload-file`` of a command line).
