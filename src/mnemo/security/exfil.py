@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterator
 from functools import cache
 
-from mnemo.security.matchers import compile_pattern, finditer, window
+from mnemo.security.matchers import compile_pattern, count_anchors, finditer, window
 from mnemo.security.normalise import Form
 from mnemo.security.triggers import candidate_ranges, near
 
@@ -179,7 +179,8 @@ def _command_is_exfil(command: str, raw: str) -> bool:
             re.search(r"\s-(?:d|f|t)\b|--data|--form|--upload|--post|-body|\$|@", command)):
         return True
     if next(finditer(SENSITIVE, command), None) is not None or (
-            any(word in command for word in _ENV_LITERALS) and _ENV_DUMP.search(command)):
+            any(word in command for word in _ENV_LITERALS)
+            and next(finditer(_ENV_DUMP.pattern, command), None) is not None):
         return not (hosts and all(h.startswith(("localhost", "127.")) for h in hosts))
     for match in _UPLOAD.finditer(command):
         path = next(g for g in match.groups() if g)
@@ -230,14 +231,14 @@ def _triggers(text: str) -> list[int]:
     """Offsets of everything that can make a command exfiltration; a command holding
     none of them is not analysed. A secret-like word counts only near a host."""
     found = [m.start() for m in finditer(SENSITIVE, text)]
-    for pattern in (_ENV_WORDS, _SUBST_START, _SINK_OR_IP):  # located by their literals
-        found.extend(m.start() for m in finditer(pattern.pattern, text))
+    for pattern in (_ENV_WORDS, _SUBST_START, _SINK_OR_IP):  # one C pass each
+        found.extend([m.start() for m in pattern.finditer(text)])
     found.extend(m.start() for m in _UPLOAD.finditer(text)
                  if _HOME.match(next(g for g in m.groups() if g)))
     # Every secret-named variable holds one of these words (and so does some prose).
-    secret_vars = [m.start() for m in finditer(_SECRET_NAME.pattern, text)]
+    secret_vars = [m.start() for m in _SECRET_NAME.finditer(text)]
     if secret_vars:
-        hosts = [m.start() for m in finditer(_HOSTISH.pattern, text)]
+        hosts = [m.start() for m in _HOSTISH.finditer(text)]
         found.extend(v for v in secret_vars if near(hosts, v, 3 * _CONTEXT, 3 * _CONTEXT))
     return sorted(found)
 
@@ -277,12 +278,10 @@ def exfil_command(form: Form) -> Iterator[tuple[int, int]]:
     sender = compile_pattern(_SENDER)
     if next(finditer(_SENDER, text), None) is None:  # literal anchors: no regex scan
         return
-    triggers = _triggers(text)
-    # Few triggers drive the search alone; many are weighed against the senders.
-    senders = [m.start() for m in finditer(_SENDER, text)] if len(triggers) > 500 else []
-    ranges = candidate_ranges(form, triggers, senders or [len(text)] * len(triggers),
-                              max_continued=_MAX_CONTINUED, code_lines=_CODE_LINES,
-                              reach=3 * _CONTEXT)
+    ranges = candidate_ranges(
+        form, _triggers(text), lambda: [m.start() for m in finditer(_SENDER, text)],
+        count_anchors(_SENDER, text), max_continued=_MAX_CONTINUED, code_lines=_CODE_LINES,
+        reach=3 * _CONTEXT)
     has_code = _CODE_SENDER.search(text) is not None
     verdicts: dict[tuple[str, str], bool] = {}
     lines: dict[tuple[str, str], list[tuple[int, int]]] = {}

@@ -18,6 +18,7 @@ senders of the lines before it in that reach, and of line *k* itself.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable
 
 from mnemo.security.normalise import Form
 
@@ -39,44 +40,54 @@ def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return merged
 
 
-def candidate_ranges(form: Form, triggers: list[int], senders: list[int], *,
-                     max_continued: int, code_lines: int,
+def candidate_ranges(form: Form, triggers: list[int], senders: Callable[[], list[int]],
+                     senders_at_most: int, *, max_continued: int, code_lines: int,
                      reach: int) -> list[tuple[int, int]]:
     """Merged, sorted ``(start, end)`` text ranges holding every sender whose command may
-    contain one of the ``triggers`` (offsets into ``form.text``, as are ``senders``).
+    contain one of the ``triggers`` (sorted offsets into ``form.text``).
 
-    The shorter of the two sorted lists drives, so the work is one bisect per line
-    holding a trigger or per sender, whichever is fewer: dense triggers with a few
-    senders, or dense senders with a few triggers, both cost little. ``reach``: how far
-    past its line's start a sender's command may read.
+    The triggers drive while the lines they fall on are fewer than ``senders_at_most``
+    (a cheap upper bound on the senders); past it, the ``senders`` (computed only then)
+    drive, each looking for a trigger in its reach. So dense triggers with a few senders,
+    and dense senders with a few triggers, both cost little. ``reach``: how far past its
+    line's start a sender's command may read.
     """
     starts, continued = form.line_starts, form.continued
     ranges: list[tuple[int, int]] = []
-    last_line = 0
-    if len(triggers) <= len(senders):
-        for offset in triggers:
-            line = bisect_right(starts, offset)
-            if line == last_line:
-                continue  # this line's range is already taken
-            last_line = line
-            first = line
-            while first > 1 and line - first < max_continued and continued[first - 2]:
-                first -= 1
-            first = max(1, min(first, line - code_lines))
-            ranges.append((starts[first - 1], _line_end(form, line)))
-        return _merged(ranges)
-    for offset in senders:
+    line_end = -1
+    for offset in triggers:
+        if offset <= line_end:
+            continue  # this line's range is already taken
+        if len(ranges) > senders_at_most:
+            return _sender_driven(form, triggers, senders(), max_continued=max_continued,
+                                  code_lines=code_lines, reach=reach)
         line = bisect_right(starts, offset)
-        if line == last_line:
+        line_end = _line_end(form, line)
+        first = line
+        while first > 1 and line - first < max_continued and continued[first - 2]:
+            first -= 1
+        first = max(1, min(first, line - code_lines))
+        ranges.append((starts[first - 1], line_end))
+    return _merged(ranges)
+
+
+def _sender_driven(form: Form, triggers: list[int], senders: list[int], *,
+                   max_continued: int, code_lines: int, reach: int) -> list[tuple[int, int]]:
+    starts, continued = form.line_starts, form.continued
+    ranges: list[tuple[int, int]] = []
+    line_end = -1
+    for offset in senders:
+        if offset <= line_end:
             continue
-        last_line = line
+        line = bisect_right(starts, offset)
+        line_end = _line_end(form, line)
         last = line
         while last - line < max_continued and last - 1 < len(continued) and continued[last - 1]:
             last += 1
         last = min(len(starts), last + code_lines)
         low = starts[line - 1]
         if near(triggers, low, 0, min(_line_end(form, last), low + reach)):
-            ranges.append((low, _line_end(form, line)))
+            ranges.append((low, line_end))
     return _merged(ranges)
 
 
