@@ -24,7 +24,8 @@ from typing import Any
 
 from mnemo.security.normalise import Form, skeleton
 
-__all__ = ["Matcher", "W", "compile_pattern", "count_anchors", "finditer", "regex", "window"]
+__all__ = ["Matcher", "W", "compile_pattern", "count_anchors", "finditer", "regex", "sources",
+           "window"]
 
 Matcher = Callable[[Form], Iterator[tuple[int, int]]]
 
@@ -314,9 +315,20 @@ def finditer(pattern: str, text: str) -> Iterator[re.Match[str]]:
         yield match
 
 
+# The source of every pattern built by ``regex`` and ``window``, in the order built
+# (import time only): ``leet.py`` reads the words the patterns use from it.
+_SOURCES: list[str] = []
+
+
+def sources() -> tuple[str, ...]:
+    """The source text of every pattern built so far by ``regex`` and ``window``."""
+    return tuple(_SOURCES)
+
+
 def regex(*patterns: str) -> Matcher:
     """Any of ``patterns`` (alternatives, compiled together)."""
     joined = "|".join(f"(?:{p})" for p in patterns)
+    _SOURCES.append(joined)
 
     def match(form: Form) -> Iterator[tuple[int, int]]:
         for found in finditer(joined, form.text):
@@ -334,6 +346,7 @@ def window(first: str, *rest: str, span: int = 250, either_order: bool = False,
     ``unless_before``: a pattern that, ending right before ``first``, cancels the match
     ("never send …").
     """
+    _SOURCES.extend((first, *rest))
 
     def match(form: Form) -> Iterator[tuple[int, int]]:
         text = form.text

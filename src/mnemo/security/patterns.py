@@ -130,6 +130,37 @@ def _hidden_element(form: Form) -> Iterator[tuple[int, int]]:
             yield found.start(), found.end()
 
 
+# An AI addressed as the reader of the text ("note to the AI agent reading this",
+# "AI assistants processing this file"), and what no instruction file should ask of one:
+# bypassing review, or reporting success whatever happened. AGENTS.md files address
+# agents all the time; it is the action that makes the difference, and "never push
+# directly to main" is a rule, not an attack.
+_AI_READER = (r"\b(?:ai|llm|a\.i\.)\W{1,3}(?:coding\W{1,3})?(?:agents?|assistants?|models?"
+              r"|bots?)\b|\b(?:agents?|assistants?|models?|llms?|bots?)\W{1,3}(?:reading"
+              r"|processing|parsing|scanning|analy[sz]ing|working\W{1,3}on|that\W{1,3}reads?)\b")
+_UNSAFE_ACTION = (r"\bskip\W{1,3}(?:the\W{1,3}|all\W{1,3})?(?:code\W{1,3})?reviews?\b"
+                  r"|\bpush\W{1,3}(?:\w{1,10}\W{1,3})?directly\W{1,3}(?:in)?to\W{1,3}"
+                  r"(?:the\W{1,3})?(?:main|master|production|prod)\b"
+                  r"|\b(?:merge|commit|push|deploy)\W{1,3}(?:\w{1,10}\W{1,3}){0,2}?without"
+                  r"\W{1,3}(?:any\W{1,3})?(?:code\W{1,3})?(?:review|approval|tests)\b"
+                  r"|\b(?:tell|inform|assure|report\W{1,3}to)\W{1,3}the\W{1,3}(?:user|human"
+                  r"|owner|reviewer)\W{1,3}(?:that\W{1,3})?(?:the\W{1,3}|all\W{1,3})?(?:tests?"
+                  r"|build|ci|checks?|pipeline)\W{1,3}(?:pass(?:ed|es)?|succeeded|are\W{1,3}"
+                  r"(?:green|passing)|went\W{1,3}well)\b")
+_FORBIDDEN = r"\b(?:never|not|n't|no|nor|avoid|without|forbidden|prohibited)\b"
+_addressed_action = window(_UNSAFE_ACTION, _AI_READER, span=160, either_order=True)
+
+
+def _unsafe_agent_action(form: Form) -> Iterator[tuple[int, int]]:
+    """An unsafe action asked of an AI reader, unless its clause forbids it ("never
+    push directly to main or skip review")."""
+    forbidden = compile_pattern(_FORBIDDEN)
+    text = form.text
+    for start, end in _addressed_action(form):
+        clause = max(text.rfind(mark, max(0, start - 120), start) for mark in ".;:!?") + 1
+        if not forbidden.search(text, max(clause, start - 120), start):
+            yield start, end
+
 PATTERNS: tuple[ThreatPattern, ...] = (
     # The seed's ten.
     ThreatPattern("prompt_injection", "tells the model to ignore its previous instructions", (
@@ -190,6 +221,10 @@ PATTERNS: tuple[ThreatPattern, ...] = (
               rf"{W}(?:filters?|checks?|guidelines|polic(?:y|ies)|rules)\b",
               rf"\byou{W}(?:now{W})?have{W}no{W}(?:more{W})?{_LIMITS}\b"),
         *multilingual.matchers("bypass_restrictions"),
+    )),
+    ThreatPattern("unsafe_agent_action", "tells an AI agent reading the text to skip review, "
+                  "push to main or tell the user the tests pass", (
+        _unsafe_agent_action,
     )),
     ThreatPattern("html_comment_injection", "hides instructions in an HTML comment",
                   (_html_comment,)),
