@@ -174,6 +174,10 @@ PATTERNS: tuple[ThreatPattern, ...] = (
               rf"have{W}been){W}told|said|written){W})?(?:above|before|previously|earlier"
               rf"|so{W}far)\b",
               rf"\bforget{W}(?:everything|all){W}(?:you|above|before|that|previous|prior|i)\b",
+              rf"\b(?:ignore|disregard|forget){W}(?:all{W}(?:of{W})?)?your{W}(?:own{W})?"
+              rf"(?:instructions|rules|guidelines|programming|directives|system{W}prompt)\b",
+              rf"\b(?:ignore|disregard){W}(?:what|whatever|everything){W}the{W}user{W}"
+              rf"(?:\w{{1,10}}{W})?(?:asked|said|wants|wanted|requested|wrote|typed|says)\b",
               rf"\b(?:previous|prior|earlier|above|all|original|old|earlier){W}(?:{_WORD})?"
               rf"(?:instructions|rules|guidelines|directives){W}(?:are|were|is|have{W}been)"
               rf"{W}(?:now{W})?(?:void|cancell?ed|revoked|obsolete|null|invalid|superseded"
@@ -200,7 +204,10 @@ PATTERNS: tuple[ThreatPattern, ...] = (
         regex(rf"\b(?:disregard|forget|abandon|discard|drop|circumvent){W}(?:all{W})?"
               rf"(?:of{W})?(?:(?:your|the|any|these){W})?(?:{_WORD})?(?:rules|guidelines"
               rf"|instructions|restrictions|principles|programming|training|constraints"
-              rf"|safety{W}(?:rules|guidelines))\b"),
+              rf"|safety{W}(?:rules|guidelines))\b",
+              rf"\bstop{W}(?:following|obeying|applying){W}(?:all{W})?(?:your|the|any){W}"
+              rf"(?:{_WORD})?(?:rules|guidelines|instructions|programming|polic(?:y|ies)"
+              rf"|restrictions)\b"),
         *multilingual.matchers("disregard_rules"),
     )),
     ThreatPattern("bypass_restrictions", "asks the model to act as if it had no restrictions", (
@@ -252,12 +259,15 @@ PATTERNS: tuple[ThreatPattern, ...] = (
         regex(rf"\byou{W}are{W}(?:now{W}(?:in{W})?(?:(?:a|an|the){W})?(?:\w{{1,15}}{W})?"
               rf"(?:mode|dan|jailbroken|unrestricted|unfiltered|uncensored|\w{{0,10}}gpt"
               rf"|\w{{0,10}}bot)\b|now{W}(?:a|an){W}|no{W}longer{W}\w)",
-              rf"\bfrom{W}(?:now{W}on|this{W}point(?:{W}(?:on|forward))?|here{W}on|now)"
+              rf"\bfrom{W}(?:now{W}on|this{W}(?:point|message|moment|turn)(?:{W}(?:on|onwards"
+              rf"|forward))?|here{W}on|now)"
               rf"{W}you{W}(?:are|will{W}be|'re|shall{W}be){W}(?:now{W})?(?:a|an|my|no{W}longer"
               rf"|dan|jailbroken|unrestricted|unfiltered|\W{{0,3}}\w{{0,10}}(?:gpt|bot)\b)",
               rf"\b(?:your|the){W}new{W}(?:task|instructions?|role|goal|objective|purpose"
               rf"|directive|identity)\W{{0,3}}(?:is\b|are\b|:)",
               rf"\bnew{W}(?:system{W})?instructions?\W{{0,3}}:",
+              rf"\byour{W}(?:real|true|actual|new|updated){W}(?:instructions|orders|task"
+              rf"|directives)\W{{1,3}}(?:are|follow|begin|start|below)\b",
               r"<\|im_start\|>|<\|im_end\|>|<\|(?:system|assistant|user|endoftext)\|>"
               r"|\[/?inst\]|<</?sys>>|<\W{0,2}/?\W{0,2}system\W{0,2}>",
               rf"\[\W{{0,2}}system{W}(?:override|message|note|prompt|instruction)s?\W{{0,2}}\]"),
