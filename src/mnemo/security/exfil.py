@@ -64,6 +64,7 @@ _WELL_KNOWN = (
     "localhost", "127.0.0.1", "::1", "atlassian.net", "twilio.com", "sendgrid.com",
     "pagerduty.com", "newrelic.com", "grafana.net", "digitalocean.com", "fly.io",
 )
+_WELL_KNOWN_SET = frozenset(_WELL_KNOWN)
 _LOCAL_SUFFIXES = (".internal", ".local", ".localhost", ".lan", ".corp")
 # Services made for catching requests: sending anything there is exfiltration.
 _SINKS = ("webhook.site", "requestbin", "pipedream", "ngrok", "transfer.sh", "pastebin",
@@ -134,8 +135,10 @@ def is_well_known(host: str) -> bool:
     host = host.lower().rstrip(".")
     if not host.isascii():
         return False
-    return host.endswith(_LOCAL_SUFFIXES) or any(
-        host == known or host.endswith("." + known) for known in _WELL_KNOWN)
+    if host.endswith(_LOCAL_SUFFIXES):
+        return True
+    labels = host.split(".")  # the host and each parent domain, one set look-up each
+    return any(".".join(labels[i:]) in _WELL_KNOWN_SET for i in range(len(labels)))
 
 
 def _is_sink(host: str) -> bool:

@@ -211,6 +211,7 @@ class _Alternative:
 _MAX_WIDTH = 5000
 _LOOKAROUND = 64  # characters a lookahead may read past a match's end
 _DENSE = 2000  # occurrences past which a literal no longer narrows the search
+_SHORT = 400  # texts this short are scanned whole
 _MUSTS = 3  # literal sets checked for absence per alternative (each costs a pass)
 
 
@@ -290,6 +291,9 @@ def finditer(pattern: str, text: str) -> Iterator[re.Match[str]]:
     no longer than the alternative's longest match. When both kinds of literal are
     dense (thousands), the alternative is scanned whole, still one C pass.
     """
+    if len(text) <= _SHORT:  # one C pass costs less than locating the alternatives
+        yield from compile_pattern(pattern).finditer(text)
+        return
     per_alternative: list[list[tuple[int, int, re.Match[str]]]] = []
     for number, alt in enumerate(_plan(pattern)):
         width = alt.width or 0
