@@ -1,4 +1,4 @@
-"""Exfiltration: commands, instructions and markdown images that send data out (SPEC S3).
+"""Exfiltration: commands and instructions that send data out (SPEC S3); images: ``images.py``.
 
 The line between "uses a token" and "sends a token elsewhere" is drawn per command:
 
@@ -32,7 +32,8 @@ from mnemo.security.matchers import compile_pattern, count_anchors, finditer, wi
 from mnemo.security.normalise import Form
 from mnemo.security.triggers import candidate_ranges, near
 
-__all__ = ["SENSITIVE", "exfil_command", "exfil_image", "exfil_instruction", "is_well_known"]
+__all__ = ["SENSITIVE", "URL_HOST", "exfil_command", "exfil_instruction", "is_sink",
+           "is_well_known"]
 
 SENSITIVE = (
     r"(?:\.ssh(?:[\\/](?:id_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?|[\w.-]{0,40}(?:key|\.pem))"
@@ -91,7 +92,7 @@ _SENDER = (r"(?<![\w./-])(?:curl|wget|nc|ncat|netcat|socat|telnet|scp|sftp|ftp|r
            r"|\burlopen\s?\(|\bfetch\s?\(|\baxios\.|\bxmlhttprequest\b|\bsendbeacon\b"
            r"|\bgh\s+gist\s+create\b")
 _CODE_SENDER = re.compile(r"requests\.|httpx\.|urlopen|fetch|axios|xmlhttprequest|sendbeacon")
-_URL_HOST = re.compile(r"\bhttps?://(?:[^\s/@'\"]{0,100}@)?([^\s/?#:'\"\\)]{1,253})")
+URL_HOST = re.compile(r"\bhttps?://(?:[^\s/@'\"]{0,100}@)?([^\s/?#:'\"\\)]{1,253})")
 _REMOTE = re.compile(r"(?:\b[\w.-]{1,64}@)?\b([a-z0-9][\w.-]{0,252}):(?:/|~|\s|$)")
 _NC_HOST = re.compile(r"\b(?:nc|ncat|netcat|telnet)\s+(?:-\w+\s+){0,4}([\w.-]{1,253})\s+\d")
 _DEV_TCP = re.compile(r"/dev/(?:tcp|udp)/([\w.-]{1,253})/")
@@ -141,7 +142,7 @@ def is_well_known(host: str) -> bool:
     return any(".".join(labels[i:]) in _WELL_KNOWN_SET for i in range(len(labels)))
 
 
-def _is_sink(host: str) -> bool:
+def is_sink(host: str) -> bool:
     host = host.lower()
     return (bool(_IP.match(host)) and not host.startswith("127.")) or any(
         s in host for s in _SINKS)
@@ -163,9 +164,9 @@ _ENV_LITERALS = ("env", "set", "export", "history", "cookie", "localstorage")
 def _hosts(command: str, raw: str) -> list[str]:
     """Hosts the command talks to; ``raw`` is the same command before confusable mapping
     (a host with a look-alike letter is kept as written, so it is never "well known")."""
-    hosts = [m.group(1) for m in _URL_HOST.finditer(raw)]
+    hosts = [m.group(1) for m in URL_HOST.finditer(raw)]
     if not hosts:
-        hosts = [m.group(1) for m in _URL_HOST.finditer(command)]
+        hosts = [m.group(1) for m in URL_HOST.finditer(command)]
     for pattern, literals in _HOST_LITERALS:
         if any(literal in command for literal in literals):  # C-speed guard
             hosts.extend(m.group(1) for m in pattern.finditer(command))
@@ -178,7 +179,7 @@ def _hosts(command: str, raw: str) -> list[str]:
 def _command_is_exfil(command: str, raw: str) -> bool:
     hosts = _hosts(command, raw)
     known = bool(hosts) and all(is_well_known(h) for h in hosts)
-    if any(_is_sink(h) for h in hosts) and (
+    if any(is_sink(h) for h in hosts) and (
             re.search(r"\s-(?:d|f|t)\b|--data|--form|--upload|--post|-body|\$|@", command)):
         return True
     if next(finditer(SENSITIVE, command), None) is not None or (
@@ -366,62 +367,3 @@ def exfil_instruction(form: Form) -> Iterator[tuple[int, int]]:
     """Instructions, in prose, to send what the agent holds (history, keys, files) out."""
     yield from _send_object(form)
     yield from _object_then_send(form)
-
-
-_INLINE_IMAGE = r"!\[[^\[\]\n]{0,300}\]\(\s{0,3}<?(https?://[^\s)>]{1,2000})"
-_HTML_IMAGE = r"<\s{0,3}img\b[^>]{0,300}?\bsrc\s{0,3}=\s{0,3}[\"']?(https?://[^\"'\s>]{1,2000})"
-_REF_IMAGE = r"!\[([^\[\]\n]{0,300})\](?:\[([^\[\]\n]{0,100})\])?"
-_REF_DEF = r"(?:^|\n)\s{0,3}\[([^\]\n]{1,100})\]:\s{0,3}<?(https?://\S{1,2000})"
-_PLACEHOLDER = re.compile(r"[{}$<>\[\]`]|%7b|%7d|%24|%3c|%3e")
-_DATA_PARAM = re.compile(
-    r"[?&](?:data|d|q|query|msg|message|messages|content|conv|conversation|chat|history"
-    r"|secret|key|k|token|t|memory|info|payload|p|text|prompt|session|summary|s|u|user|c"
-    r"|cookie|log|leak|x|e|env|m|input|output|ctx|context)=", re.IGNORECASE)
-
-
-@cache
-def _image_patterns() -> tuple[re.Pattern[str], ...]:
-    return tuple(compile_pattern(p) for p in (_INLINE_IMAGE, _HTML_IMAGE, _REF_IMAGE,
-                                               _REF_DEF))
-
-
-def _suspicious_url(url: str) -> bool:
-    host_match = _URL_HOST.match(url)
-    host = host_match.group(1) if host_match else ""
-    if host and is_well_known(host):
-        return False
-    if _is_sink(host) or _PLACEHOLDER.search(url):
-        return True
-    query = url.partition("?")[2]
-    if not query:
-        return False
-    return bool(re.search(r"=(?:&|$)", query) or _DATA_PARAM.search("?" + query))
-
-
-def exfil_image(form: Form) -> Iterator[tuple[int, int]]:
-    """Markdown or HTML images whose URL would carry data out when the image is fetched.
-
-    Inline (``![a](url)``), HTML (``<img src=url>``) and reference style (``![a][ref]``
-    with ``[ref]: url`` anywhere in the text). A URL is suspicious when it holds a
-    template placeholder, an empty parameter waiting to be filled, a data-like parameter
-    (``?q=``, ``?data=``), or points at a collection service; badges and images of
-    well-known hosts are not.
-    """
-    inline, html, ref_use, ref_def = _image_patterns()
-    text = form.text
-    for pattern in (inline, html):
-        for found in pattern.finditer(text):
-            if _suspicious_url(found.group(1)):
-                yield found.start(), found.end()
-    definitions = {m.group(1).strip().lower(): (m.start(1), m.end(), m.group(2))
-                   for m in ref_def.finditer(text)}
-    if not definitions:
-        return
-    for found in ref_use.finditer(text):
-        if text[found.end():found.end() + 1] == "(":
-            continue  # an inline image, handled above
-        label = (found.group(2) or found.group(1)).strip().lower()
-        target = definitions.get(label)
-        if target is not None and _suspicious_url(target[2]):
-            yield found.start(), found.end()
-            yield target[0], target[1]

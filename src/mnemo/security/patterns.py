@@ -6,7 +6,7 @@ form of the text (``normalise.py``): lower case, accents and invisible character
 look-alike letters mapped to ASCII, whitespace collapsed and lines joined, so "ignore"
 written with a Cyrillic і, a soft hyphen or over two quoted lines is still "ignore".
 English phrasings live here, other languages in ``multilingual.py``, exfiltration by
-command, markdown image or instruction in ``exfil.py``.
+command or instruction in ``exfil.py``, by markdown image in ``images.py``.
 
 The patterns encode the *imperative shape* of an attack ("ignore all previous
 instructions", "send the chat history to https://…"), not its vocabulary: documentation
@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from mnemo.security import exfil, multilingual
+from mnemo.security import exfil, images, multilingual
 from mnemo.security.matchers import Matcher, W, compile_pattern, finditer, regex, window
 from mnemo.security.normalise import Form, build_form
 
@@ -302,7 +302,7 @@ PATTERNS: tuple[ThreatPattern, ...] = (
         *multilingual.matchers("exfil_url"),
     )),
     ThreatPattern("exfil_markdown_image", "builds an image URL that would carry data out when "
-                  "rendered", (exfil.exfil_image,)),
+                  "rendered", (images.exfil_image,)),
     ThreatPattern("secret_material",
                   "contains what looks like a credential (API key, token, private key)", (
         regex(r"-----begin[a-z ]{0,30}private key-----"
