@@ -212,6 +212,7 @@ _MAX_WIDTH = 5000
 _LOOKAROUND = 64  # characters a lookahead may read past a match's end
 _DENSE = 2000  # occurrences past which a literal no longer narrows the search
 _SHORT = 400  # texts this short are scanned whole
+_MERGE = 1024  # windows closer than this are scanned as one (C scans beat Python loops)
 _MUSTS = 3  # literal sets checked for absence per alternative (each costs a pass)
 
 
@@ -262,7 +263,7 @@ def _windows(alt: _Alternative, text: str) -> list[tuple[int, int]]:
         windows: list[tuple[int, int]] = []
         for pos in found:
             first = max(0, pos - before)
-            if windows and first <= windows[-1][1] + alt.width:
+            if windows and first <= windows[-1][1] + max(alt.width, _MERGE):
                 windows[-1] = (windows[-1][0], max(windows[-1][1], pos))
             else:
                 windows.append((first, pos))
@@ -277,6 +278,17 @@ def count_anchors(pattern: str, text: str) -> int:
     if "" in anchors:
         return len(text) + 1
     return sum(text.count(anchor) for anchor in set(anchors))
+
+
+def may_match(pattern: str, text: str) -> bool:
+    """False when no alternative of ``pattern`` can match ``text``: one of the literals
+    each of its matches needs is absent (``str`` searches only, no regex run)."""
+    for alt in _plan(pattern):
+        if alt.prefixes is not None and not any(p in text for p in alt.prefixes):
+            continue
+        if all(any(literal in text for literal in must) for must in alt.musts):
+            return True
+    return False
 
 
 def finditer(pattern: str, text: str) -> Iterator[re.Match[str]]:
@@ -294,6 +306,23 @@ def finditer(pattern: str, text: str) -> Iterator[re.Match[str]]:
     if len(text) <= _SHORT:  # one C pass costs less than locating the alternatives
         yield from compile_pattern(pattern).finditer(text)
         return
+    global _last
+    last_text, known = _last
+    if last_text is not text:
+        known = {}
+        _last = (text, known)  # one tuple: readers never see a mixed pair
+    if pattern not in known:
+        known[pattern] = list(_find(pattern, text))
+    yield from known[pattern]
+
+
+# The matches of each pattern in the last long text scanned: several patterns share a
+# piece (``SENSITIVE`` is read by three), and a scan reads one text many times. Holding
+# the text keeps its identity from being reused by another string.
+_last: tuple[str, dict[str, list[re.Match[str]]]] = ("", {})
+
+
+def _find(pattern: str, text: str) -> Iterator[re.Match[str]]:
     per_alternative: list[list[tuple[int, int, re.Match[str]]]] = []
     for number, alt in enumerate(_plan(pattern)):
         width = alt.width or 0
@@ -354,10 +383,14 @@ def window(first: str, *rest: str, span: int = 250, either_order: bool = False,
 
     def match(form: Form) -> Iterator[tuple[int, int]]:
         text = form.text
-        lists = []
-        for piece in rest:  # the later pieces first: the heads are often the common words
-            lists.append([(m.start(), m.end()) for m in finditer(piece, text)])
-            if not lists[-1]:
+        if not all(may_match(piece, text) for piece in (first, *rest)):
+            return
+        lists: list[list[tuple[int, int]]] = []
+        # The last pieces first (a destination, a file path: usually the rarest), and the
+        # heads last (often common words): one absent piece ends the search unread.
+        for piece in reversed(rest):
+            lists.insert(0, [(m.start(), m.end()) for m in finditer(piece, text)])
+            if not lists[0]:
                 return
         heads = [(m.start(), m.end()) for m in finditer(first, text)]
         starts = [[s for s, _ in found] for found in lists]

@@ -148,4 +148,5 @@ def scan(text: str, scope: Scope = "context") -> list[Finding]:
 
 # Compile the patterns now rather than inside the first memory write: a write must stay
 # short (a process killed mid-write must leave whole files), and nothing is read here.
-scan("")
+# The text is long enough for the literal plans of ``matchers.finditer`` to be built too.
+scan("warm up 1gn0re " * 40)
