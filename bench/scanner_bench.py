@@ -7,10 +7,11 @@ blocked, ≤ 2% refused.
 
 Time: each pattern alone, on 64 KiB inputs that repeat the openings of the patterns
 without completing them (what makes a backtracking matcher retry everywhere), on one
-long line and on many short ones; the worst input per pattern is reported, and the
-worst normalisation time. Budget: 50 ms per pattern. Times are CPU time of this
-process (``time.process_time``), so a busy shared machine does not inflate them; the
-wall-clock time is shown next to it.
+long line and on many short ones; the best of three runs per input, the worst input per
+pattern reported, and the worst normalisation time. Budget: 50 ms per pattern. Times are
+CPU time of this process (``time.process_time``), so a busy shared machine inflates them
+less than wall-clock time, shown next to it (it still inflates them: caches are shared).
+Then a few inputs of other shapes, all patterns together.
 
     python bench/scanner_bench.py            # rates and times
     python bench/scanner_bench.py --rates    # rates only (seconds)
@@ -22,6 +23,7 @@ import argparse
 import json
 import time
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 from mnemo.security import MAX_SCAN_CHARS, scan
@@ -30,6 +32,7 @@ from mnemo.security.patterns import PATTERNS
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "security" / "corpus"
 BUDGET_MS = 50.0
+TRIES = 3  # best of three per pattern and input: a shared machine's spikes are not the scan's
 
 OPENINGS = [
     "ignore ", "ignore all the ", "ignore\n", "do not ", "don't tell ", "system prompt ",
@@ -115,10 +118,15 @@ def timings() -> bool:
     for pattern in PATTERNS:
         worst = (0.0, 0.0, "")
         for name, form in forms:
-            cpu, wall = time.process_time(), time.perf_counter()
-            for _ in pattern.find(form):
-                pass
-            worst = max(worst, (time.process_time() - cpu, time.perf_counter() - wall, name))
+            best = (float("inf"), float("inf"))
+            for _ in range(TRIES):
+                # A new string each try: matches cached for one text are not reused.
+                fresh = replace(form, text=form.text[:1] + form.text[1:])
+                cpu, wall = time.process_time(), time.perf_counter()
+                for _ in pattern.find(fresh):
+                    pass
+                best = min(best, (time.process_time() - cpu, time.perf_counter() - wall))
+            worst = max(worst, (*best, name))
         over = worst[0] * 1000 > BUDGET_MS
         ok = ok and not over
         print(f"  {pattern.id:<24} cpu {worst[0] * 1000:7.1f}  wall {worst[1] * 1000:7.1f}  "
