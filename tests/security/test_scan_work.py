@@ -33,7 +33,8 @@ OPENINGS = [
 
 
 class _Counting:
-    """A compiled regex that adds the length of every range it scans to ``tally``."""
+    """A compiled regex that adds the length of every range it scans to ``tally``
+    (and, for a match tried at one offset, one plus what it matched)."""
 
     def __init__(self, regex: re.Pattern[str], tally: list[int]) -> None:
         self.regex, self.tally = regex, tally
@@ -42,6 +43,12 @@ class _Counting:
                  endpos: int = sys.maxsize) -> Iterator[re.Match[str]]:
         self.tally[0] += max(0, min(endpos, len(text)) - pos)
         return self.regex.finditer(text, pos, endpos)
+
+    def match(self, text: str, pos: int = 0) -> re.Match[str] | None:
+        # A match tried at one offset: one character, or what it matched.
+        found = self.regex.match(text, pos)
+        self.tally[0] += 1 + (found.end() - pos if found else 0)
+        return found
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.regex, name)

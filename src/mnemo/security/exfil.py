@@ -25,10 +25,11 @@ before the confusable mapping, so a look-alike domain is never taken for a known
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterator
 from functools import cache
 
-from mnemo.security.matchers import compile_pattern, count_anchors, finditer, window
+from mnemo.security.matchers import compile_pattern, count_anchors, finditer, may_match, window
 from mnemo.security.normalise import Form
 from mnemo.security.triggers import candidate_ranges, near
 
@@ -170,7 +171,8 @@ def _hosts(command: str, raw: str) -> list[str]:
     for pattern, literals in _HOST_LITERALS:
         if any(literal in command for literal in literals):  # C-speed guard
             hosts.extend(m.group(1) for m in pattern.finditer(command))
-    if re.search(r"\b(?:scp|rsync|sftp)\b", command):
+    if any(tool in command for tool in ("scp", "rsync", "sftp")) and re.search(
+            r"\b(?:scp|rsync|sftp)\b", command):
         hosts.extend(m.group(1) for m in _REMOTE.finditer(command) if "." in m.group(1)
                      or "@" in m.group(0))
     return list(dict.fromkeys(hosts))  # each host judged once
@@ -280,7 +282,7 @@ def exfil_command(form: Form) -> Iterator[tuple[int, int]]:
     """
     text, starts = form.text, form.line_starts
     sender = compile_pattern(_SENDER)
-    if next(finditer(_SENDER, text), None) is None:  # literal anchors: no regex scan
+    if not may_match(_SENDER, text):  # no sender's literal: str searches only
         return
     ranges = candidate_ranges(
         form, _triggers(text), lambda: [m.start() for m in finditer(_SENDER, text)],
@@ -289,6 +291,8 @@ def exfil_command(form: Form) -> Iterator[tuple[int, int]]:
     has_code = _CODE_SENDER.search(text) is not None
     verdicts: dict[tuple[str, str], bool] = {}
     lines: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    located: list[re.Match[str]] | None = None
+    located_starts: list[int] = []
     done_to = -1
     for low, high in ranges:
         for number in range(form.line_of(low), form.line_of(high) + 1):
@@ -305,12 +309,16 @@ def exfil_command(form: Form) -> Iterator[tuple[int, int]]:
                     yield line_start + rel_start, line_start + rel_end
                 done_to = line_end
                 continue
-            for found in sender.finditer(text, max(line_start, done_to), line_end):
-                if found.start() < done_to:
-                    continue  # part of a command already analysed
+            if located is None:  # every sender, found once from its literals
+                located = list(finditer(_SENDER, text))
+                located_starts = [m.start() for m in located]
+            i = bisect_left(located_starts, max(line_start, done_to))
+            while i < len(located) and located_starts[i] < line_end:
+                found = located[i]
                 done_to, exfil = _judge(form, found, verdicts)
                 if exfil:
                     yield found.start(), done_to
+                i = bisect_left(located_starts, done_to, i + 1)  # past this command
 
 
 def _judge(form: Form, found: re.Match[str],

@@ -24,8 +24,8 @@ from typing import Any
 
 from mnemo.security.normalise import Form, skeleton
 
-__all__ = ["Matcher", "W", "compile_pattern", "count_anchors", "finditer", "regex", "sources",
-           "window"]
+__all__ = ["Matcher", "W", "compile_pattern", "count_anchors", "finditer", "may_match", "regex",
+           "sources", "window"]
 
 Matcher = Callable[[Form], Iterator[tuple[int, int]]]
 
@@ -210,7 +210,7 @@ class _Alternative:
 
 _MAX_WIDTH = 5000
 _LOOKAROUND = 64  # characters a lookahead may read past a match's end
-_DENSE = 2000  # occurrences past which a literal no longer narrows the search
+_DENSE = 4000  # occurrences past which a literal no longer narrows the search
 _SHORT = 400  # texts this short are scanned whole
 _MERGE = 1024  # windows closer than this are scanned as one (C scans beat Python loops)
 _MUSTS = 3  # literal sets checked for absence per alternative (each costs a pass)
@@ -247,19 +247,23 @@ def _occurrences(literals: tuple[str, ...], text: str) -> list[int] | None:
     return sorted(found)
 
 
-def _windows(alt: _Alternative, text: str) -> list[tuple[int, int]]:
-    """``(first, last)`` ranges of the offsets where a match of ``alt`` may start."""
+def _windows(alt: _Alternative, text: str) -> tuple[list[tuple[int, int]], bool]:
+    """``(first, last)`` ranges of the offsets where a match of ``alt`` may start, and
+    whether they are exact: each a single offset where one of its prefixes stands."""
     for must in alt.musts:
         if not any(literal in text for literal in must):
-            return []
+            return [], False
+    if alt.prefixes is not None:
+        found = _occurrences(alt.prefixes, text)
+        if found is not None:
+            return [(pos, pos) for pos in found], True
     if alt.width is None:
-        return [(0, len(text))]
-    for literals, before in ((alt.prefixes, 0), *((must, alt.width) for must in alt.musts)):
-        if literals is None:
-            continue
+        return [(0, len(text))], False
+    for literals in alt.musts:
         found = _occurrences(literals, text)
         if found is None:
             continue
+        before = alt.width
         windows: list[tuple[int, int]] = []
         for pos in found:
             first = max(0, pos - before)
@@ -267,8 +271,8 @@ def _windows(alt: _Alternative, text: str) -> list[tuple[int, int]]:
                 windows[-1] = (windows[-1][0], max(windows[-1][1], pos))
             else:
                 windows.append((first, pos))
-        return windows
-    return [(0, len(text))]
+        return windows, False
+    return [(0, len(text))], False
 
 
 def count_anchors(pattern: str, text: str) -> int:
@@ -327,7 +331,18 @@ def _find(pattern: str, text: str) -> Iterator[re.Match[str]]:
     for number, alt in enumerate(_plan(pattern)):
         width = alt.width or 0
         found: list[tuple[int, int, re.Match[str]]] = []
-        for first, last in _windows(alt, text):
+        windows, exact = _windows(alt, text)
+        if exact:  # tried where a prefix stands, as a scan would, without the scan
+            done_to = -1
+            for pos, _ in windows:
+                if pos < done_to:
+                    continue
+                hit = alt.regex.match(text, pos)
+                if hit is not None:
+                    found.append((pos, number, hit))
+                    done_to = max(hit.end(), pos + 1)
+            windows = []
+        for first, last in windows:
             end = min(len(text), last + width + _LOOKAROUND) if alt.width else len(text)
             for match in alt.regex.finditer(text, first, end):
                 if match.start() > last:
