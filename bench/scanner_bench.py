@@ -13,12 +13,12 @@ CPU time of this process (``time.process_time``), so a busy shared machine infla
 less than wall-clock time, shown next to it (it still inflates them: caches are shared).
 Then a few inputs of other shapes, all patterns together.
 
-Measured 2026-11-30 on a 2-core machine shared with other work (load average ~7), old and
-new code back to back, worst CPU ms per pattern: exfil_curl 170 -> 40, exfil_markdown_image
-80 -> 17, prompt_injection 64 -> 8, role_hijack 49 -> 8, exfil_url 48 -> 9, every
-pattern now under 50 (unsafe_agent_action 18, read_secrets 19). Rates: 210/210 attacks
-blocked, 0/169 benign refused, in both scopes. Distinct one-line exfiltration commands
-filling 64 KiB (2,082 findings) take ~170 ms over all patterns together.
+Measured 2026-11-30 on a 2-core machine shared with other work (load average ~2.5), old
+and new code back to back, worst CPU ms per pattern: exfil_curl 145 -> 22,
+prompt_injection 38 -> 7, exfil_markdown_image 38 -> 11, role_hijack 26 -> 8, exfil_url
+27 -> 9, read_secrets 13 -> 21, unsafe_agent_action (new) 12; every pattern under 25.
+Rates: 210/210 attacks blocked, 0/169 benign refused, in both scopes. Distinct one-line
+exfiltration commands filling 64 KiB (2,082 findings) take ~105 ms over all patterns.
 
     python bench/scanner_bench.py            # rates and times
     python bench/scanner_bench.py --rates    # rates only (seconds)
