@@ -1,4 +1,4 @@
-"""Exfiltration: commands, instructions and markdown images that send data out (SPEC S3).
+"""Exfiltration: commands and instructions that send data out (SPEC S3); images: ``images.py``.
 
 The line between "uses a token" and "sends a token elsewhere" is drawn per command:
 
@@ -25,13 +25,16 @@ before the confusable mapping, so a look-alike domain is never taken for a known
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterator
 from functools import cache
 
-from mnemo.security.matchers import compile_pattern, finditer, window
+from mnemo.security.matchers import compile_pattern, count_anchors, finditer, may_match, window
 from mnemo.security.normalise import Form
+from mnemo.security.triggers import candidate_ranges, near
 
-__all__ = ["SENSITIVE", "exfil_command", "exfil_image", "exfil_instruction", "is_well_known"]
+__all__ = ["SENSITIVE", "URL_HOST", "exfil_command", "exfil_instruction", "is_sink",
+           "is_well_known"]
 
 SENSITIVE = (
     r"(?:\.ssh(?:[\\/](?:id_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?|[\w.-]{0,40}(?:key|\.pem))"
@@ -63,6 +66,7 @@ _WELL_KNOWN = (
     "localhost", "127.0.0.1", "::1", "atlassian.net", "twilio.com", "sendgrid.com",
     "pagerduty.com", "newrelic.com", "grafana.net", "digitalocean.com", "fly.io",
 )
+_WELL_KNOWN_SET = frozenset(_WELL_KNOWN)
 _LOCAL_SUFFIXES = (".internal", ".local", ".localhost", ".lan", ".corp")
 # Services made for catching requests: sending anything there is exfiltration.
 _SINKS = ("webhook.site", "requestbin", "pipedream", "ngrok", "transfer.sh", "pastebin",
@@ -89,7 +93,7 @@ _SENDER = (r"(?<![\w./-])(?:curl|wget|nc|ncat|netcat|socat|telnet|scp|sftp|ftp|r
            r"|\burlopen\s?\(|\bfetch\s?\(|\baxios\.|\bxmlhttprequest\b|\bsendbeacon\b"
            r"|\bgh\s+gist\s+create\b")
 _CODE_SENDER = re.compile(r"requests\.|httpx\.|urlopen|fetch|axios|xmlhttprequest|sendbeacon")
-_URL_HOST = re.compile(r"\bhttps?://(?:[^\s/@'\"]{0,100}@)?([^\s/?#:'\"\\)]{1,253})")
+URL_HOST = re.compile(r"\bhttps?://(?:[^\s/@'\"]{0,100}@)?([^\s/?#:'\"\\)]{1,253})")
 _REMOTE = re.compile(r"(?:\b[\w.-]{1,64}@)?\b([a-z0-9][\w.-]{0,252}):(?:/|~|\s|$)")
 _NC_HOST = re.compile(r"\b(?:nc|ncat|netcat|telnet)\s+(?:-\w+\s+){0,4}([\w.-]{1,253})\s+\d")
 _DEV_TCP = re.compile(r"/dev/(?:tcp|udp)/([\w.-]{1,253})/")
@@ -127,16 +131,19 @@ _BARE_LOCAL = re.compile(r"(?<![\w./-])(localhost|127\.0\.0\.1)(?::\d{1,5})?\b")
 _IP = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
 
 
+@cache
 def is_well_known(host: str) -> bool:
     """True for a service whose API people call with their own token (and local hosts)."""
     host = host.lower().rstrip(".")
     if not host.isascii():
         return False
-    return host.endswith(_LOCAL_SUFFIXES) or any(
-        host == known or host.endswith("." + known) for known in _WELL_KNOWN)
+    if host.endswith(_LOCAL_SUFFIXES):
+        return True
+    labels = host.split(".")  # the host and each parent domain, one set look-up each
+    return any(".".join(labels[i:]) in _WELL_KNOWN_SET for i in range(len(labels)))
 
 
-def _is_sink(host: str) -> bool:
+def is_sink(host: str) -> bool:
     host = host.lower()
     return (bool(_IP.match(host)) and not host.startswith("127.")) or any(
         s in host for s in _SINKS)
@@ -149,33 +156,43 @@ def _vendor_of(name: str) -> tuple[str, ...] | None:
     return None
 
 
+# Literals a match of a costly regex must hold: checked first with ``in`` (C speed).
+_HOST_LITERALS = ((_NC_HOST, ("nc", "telnet")), (_DEV_TCP, ("/dev/",)),
+                  (_BARE_LOCAL, ("localhost", "127.0.0.1")))
+_ENV_LITERALS = ("env", "set", "export", "history", "cookie", "localstorage")
+
+
 def _hosts(command: str, raw: str) -> list[str]:
     """Hosts the command talks to; ``raw`` is the same command before confusable mapping
     (a host with a look-alike letter is kept as written, so it is never "well known")."""
-    hosts = [m.group(1) for m in _URL_HOST.finditer(raw)]
+    hosts = [m.group(1) for m in URL_HOST.finditer(raw)]
     if not hosts:
-        hosts = [m.group(1) for m in _URL_HOST.finditer(command)]
-    for pattern in (_NC_HOST, _DEV_TCP, _BARE_LOCAL):
-        hosts.extend(m.group(1) for m in pattern.finditer(command))
-    if re.search(r"\b(?:scp|rsync|sftp)\b", command):
+        hosts = [m.group(1) for m in URL_HOST.finditer(command)]
+    for pattern, literals in _HOST_LITERALS:
+        if any(literal in command for literal in literals):  # C-speed guard
+            hosts.extend(m.group(1) for m in pattern.finditer(command))
+    if any(tool in command for tool in ("scp", "rsync", "sftp")) and re.search(
+            r"\b(?:scp|rsync|sftp)\b", command):
         hosts.extend(m.group(1) for m in _REMOTE.finditer(command) if "." in m.group(1)
                      or "@" in m.group(0))
-    return hosts
+    return list(dict.fromkeys(hosts))  # each host judged once
 
 
 def _command_is_exfil(command: str, raw: str) -> bool:
     hosts = _hosts(command, raw)
     known = bool(hosts) and all(is_well_known(h) for h in hosts)
-    if any(_is_sink(h) for h in hosts) and (
+    if any(is_sink(h) for h in hosts) and (
             re.search(r"\s-(?:d|f|t)\b|--data|--form|--upload|--post|-body|\$|@", command)):
         return True
-    if next(finditer(SENSITIVE, command), None) is not None or _ENV_DUMP.search(command):
+    if next(finditer(SENSITIVE, command), None) is not None or (
+            any(word in command for word in _ENV_LITERALS)
+            and next(finditer(_ENV_DUMP.pattern, command), None) is not None):
         return not (hosts and all(h.startswith(("localhost", "127.")) for h in hosts))
     for match in _UPLOAD.finditer(command):
         path = next(g for g in match.groups() if g)
         if _HOME.match(path) and not known:
             return True
-    for match in _SUBST.finditer(command):
+    for match in _SUBST.finditer(command) if "$(" in command or "`" in command else ():
         inner = match.group(1) if match.group(1) is not None else match.group(2)
         if re.fullmatch(r"[\w.]{1,80}", inner):
             continue  # a make or pipeline variable: $(VERSION), $(Build.SourceVersion)
@@ -202,42 +219,134 @@ def _command_is_exfil(command: str, raw: str) -> bool:
 
 
 _MAX_CONTINUED = 30  # lines one command may span
+_CODE_LINES = 6  # lines after a code call (``requests.post(``) read as its arguments
 _CONTEXT = 2000  # characters of a command read on either side of its sender
+
+# Triggers: what a command must hold to be exfiltration (see ``_command_is_exfil``), each
+# a superset found in one pass over the whole text (``triggers.py``).
+_ENV_WORDS = re.compile(r"\b(?:env|printenv|set|export|history)\b|os\.environ|process\.env"
+                        r"|document\.cookie|localstorage")
+_SUBST_START = re.compile(r"\$\(|[=/\"':]`")
+_SINK_OR_IP = re.compile("|".join(re.escape(s) for s in _SINKS)
+                         + r"|\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}")
+_HOSTISH = re.compile(r"://|\b(?:nc|ncat|netcat|telnet|scp|sftp|rsync|localhost)\b"
+                      r"|/dev/(?:tcp|udp)/|127\.0\.0\.1")
+
+
+def _triggers(text: str) -> list[int]:
+    """Offsets of everything that can make a command exfiltration; a command holding
+    none of them is not analysed. A secret-like word counts only near a host."""
+    found = [m.start() for m in finditer(SENSITIVE, text)]
+    for pattern in (_ENV_WORDS, _SUBST_START, _SINK_OR_IP):  # one C pass each
+        found.extend([m.start() for m in pattern.finditer(text)])
+    found.extend(m.start() for m in _UPLOAD.finditer(text)
+                 if _HOME.match(next(g for g in m.groups() if g)))
+    # Every secret-named variable holds one of these words (and so does some prose).
+    secret_vars = [m.start() for m in _SECRET_NAME.finditer(text)]
+    if secret_vars:
+        hosts = [m.start() for m in _HOSTISH.finditer(text)]
+        found.extend(v for v in secret_vars if near(hosts, v, 3 * _CONTEXT, 3 * _CONTEXT))
+    return sorted(found)
+
+
+def _line_findings(line: str, plain: str, sender: re.Pattern[str],
+                   verdicts: dict[tuple[str, str], bool]) -> list[tuple[int, int]]:
+    """The findings of a line that is a whole command group by itself (not continued,
+    no code call, shorter than ``_CONTEXT``): what ``exfil_command`` would find there,
+    as offsets into the line. Computed once per distinct line."""
+    found_here: list[tuple[int, int]] = []
+    done_to = -1
+    for found in sender.finditer(line):
+        if found.start() < done_to:
+            continue
+        cut_before = max((m.end() for m in _SPLIT.finditer(line, 0, found.start())),
+                         default=0)
+        after = _SPLIT.search(line, found.end())
+        done_to = cut_after = after.start() if after else len(line)
+        key = (line[cut_before:cut_after], plain[:3 * _CONTEXT])
+        if key not in verdicts:
+            verdicts[key] = _command_is_exfil(*key)
+        if verdicts[key]:
+            found_here.append((found.start(), cut_after))
+    return found_here
 
 
 def exfil_command(form: Form) -> Iterator[tuple[int, int]]:
     """Commands (shell, PowerShell, Python, JavaScript) that send secrets or files out.
 
-    Each command is analysed once, and at most ``_CONTEXT`` characters either side of
-    its sender, so a 64 KiB line of ``curl curl curl …`` costs linear time.
+    Only the lines around a trigger are read for senders (``_triggers``); each command
+    is analysed once and at most ``_CONTEXT`` characters either side of its sender; a
+    command, or a line that is a command group by itself, repeated word for word is
+    judged once. A 64 KiB file of ``curl`` lines, or one line of ``curl curl curl …``,
+    costs a few passes of C regex code and a dictionary look-up per line.
     """
-    text = form.text
+    text, starts = form.text, form.line_starts
     sender = compile_pattern(_SENDER)
+    if not may_match(_SENDER, text):  # no sender's literal: str searches only
+        return
+    ranges = candidate_ranges(
+        form, _triggers(text), lambda: [m.start() for m in finditer(_SENDER, text)],
+        count_anchors(_SENDER, text), max_continued=_MAX_CONTINUED, code_lines=_CODE_LINES,
+        reach=3 * _CONTEXT)
+    has_code = _CODE_SENDER.search(text) is not None
+    verdicts: dict[tuple[str, str], bool] = {}
+    lines: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    located: list[re.Match[str]] | None = None
+    located_starts: list[int] = []
     done_to = -1
-    for found in sender.finditer(text):
-        if found.start() < done_to:
-            continue  # part of a command already analysed
-        first = form.line_of(found.start())
-        last = first
-        while (last - first < _MAX_CONTINUED and last - 1 < len(form.continued)
-               and form.continued[last - 1]):
-            last += 1
-        code = _CODE_SENDER.search(found.group()) is not None
-        if code:
-            last = min(len(form.line_starts), last + 6)  # a call's arguments, next lines
-        start = max(form.line_starts[first - 1], found.start() - _CONTEXT)
-        end = form.line_starts[last] - 1 if last < len(form.line_starts) else len(text)
-        end = min(end, found.end() + _CONTEXT)
-        logical = text[start:end].replace("\n", " ")  # continued lines: one command
-        raw = "\n".join(form.plain_lines[first - 1:last])
-        offset = found.start() - start
-        # The command the sender belongs to: cut at ; && || on either side.
-        cut_before = max((m.end() for m in _SPLIT.finditer(logical, 0, offset)), default=0)
-        after = None if code else _SPLIT.search(logical, found.end() - start)
-        cut_after = after.start() if after else len(logical)
-        done_to = start + cut_after
-        if _command_is_exfil(logical[cut_before:cut_after], raw[:3 * _CONTEXT]):
-            yield found.start(), start + cut_after
+    for low, high in ranges:
+        for number in range(form.line_of(low), form.line_of(high) + 1):
+            line_start = starts[number - 1]
+            line_end = starts[number] - 1 if number < len(starts) else len(text)
+            if (done_to <= line_start and line_end - line_start <= _CONTEXT
+                    and not form.continued[number - 1]
+                    and not (has_code and _CODE_SENDER.search(text, line_start, line_end))):
+                # A command group of its own: judged as a whole line, once per text.
+                key = (text[line_start:line_end], form.plain_lines[number - 1])
+                if key not in lines:
+                    lines[key] = _line_findings(*key, sender, verdicts)
+                for rel_start, rel_end in lines[key]:
+                    yield line_start + rel_start, line_start + rel_end
+                done_to = line_end
+                continue
+            if located is None:  # every sender, found once from its literals
+                located = list(finditer(_SENDER, text))
+                located_starts = [m.start() for m in located]
+            i = bisect_left(located_starts, max(line_start, done_to))
+            while i < len(located) and located_starts[i] < line_end:
+                found = located[i]
+                done_to, exfil = _judge(form, found, verdicts)
+                if exfil:
+                    yield found.start(), done_to
+                i = bisect_left(located_starts, done_to, i + 1)  # past this command
+
+
+def _judge(form: Form, found: re.Match[str],
+           verdicts: dict[tuple[str, str], bool]) -> tuple[int, bool]:
+    """Where the command of sender ``found`` ends, and whether it is exfiltration."""
+    text = form.text
+    first = form.line_of(found.start())
+    last = first
+    while (last - first < _MAX_CONTINUED and last - 1 < len(form.continued)
+           and form.continued[last - 1]):
+        last += 1
+    code = _CODE_SENDER.search(found.group()) is not None
+    if code:  # a call's arguments, next lines
+        last = min(len(form.line_starts), last + _CODE_LINES)
+    start = max(form.line_starts[first - 1], found.start() - _CONTEXT)
+    end = form.line_starts[last] - 1 if last < len(form.line_starts) else len(text)
+    end = min(end, found.end() + _CONTEXT)
+    logical = text[start:end].replace("\n", " ")  # continued lines: one command
+    raw = "\n".join(form.plain_lines[first - 1:last])
+    offset = found.start() - start
+    # The command the sender belongs to: cut at ; && || on either side.
+    cut_before = max((m.end() for m in _SPLIT.finditer(logical, 0, offset)), default=0)
+    after = None if code else _SPLIT.search(logical, found.end() - start)
+    cut_after = after.start() if after else len(logical)
+    key = (logical[cut_before:cut_after], raw[:3 * _CONTEXT])
+    if key not in verdicts:
+        verdicts[key] = _command_is_exfil(*key)
+    return start + cut_after, verdicts[key]
 
 
 # Imperative verbs (not "sends", not ``-X POST`` or ``--upload-file`` of a command line).
@@ -266,62 +375,3 @@ def exfil_instruction(form: Form) -> Iterator[tuple[int, int]]:
     """Instructions, in prose, to send what the agent holds (history, keys, files) out."""
     yield from _send_object(form)
     yield from _object_then_send(form)
-
-
-_INLINE_IMAGE = r"!\[[^\[\]\n]{0,300}\]\(\s{0,3}<?(https?://[^\s)>]{1,2000})"
-_HTML_IMAGE = r"<\s{0,3}img\b[^>]{0,300}?\bsrc\s{0,3}=\s{0,3}[\"']?(https?://[^\"'\s>]{1,2000})"
-_REF_IMAGE = r"!\[([^\[\]\n]{0,300})\](?:\[([^\[\]\n]{0,100})\])?"
-_REF_DEF = r"(?:^|\n)\s{0,3}\[([^\]\n]{1,100})\]:\s{0,3}<?(https?://\S{1,2000})"
-_PLACEHOLDER = re.compile(r"[{}$<>\[\]`]|%7b|%7d|%24|%3c|%3e")
-_DATA_PARAM = re.compile(
-    r"[?&](?:data|d|q|query|msg|message|messages|content|conv|conversation|chat|history"
-    r"|secret|key|k|token|t|memory|info|payload|p|text|prompt|session|summary|s|u|user|c"
-    r"|cookie|log|leak|x|e|env|m|input|output|ctx|context)=", re.IGNORECASE)
-
-
-@cache
-def _image_patterns() -> tuple[re.Pattern[str], ...]:
-    return tuple(compile_pattern(p) for p in (_INLINE_IMAGE, _HTML_IMAGE, _REF_IMAGE,
-                                               _REF_DEF))
-
-
-def _suspicious_url(url: str) -> bool:
-    host_match = _URL_HOST.match(url)
-    host = host_match.group(1) if host_match else ""
-    if host and is_well_known(host):
-        return False
-    if _is_sink(host) or _PLACEHOLDER.search(url):
-        return True
-    query = url.partition("?")[2]
-    if not query:
-        return False
-    return bool(re.search(r"=(?:&|$)", query) or _DATA_PARAM.search("?" + query))
-
-
-def exfil_image(form: Form) -> Iterator[tuple[int, int]]:
-    """Markdown or HTML images whose URL would carry data out when the image is fetched.
-
-    Inline (``![a](url)``), HTML (``<img src=url>``) and reference style (``![a][ref]``
-    with ``[ref]: url`` anywhere in the text). A URL is suspicious when it holds a
-    template placeholder, an empty parameter waiting to be filled, a data-like parameter
-    (``?q=``, ``?data=``), or points at a collection service; badges and images of
-    well-known hosts are not.
-    """
-    inline, html, ref_use, ref_def = _image_patterns()
-    text = form.text
-    for pattern in (inline, html):
-        for found in pattern.finditer(text):
-            if _suspicious_url(found.group(1)):
-                yield found.start(), found.end()
-    definitions = {m.group(1).strip().lower(): (m.start(1), m.end(), m.group(2))
-                   for m in ref_def.finditer(text)}
-    if not definitions:
-        return
-    for found in ref_use.finditer(text):
-        if text[found.end():found.end() + 1] == "(":
-            continue  # an inline image, handled above
-        label = (found.group(2) or found.group(1)).strip().lower()
-        target = definitions.get(label)
-        if target is not None and _suspicious_url(target[2]):
-            yield found.start(), found.end()
-            yield target[0], target[1]

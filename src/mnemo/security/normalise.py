@@ -100,6 +100,10 @@ def skeleton(text: str) -> str:
 
 _SPACES = re.compile(r" {2,}")
 _LETTER_SPACED = re.compile(r"(?<!\w)(?:\w ){3,}\w(?!\w)")  # "i g n o r e" -> "ignore"
+# "d-i-s-r-e-g-a-r-d", "a*l*l": letters only (so numbers, IPs and versions stay), one
+# separator kind per word.
+_LETTER_DASHED = re.compile(r"(?<![\w.*-])[a-z](?:-[a-z]){2,}(?![\w*-])"
+                            r"|(?<![\w.*-])[a-z](?:\*[a-z]){2,}(?![\w*-])")
 _LEADER = re.compile(r"^(?:[#>;]+|//+)(?: |$)")
 _CONTINUED = re.compile(r"(?: [\\^`]|\\)$")
 
@@ -134,6 +138,8 @@ def build_form(raw_lines: list[str]) -> Form:
         plain.append(raw.lower() if raw.isascii() else
                      unicodedata.normalize("NFKC", raw.translate(_tables()[0])).casefold())
         line = skeleton(raw)
+        if "-" in line or "*" in line:
+            line = _LETTER_DASHED.sub(lambda m: m.group()[::2], line)
         if " " in line:
             line = _LETTER_SPACED.sub(lambda m: m.group().replace(" ", ""), line)
             line = _SPACES.sub(" ", line).strip()

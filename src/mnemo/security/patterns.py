@@ -6,7 +6,7 @@ form of the text (``normalise.py``): lower case, accents and invisible character
 look-alike letters mapped to ASCII, whitespace collapsed and lines joined, so "ignore"
 written with a Cyrillic і, a soft hyphen or over two quoted lines is still "ignore".
 English phrasings live here, other languages in ``multilingual.py``, exfiltration by
-command, markdown image or instruction in ``exfil.py``.
+command or instruction in ``exfil.py``, by markdown image in ``images.py``.
 
 The patterns encode the *imperative shape* of an attack ("ignore all previous
 instructions", "send the chat history to https://…"), not its vocabulary: documentation
@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from mnemo.security import exfil, multilingual
+from mnemo.security import exfil, images, multilingual
 from mnemo.security.matchers import Matcher, W, compile_pattern, finditer, regex, window
 from mnemo.security.normalise import Form, build_form
 
@@ -130,6 +130,37 @@ def _hidden_element(form: Form) -> Iterator[tuple[int, int]]:
             yield found.start(), found.end()
 
 
+# An AI addressed as the reader of the text ("note to the AI agent reading this",
+# "AI assistants processing this file"), and what no instruction file should ask of one:
+# bypassing review, or reporting success whatever happened. AGENTS.md files address
+# agents all the time; it is the action that makes the difference, and "never push
+# directly to main" is a rule, not an attack.
+_AI_READER = (r"\b(?:ai|llm|a\.i\.)\W{1,3}(?:coding\W{1,3})?(?:agents?|assistants?|models?"
+              r"|bots?)\b|\b(?:agents?|assistants?|models?|llms?|bots?)\W{1,3}(?:reading"
+              r"|processing|parsing|scanning|analy[sz]ing|working\W{1,3}on|that\W{1,3}reads?)\b")
+_UNSAFE_ACTION = (r"\bskip\W{1,3}(?:the\W{1,3}|all\W{1,3})?(?:code\W{1,3})?reviews?\b"
+                  r"|\bpush\W{1,3}(?:\w{1,10}\W{1,3})?directly\W{1,3}(?:in)?to\W{1,3}"
+                  r"(?:the\W{1,3})?(?:main|master|production|prod)\b"
+                  r"|\b(?:merge|commit|push|deploy)\W{1,3}(?:\w{1,10}\W{1,3}){0,2}?without"
+                  r"\W{1,3}(?:any\W{1,3})?(?:code\W{1,3})?(?:review|approval|tests)\b"
+                  r"|\b(?:tell|inform|assure|report\W{1,3}to)\W{1,3}the\W{1,3}(?:user|human"
+                  r"|owner|reviewer)\W{1,3}(?:that\W{1,3})?(?:the\W{1,3}|all\W{1,3})?(?:tests?"
+                  r"|build|ci|checks?|pipeline)\W{1,3}(?:pass(?:ed|es)?|succeeded|are\W{1,3}"
+                  r"(?:green|passing)|went\W{1,3}well)\b")
+_FORBIDDEN = r"\b(?:never|not|n't|no|nor|avoid|without|forbidden|prohibited)\b"
+_addressed_action = window(_UNSAFE_ACTION, _AI_READER, span=160, either_order=True)
+
+
+def _unsafe_agent_action(form: Form) -> Iterator[tuple[int, int]]:
+    """An unsafe action asked of an AI reader, unless its clause forbids it ("never
+    push directly to main or skip review")."""
+    forbidden = compile_pattern(_FORBIDDEN)
+    text = form.text
+    for start, end in _addressed_action(form):
+        clause = max(text.rfind(mark, max(0, start - 120), start) for mark in ".;:!?") + 1
+        if not forbidden.search(text, max(clause, start - 120), start):
+            yield start, end
+
 PATTERNS: tuple[ThreatPattern, ...] = (
     # The seed's ten.
     ThreatPattern("prompt_injection", "tells the model to ignore its previous instructions", (
@@ -143,6 +174,10 @@ PATTERNS: tuple[ThreatPattern, ...] = (
               rf"have{W}been){W}told|said|written){W})?(?:above|before|previously|earlier"
               rf"|so{W}far)\b",
               rf"\bforget{W}(?:everything|all){W}(?:you|above|before|that|previous|prior|i)\b",
+              rf"\b(?:ignore|disregard|forget){W}(?:all{W}(?:of{W})?)?your{W}(?:own{W})?"
+              rf"(?:instructions|rules|guidelines|programming|directives|system{W}prompt)\b",
+              rf"\b(?:ignore|disregard){W}(?:what|whatever|everything){W}the{W}user{W}"
+              rf"(?:\w{{1,10}}{W})?(?:asked|said|wants|wanted|requested|wrote|typed|says)\b",
               rf"\b(?:previous|prior|earlier|above|all|original|old|earlier){W}(?:{_WORD})?"
               rf"(?:instructions|rules|guidelines|directives){W}(?:are|were|is|have{W}been)"
               rf"{W}(?:now{W})?(?:void|cancell?ed|revoked|obsolete|null|invalid|superseded"
@@ -169,7 +204,10 @@ PATTERNS: tuple[ThreatPattern, ...] = (
         regex(rf"\b(?:disregard|forget|abandon|discard|drop|circumvent){W}(?:all{W})?"
               rf"(?:of{W})?(?:(?:your|the|any|these){W})?(?:{_WORD})?(?:rules|guidelines"
               rf"|instructions|restrictions|principles|programming|training|constraints"
-              rf"|safety{W}(?:rules|guidelines))\b"),
+              rf"|safety{W}(?:rules|guidelines))\b",
+              rf"\bstop{W}(?:following|obeying|applying){W}(?:all{W})?(?:your|the|any){W}"
+              rf"(?:{_WORD})?(?:rules|guidelines|instructions|programming|polic(?:y|ies)"
+              rf"|restrictions)\b"),
         *multilingual.matchers("disregard_rules"),
     )),
     ThreatPattern("bypass_restrictions", "asks the model to act as if it had no restrictions", (
@@ -190,6 +228,10 @@ PATTERNS: tuple[ThreatPattern, ...] = (
               rf"{W}(?:filters?|checks?|guidelines|polic(?:y|ies)|rules)\b",
               rf"\byou{W}(?:now{W})?have{W}no{W}(?:more{W})?{_LIMITS}\b"),
         *multilingual.matchers("bypass_restrictions"),
+    )),
+    ThreatPattern("unsafe_agent_action", "tells an AI agent reading the text to skip review, "
+                  "push to main or tell the user the tests pass", (
+        _unsafe_agent_action,
     )),
     ThreatPattern("html_comment_injection", "hides instructions in an HTML comment",
                   (_html_comment,)),
@@ -217,12 +259,15 @@ PATTERNS: tuple[ThreatPattern, ...] = (
         regex(rf"\byou{W}are{W}(?:now{W}(?:in{W})?(?:(?:a|an|the){W})?(?:\w{{1,15}}{W})?"
               rf"(?:mode|dan|jailbroken|unrestricted|unfiltered|uncensored|\w{{0,10}}gpt"
               rf"|\w{{0,10}}bot)\b|now{W}(?:a|an){W}|no{W}longer{W}\w)",
-              rf"\bfrom{W}(?:now{W}on|this{W}point(?:{W}(?:on|forward))?|here{W}on|now)"
+              rf"\bfrom{W}(?:now{W}on|this{W}(?:point|message|moment|turn)(?:{W}(?:on|onwards"
+              rf"|forward))?|here{W}on|now)"
               rf"{W}you{W}(?:are|will{W}be|'re|shall{W}be){W}(?:now{W})?(?:a|an|my|no{W}longer"
               rf"|dan|jailbroken|unrestricted|unfiltered|\W{{0,3}}\w{{0,10}}(?:gpt|bot)\b)",
               rf"\b(?:your|the){W}new{W}(?:task|instructions?|role|goal|objective|purpose"
               rf"|directive|identity)\W{{0,3}}(?:is\b|are\b|:)",
               rf"\bnew{W}(?:system{W})?instructions?\W{{0,3}}:",
+              rf"\byour{W}(?:real|true|actual|new|updated){W}(?:instructions|orders|task"
+              rf"|directives)\W{{1,3}}(?:are|follow|begin|start|below)\b",
               r"<\|im_start\|>|<\|im_end\|>|<\|(?:system|assistant|user|endoftext)\|>"
               r"|\[/?inst\]|<</?sys>>|<\W{0,2}/?\W{0,2}system\W{0,2}>",
               rf"\[\W{{0,2}}system{W}(?:override|message|note|prompt|instruction)s?\W{{0,2}}\]"),
@@ -257,7 +302,7 @@ PATTERNS: tuple[ThreatPattern, ...] = (
         *multilingual.matchers("exfil_url"),
     )),
     ThreatPattern("exfil_markdown_image", "builds an image URL that would carry data out when "
-                  "rendered", (exfil.exfil_image,)),
+                  "rendered", (images.exfil_image,)),
     ThreatPattern("secret_material",
                   "contains what looks like a credential (API key, token, private key)", (
         regex(r"-----begin[a-z ]{0,30}private key-----"

@@ -8,8 +8,10 @@ Two passes over at most ``MAX_SCAN_CHARS`` characters:
    themselves — the text a reviewer approved is not the text the model would read.
 2. **Threat patterns** (``patterns.py``), on the skeleton form (``normalise.py``), where
    look-alikes, invisible splitters, whitespace tricks and line breaks no longer hide a
-   phrase. Each finding carries the first and last line of its match, so a caller that
-   drops flagged lines removes a threat spread over several lines whole.
+   phrase; the phrase patterns run again on that form with leetspeak spelled out
+   (``leet.py``) when it holds any. Each finding carries the first and last line of its
+   match, so a caller that drops flagged lines removes a threat spread over several
+   lines whole.
 
 If a text is longer than the limit, a ``scan_limit`` finding says so, so a caller that
 blocks on findings never trusts text that was not read. Callers truncate what they load
@@ -19,9 +21,10 @@ before scanning it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from mnemo.security.leet import deleet
 from mnemo.security.normalise import Form, build_form, hidden_text, mixed_script
 from mnemo.security.patterns import PATTERNS, SCOPES
 
@@ -58,7 +61,10 @@ _MIXED_SCRIPT = ("a word mixes Latin letters with Cyrillic or Greek look-alikes 
 # instructions' is detected"): an instruction to the model is not written in quotes
 # after "such as".
 _QUOTABLE = frozenset({"prompt_injection", "disregard_rules", "role_hijack", "sys_prompt_leak",
-                       "bypass_restrictions", "deception_hide", "sys_prompt_override"})
+                       "bypass_restrictions", "deception_hide", "sys_prompt_override",
+                       "unsafe_agent_action"})
+# Patterns also run on the text with leetspeak spelled out (``leet.py``): the phrases.
+_LEET = _QUOTABLE | {"hidden_secret", "translate_execute"}
 _QUOTES = "\"'`\u201c\u201d\u00ab\u00bb\u2018\u2019"
 _EXAMPLE_CUE = re.compile(r"\b(?:like|such\W{1,3}as|e\.g\.|for\W{1,3}example|phrases?|strings?"
                           r"|text|words|detects?|blocks?|flags?|catches|matches|rejects?"
@@ -116,23 +122,31 @@ def scan(text: str, scope: Scope = "context") -> list[Finding]:
                                     _MIXED_SCRIPT))
 
     form = build_form(raw_lines)
+    spelled = deleet(form.text)
+    # The same form with leetspeak spelled out (same offsets), for the phrase patterns.
+    leet_form = replace(form, text=spelled) if spelled is not None else None
     for pattern in PATTERNS:
         if scope not in pattern.scopes:
             continue
         reported: set[int] = set()
-        for start, end in pattern.find(form):
-            number = form.line_of(start)
-            if number in reported or (pattern.id in _QUOTABLE
-                                       and _quoted_example(form, start, end)):
-                continue
-            reported.add(number)
-            last = form.line_of(max(start, end - 1))
-            findings.append(Finding(pattern.id, number, _excerpt(raw_lines[number - 1]),
-                                    pattern.description, last))
+        forms = [form]
+        if leet_form is not None and pattern.id in _LEET:
+            forms.append(leet_form)
+        for each in forms:
+            for start, end in pattern.find(each):
+                number = each.line_of(start)
+                if number in reported or (pattern.id in _QUOTABLE
+                                           and _quoted_example(each, start, end)):
+                    continue
+                reported.add(number)
+                last = each.line_of(max(start, end - 1))
+                findings.append(Finding(pattern.id, number, _excerpt(raw_lines[number - 1]),
+                                        pattern.description, last))
     findings.sort(key=lambda f: f.line)
     return findings
 
 
 # Compile the patterns now rather than inside the first memory write: a write must stay
 # short (a process killed mid-write must leave whole files), and nothing is read here.
-scan("")
+# The text is long enough for the literal plans of ``matchers.finditer`` to be built too.
+scan("warm up 1gn0re " * 40)
