@@ -11,6 +11,7 @@ from mnemo.context.failures import (
     error_lines,
     error_shape,
     failure_lines,
+    keep_failure_lines,
     tool_kind,
 )
 
@@ -106,3 +107,21 @@ def test_every_form_of_an_error_line_is_found_by_its_hint() -> None:
                    "fatal: bad ref", "panic: oops"):
         read = _read_result(f"{padding}\n{logged}\n{padding}", "read")
         assert read.keep == (logged,), logged
+
+
+def test_a_short_output_that_is_mostly_its_error_stays_whole() -> None:
+    # Found by the second-compression property test: the cleared form with the error
+    # line under it was longer than the output, so a compaction grew the context.
+    short = {"role": "tool", "tool_call_id": "c1", "content": "Error: boom " + "x" * 200}
+    long = {"role": "tool", "tool_call_id": "c2",
+            "content": "Error: boom\n" + "all good here\n" * 400}
+    originals = [assistant(None, [call("c1", "terminal"), call("c2", "terminal")]),
+                 short, long]
+    cleared = [originals[0], {**short, "content": PRUNED_TOOL_PLACEHOLDER},
+               {**long, "content": PRUNED_TOOL_PLACEHOLDER}]
+    tokens = [0, 0, 0]
+    keep_failure_lines(originals, cleared, tokens, [1, 2])
+    assert cleared[1] == short and cleared[1] is not short
+    assert cleared[2]["content"].startswith(PRUNED_TOOL_PLACEHOLDER)
+    assert "Error: boom" in cleared[2]["content"]
+    assert len(cleared[2]["content"]) < len(long["content"])

@@ -179,7 +179,13 @@ def keep_failure_lines(originals: Sequence[Message], cleared: list[Message],
         lines = failure_lines(truncate_for_summary(content_text(originals[i])), kind)
         if lines:
             kept = "\n".join(one_line(line, 300) for line in lines)
-            cleared[i] = with_content(cleared[i], f"{content_text(cleared[i])}\n{kept}")
+            text = f"{content_text(cleared[i])}\n{kept}"
+            # A short output that is mostly its error line is kept whole: the cleared
+            # form with the line under it would be longer than the output itself.
+            if len(text) >= len(content_text(originals[i])):
+                cleared[i] = with_content(originals[i], content_text(originals[i]))
+            else:
+                cleared[i] = with_content(cleared[i], text)
             tokens[i] = estimate_message_tokens_rough(cleared[i])
 
 
