@@ -159,6 +159,7 @@ def test_a_comparison_carries_both_stances() -> None:
     said = ["I prefer tabs over spaces, always."]
     assert check_grounding("User prefers tabs over spaces", said).grounded
     assert check_grounding("User avoids spaces", ["I prefer tabs, I avoid spaces"]).grounded
+    assert check_grounding("Tabs preferred over spaces", said).grounded  # object first
     flipped = check_grounding("User prefers spaces over tabs", said)
     assert not flipped.grounded and flipped.contradicted
 

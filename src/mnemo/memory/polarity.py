@@ -124,7 +124,9 @@ def _object(tokens: list[str], start: int, canon: Callable[[str], str | None],
     words: list[str] = []
     for j in range(start, len(tokens)):
         token = tokens[j]
-        if token in _COMPARISON and stems:
+        if token in _COMPARISON and not stems:
+            break  # "tabs preferred over spaces": the object came before the verb
+        if token in _COMPARISON:
             nxt = j + 1
             if token == "instead" and nxt < len(tokens) and tokens[nxt] == "of":
                 nxt += 1
