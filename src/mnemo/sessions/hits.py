@@ -1,13 +1,15 @@
 """Search results as the caller sees them: ``SearchHit`` rows with a marked snippet.
 
-The snippet comes from FTS5's ``snippet()`` when the query has words (it knows where the
-stemmed matches are); otherwise — CJK runs, symbols, or a reply added next to a match —
-``snippet_around`` cuts a window of the text around the first needle found. Matches are
-marked ``>>like this<<`` in both cases.
+The snippet is cut in Python on both backends: ``snippet_around`` takes a window of the
+text around the first needle found (a query term, CJK run or the literal), and
+``mark_snippet`` marks every needle in it ``>>like this<<``. (FTS5's ``snippet()`` was used
+before; asking it for ten rows re-ran the whole match, the costliest step of a search on
+a large archive.)
 """
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Sequence
 
@@ -15,10 +17,9 @@ from mnemo.sessions.query import ParsedQuery
 from mnemo.sessions.records import SearchHit
 from mnemo.sessions.rows import id_chunks
 
-__all__ = ["BODY_SQL", "build_hits", "snippet_around"]
+__all__ = ["BODY_SQL", "build_hits", "mark_snippet", "snippet_around"]
 
 _SNIPPET_START, _SNIPPET_END, _ELLIPSIS = ">>", "<<", "…"
-_SNIPPET_TOKENS = 24
 _SNIPPET_CHARS = 160
 BODY_SQL = "coalesce(m.search_text, m.content, '')"  # the indexed text of ``messages m``
 
@@ -41,6 +42,19 @@ def snippet_around(body: str, needles: Sequence[str], width: int = _SNIPPET_CHAR
     return (_ELLIPSIS if left > 0 else "") + text + (_ELLIPSIS if right < len(body) else "")
 
 
+def mark_snippet(body: str, needles: Sequence[str]) -> str:
+    """The window around the first needle, with every needle in it marked."""
+    window = snippet_around(body, needles)
+    words = sorted({n for n in needles if n}, key=len, reverse=True)
+    if not words:
+        return window
+    pattern = re.compile(re.escape(_SNIPPET_START) + ".*?" + re.escape(_SNIPPET_END) + "|("
+                         + "|".join(re.escape(w) for w in words) + ")",
+                         re.IGNORECASE | re.DOTALL)
+    return pattern.sub(lambda m: f"{_SNIPPET_START}{m.group(1)}{_SNIPPET_END}"
+                       if m.group(1) else m.group(0), window)
+
+
 def build_hits(
     conn: sqlite3.Connection,
     parsed: ParsedQuery,
@@ -55,9 +69,6 @@ def build_hits(
         return []
     ids = [i for i, _ in best]
     rows: dict[int, sqlite3.Row] = {}
-    snippets: dict[int, str] = {}
-    # Exact terms (no prefixes) mark the snippet, for the same reason as in coverage.
-    expression = parsed.fts_expression(prefix=False) if parsed.terms and not parsed.cjk else ""
     for part, marks in id_chunks(ids):
         rows.update((int(r["id"]), r) for r in conn.execute(
             f"SELECT m.id, m.session_id, m.role, m.timestamp, m.active, m.compacted, "
@@ -65,12 +76,6 @@ def build_hits(
             f"FROM messages m WHERE m.id IN ({marks})",
             part,
         ))
-        if expression:
-            snippets.update((int(r[0]), str(r[1])) for r in conn.execute(
-                f"SELECT rowid, snippet(messages_fts, 0, ?, ?, ?, ?) FROM messages_fts "
-                f"WHERE messages_fts MATCH ? AND rowid IN ({marks})",
-                [_SNIPPET_START, _SNIPPET_END, _ELLIPSIS, _SNIPPET_TOKENS, expression, *part],
-            ))
     needles = [*parsed.cjk, *(t.text for t in parsed.terms)] or [parsed.literal]
     hits: list[SearchHit] = []
     for i, score in best:
@@ -83,7 +88,7 @@ def build_hits(
             message_id=i,
             role=row["role"],
             content=body,
-            snippet=snippets.get(i) or snippet_around(body, needles),
+            snippet=mark_snippet(body, needles),
             score=score,
             timestamp=row["timestamp"],
             compacted=bool(row["compacted"]),

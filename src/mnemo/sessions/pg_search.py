@@ -16,18 +16,17 @@ as ``search``; then ``rescore`` applies coverage and neighbours.
 
 CJK runs and symbol-only queries are substring matches (``LIKE``), the CJK ones over the
 rows flagged ``cjk`` under a ``pg_trgm`` index. Snippets are cut in Python
-(``hits.snippet_around``), the match marked ``>>like this<<``.
+(``hits.mark_snippet``), the match marked ``>>like this<<``.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from mnemo.sessions.hits import snippet_around
+from mnemo.sessions.hits import mark_snippet
 from mnemo.sessions.query import ParsedQuery, Term, escape_like, parse_query
 from mnemo.sessions.records import SearchHit
 from mnemo.sessions.rescore import coverage_boost, neighbour_scores
@@ -264,17 +263,6 @@ def _bodies(conn: Conn, ids: list[int]) -> dict[int, str]:
     return {int(r["id"]): str(r["body"]) for r in rows}
 
 
-def _snippet(body: str, needles: list[str]) -> str:
-    """The window around the first needle, with every needle in it marked."""
-    window = snippet_around(body, needles)
-    words = sorted({n for n in needles if n}, key=len, reverse=True)
-    if not words:
-        return window
-    pattern = re.compile(">>.*?<<|(" + "|".join(re.escape(w) for w in words) + ")",
-                         re.IGNORECASE | re.DOTALL)
-    return pattern.sub(lambda m: f">>{m.group(1)}<<" if m.group(1) else m.group(0), window)
-
-
 def _hits(
     conn: Conn, parsed: ParsedQuery, best: list[tuple[int, float]], added: set[int]
 ) -> list[SearchHit]:
@@ -293,7 +281,7 @@ def _hits(
         body = str(row["body"])
         hits.append(SearchHit(
             session_id=row["session_id"], message_id=i, role=row["role"], content=body,
-            snippet=_snippet(body, needles), score=score, timestamp=row["timestamp"],
+            snippet=mark_snippet(body, needles), score=score, timestamp=row["timestamp"],
             compacted=bool(row["compacted"]), active=bool(row["active"]),
             position=row["position"], external_id=row["external_id"],
             matched=i not in added,
