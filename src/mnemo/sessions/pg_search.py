@@ -21,9 +21,10 @@ rows flagged ``cjk`` under a ``pg_trgm`` index. Snippets are cut in Python
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from mnemo.sessions.hits import mark_snippet
@@ -82,7 +83,6 @@ def run_pg_search(
     # for a common word; index lookups through the GIN and trigram indexes (bitmap scans)
     # cost only the matching rows. This transaction is the search alone.
     conn.execute("SET LOCAL enable_seqscan = off")
-    conn.execute("SET LOCAL enable_indexscan = off")
     added: set[int] = set()
     if parsed.cjk:
         scores = _cjk_scores(conn, parsed, filters, tuning)
@@ -97,93 +97,210 @@ def run_pg_search(
 # -- words -----------------------------------------------------------------------------
 
 
-def _tsqueries(conn: Conn, terms: Sequence[Term], prefix: bool) -> list[str]:
-    """Each term as the text of one ``tsquery`` ('' when it holds no lexeme)."""
+def _tsqueries(conn: Conn, terms: Sequence[Term], prefix: bool) -> list[tuple[str, str]]:
+    """Each term as the text of two ``tsquery``: exact words, and with the last word also
+    as a prefix ('' when the term holds no lexeme; both the same when no prefix applies)."""
     parts: list[str] = []
     params: list[Any] = []
     for term in terms:
-        sql = "(phraseto_tsquery('english', %s) || phraseto_tsquery('simple', %s)"
+        exact = "(phraseto_tsquery('english', %s) || phraseto_tsquery('simple', %s))"
         params += [term.text, term.text]
         last = term.tokens[-1]
         if prefix and len(term.tokens) == 1 and len(last) >= _MIN_PREFIX_CHARS:
-            sql += " || to_tsquery('simple', quote_literal(%s) || ':*')"
-            params.append(last)
-        parts.append(sql + ")::text")
+            parts.append(f"{exact}::text, ({exact} || "
+                         "to_tsquery('simple', quote_literal(%s) || ':*'))::text")
+            params += [term.text, term.text, last]
+        else:
+            parts.append(f"{exact}::text, {exact}::text")
+            params += [term.text, term.text]
     row = conn.execute(f"SELECT ARRAY[{', '.join(parts)}] AS q", params).fetchone()
-    return [str(q or "") for q in row["q"]]
+    flat = [str(q or "") for q in row["q"]]
+    return list(zip(flat[0::2], flat[1::2], strict=True))
 
 
 def _word_scores(
     conn: Conn, parsed: ParsedQuery, filters: SearchFilters, tuning: SearchTuning,
     added: set[int],
 ) -> dict[int, float]:
-    queries = [q for q in _tsqueries(conn, parsed.terms, tuning.prefix) if q]
-    if not queries:
+    pairs = [(e, p) for e, p in _tsqueries(conn, parsed.terms, tuning.prefix) if e]
+    if not pairs:
         return {}
-    if filters.session_id is not None or len(queries) == 1:
-        # Within one session every word counts (global frequencies say little there).
-        ranked, present, saturated = [(q, 1.0) for q in queries], queries, False
-    else:
-        ranked, present, saturated = _ranking_terms(conn, queries, tuning)
-    if not ranked:
+    plan = _plan(conn, pairs, tuning, whole=filters.session_id is not None)
+    if not plan.ranked:
         return {}
-    scores = _rank(conn, ranked, " || ", filters, tuning)
-    if saturated and len(present) > 1:
+    scores = _rank(conn, plan.ranked, " || ", filters, tuning, plan.window(plan.or_matches))
+    if plan.saturated and len(plan.present) > 1:
         # The OR ranking only saw the latest matches; those holding every term are
         # far fewer, so ranking them apart reaches back to older ones.
-        weights = dict(ranked)
-        every = [(q, weights.get(q, 1.0)) for q in present]
-        for i, score in _rank(conn, every, " && ", filters, tuning).items():
+        weights = dict(plan.ranked)
+        every = [(q, weights.get(q, 1.0)) for q in plan.present]
+        for i, score in _rank(conn, every, " && ", filters, tuning,
+                              plan.window(plan.and_matches)).items():
             scores[i] = max(score, scores.get(i, score))
     if not tuning.rescore or not scores:
         return scores
     return _rescore(conn, parsed, scores, filters, tuning, added)
 
 
-def _ranking_terms(
-    conn: Conn, queries: list[str], tuning: SearchTuning
-) -> tuple[list[tuple[str, float]], list[str], bool]:
-    """Terms to rank by with their weights (rarest first), the present terms, and whether
-    the ranking is cut short — ``search._ranking_terms`` on PostgreSQL."""
-    cap = tuning.rank_budget + 1
+@dataclass(frozen=True)
+class _Plan:
+    """What to rank by: the terms with their rarity weights (rarest first), the terms
+    present in the archive (query order), and the expected matches of their OR and AND."""
+
+    ranked: list[tuple[str, float]]
+    present: list[str]
+    saturated: bool
+    or_matches: float
+    and_matches: float
+    top_id: int
+    budget: int
+
+    def window(self, matches: float) -> int:
+        """How to read about ``budget`` of ``matches`` rows spread over the archive: 0 =
+        every match (cheap enough), -1 = walk the ids newest first (the matches are
+        dense), else the lowest id of the newest stretch that should hold twice that."""
+        if matches <= self.budget or self.top_id <= 0:
+            return 0
+        if matches >= _DENSE * self.top_id:
+            return -1
+        span = int(2 * self.budget * self.top_id / matches)
+        return max(0, self.top_id - span)
+
+
+# A term in at least this share of the messages is read by walking the newest ids and
+# testing each row: its next match is a few rows away, while its index entries (a fifth
+# of the archive, say) cost more to read than the walk.
+_DENSE = 0.2
+
+
+# Below this many rows counting the matches of each term is cheap (it reads at most
+# ``rank_budget`` rows per term); above it the planner's statistics stand in for counts.
+_COUNT_BELOW = 50_000
+
+
+def _plan(
+    conn: Conn, pairs: list[tuple[str, str]], tuning: SearchTuning, *, whole: bool
+) -> _Plan:
+    """``search._ranking_terms`` on PostgreSQL, with a cost bound on a large archive.
+
+    Each term's matches are counted exactly (capped at the budget) while the archive is
+    small. On a large one they are the planner's estimates from ANALYZE's lexeme
+    statistics (``EXPLAIN``: no row is read), since counting a common word reads a heap
+    row per match. A common term is searched as the exact word, without its prefix
+    expansion: "back" also matching "backup", "backoff", … multiplies what the index
+    returns for a word that discriminates little anyway (coverage still sees prefixes).
+    """
     row = conn.execute(
-        "SELECT ARRAY[" + ", ".join(
-            "(SELECT count(*) FROM (SELECT 1 FROM mnemo_messages "
-            "WHERE tsv @@ %s::tsquery LIMIT %s) c)" for _ in queries) + "] AS n, "
-        "(SELECT greatest(reltuples::bigint, 1) FROM pg_class "
-        " WHERE oid = 'mnemo_messages'::regclass) AS total",
-        [v for q in queries for v in (q, cap)],
-    ).fetchone()
-    total = max(float(row["total"] or 1), 1.0)
-    counted = sorted((int(n), index, q) for index, (n, q) in enumerate(
-        zip(row["n"], queries, strict=True)) if n)
+        "SELECT (SELECT greatest(reltuples::bigint, 0) FROM pg_class "
+        " WHERE oid = 'mnemo_messages'::regclass) AS total, "
+        "(SELECT coalesce(max(id), 0) FROM mnemo_messages) AS top").fetchone()
+    total, top = float(row["total"] or 0), int(row["top"] or 0)
+    if whole or len(pairs) == 1:
+        # Within one session every word counts, prefixes too; one term has nothing to
+        # choose between, and counting it would cost what ranking it does.
+        return _Plan([(p, 1.0) for _, p in pairs], [p for _, p in pairs], False, 0.0, 0.0,
+                     top, tuning.rank_budget)
+    cap = tuning.rank_budget + 1
+    exact = total < _COUNT_BELOW
+    unknown = 0.0 if exact else _estimate(conn, "'\u2400'")  # a lexeme no text holds
+    chosen: list[tuple[float, int, str]] = []
+    for index, (plain, prefixed) in enumerate(pairs):
+        query = prefixed
+        count = _count(conn, prefixed, cap) if exact else _guess(conn, prefixed, unknown)
+        if not exact and plain != prefixed and count > tuning.rank_budget:
+            query, count = plain, _guess(conn, plain, unknown)
+        if count:
+            chosen.append((count, index, query))
+    size = max(total, 1.0)
+    if len(chosen) == 1:  # nothing to choose between
+        count, _, q = chosen[0]
+        return _Plan([(q, 1.0)], [q], False, count, 0.0, top, tuning.rank_budget)
     kept: list[tuple[str, float]] = []
-    used = 0
-    for count, _, q in counted:
+    used = 0.0
+    for count, _, q in sorted(chosen):
         if kept and used + count > tuning.rank_budget:
             break
-        kept.append((q, math.log(1.0 + total / count)))
+        kept.append((q, math.log(1.0 + size / count)))
         used += count
-    present = [q for _, _, q in sorted(counted, key=lambda c: c[1])]
-    return kept, present, len(kept) < len(counted) or used > tuning.rank_budget
+    # The AND pass leaves out terms in more than ``_DENSE`` of the messages, as search
+    # engines leave out stop words: reading their index entries costs more than the
+    # rest of the search and they select little (coverage still counts them).
+    selective = [c for c in chosen if exact or c[0] < _DENSE * size] or []
+    present = [q for _, _, q in sorted(selective, key=lambda c: c[1])]
+    every = size * math.prod(min(1.0, c / size) for c, _, _ in selective)
+    return _Plan(kept, present, len(kept) < len(chosen) or used > tuning.rank_budget,
+                 used, every, top, tuning.rank_budget)
+
+
+def _count(conn: Conn, query: str, cap: int) -> float:
+    row = conn.execute("SELECT count(*) AS n FROM (SELECT 1 FROM mnemo_messages "
+                       "WHERE tsv @@ %s::tsquery LIMIT %s) c", (query, cap)).fetchone()
+    return float(row["n"])
+
+
+# A term is counted up to this many matches even on a large archive: the planner knows
+# only the frequent lexemes and guesses the same few thousand for every other one
+# (absent or in three messages alike), and a rare term's true count decides whether it
+# is searched at all and how much it weighs.
+_COUNT_UP_TO = 500
+
+
+def _guess(conn: Conn, query: str, unknown: float) -> float:
+    """Matches of ``query``: the planner's estimate when it knows the lexemes (above
+    ``unknown``, what it guesses for a lexeme it has no statistics of), else a count
+    (exact below ``_COUNT_UP_TO``: reading a rare term's index entries is cheap)."""
+    estimate = _estimate(conn, query)
+    if estimate > 2 * unknown:
+        return estimate
+    counted = _count(conn, query, _COUNT_UP_TO)
+    return counted if counted < _COUNT_UP_TO else max(counted, estimate)
+
+
+def _estimate(conn: Conn, query: str) -> float:
+    """The planner's estimate of the rows matching ``query`` (no row is read)."""
+    row = conn.execute("EXPLAIN (FORMAT JSON) SELECT 1 FROM mnemo_messages "
+                       "WHERE tsv @@ %s::tsquery", (query,)).fetchone()
+    plan = next(iter(row.values()))
+    if isinstance(plan, str):
+        plan = json.loads(plan)
+    return float(plan[0]["Plan"]["Plan Rows"])
 
 
 def _rank(
     conn: Conn, weighted: list[tuple[str, float]], joiner: str, filters: SearchFilters,
-    tuning: SearchTuning,
+    tuning: SearchTuning, low_id: int,
 ) -> dict[int, float]:
-    """The ``pool`` best of the latest ``rank_budget`` rows matching the joined terms."""
+    """The ``pool`` best of the latest ``rank_budget`` rows matching the joined terms.
+
+    ``low_id`` (``_Plan.window``) chooses the read. 0: every match, through the GIN
+    index (bitmap scans cost only the matching rows; a walk newest-first would test every
+    row's tsvector). -1: the dense case, where that walk is the cheap one. Else the read
+    is kept to the newest stretch of ids that should hold about twice the budget of the
+    matches (a bitmap of that id range ANDed with the full-text index); should it hold
+    fewer than ``pool`` after all (the estimate was high), the whole archive is ranked.
+    """
     where, params = _filter_sql(filters)
     match = joiner.join("%s::tsquery" for _ in weighted)
     score = " + ".join("%s * ts_rank(m.tsv, %s::tsquery, 1)" for _ in weighted)
-    rows = conn.execute(
-        f"SELECT id, score FROM ("
-        f"  SELECT m.id, {score} AS score FROM mnemo_messages m "
-        f"  WHERE m.tsv @@ ({match}) AND {where} ORDER BY m.id DESC LIMIT %s"
-        f") c ORDER BY score DESC LIMIT %s",
-        [*(v for q, w in weighted for v in (w, q)), *(q for q, _ in weighted), *params,
-         tuning.rank_budget, tuning.pool],
-    ).fetchall()
+    if low_id < 0:
+        conn.execute("SET LOCAL enable_bitmapscan = off")
+        low_id = 0
+    else:
+        conn.execute("SET LOCAL enable_indexscan = off")
+    for low in ([low_id, 0] if low_id else [0]):
+        rows = conn.execute(
+            f"SELECT id, score FROM ("
+            f"  SELECT m.id, {score} AS score FROM mnemo_messages m "
+            f"  WHERE m.tsv @@ ({match}) AND m.id > %s AND {where} "
+            f"  ORDER BY m.id DESC LIMIT %s"
+            f") c ORDER BY score DESC LIMIT %s",
+            [*(v for q, w in weighted for v in (w, q)), *(q for q, _ in weighted), low,
+             *params, tuning.rank_budget, tuning.pool],
+        ).fetchall()
+        if len(rows) >= tuning.pool:
+            break
+    conn.execute("SET LOCAL enable_indexscan = on")
+    conn.execute("SET LOCAL enable_bitmapscan = on")
     return {int(r["id"]): float(r["score"]) for r in rows}
 
 

@@ -55,8 +55,8 @@ class SearchTuning:
     neighbour: float = 0.5  # plus this share of the best adjacent match's score
     reply: float = 0.7  # the unmatched turn after a match gets this share (before: half)
     pool: int = 50  # how many BM25 candidates are rescored
-    rank_budget: int = 10_000  # most rows BM25 ranks per query (the latest matches)
-    literal_scan: int = 200_000  # latest messages a symbols-only query reads
+    rank_budget: int = 2_000  # most rows BM25 ranks per query (the latest matches)
+    literal_scan: int = 20_000  # latest messages a symbols-only query reads
     context_pool: int = 50  # how many of the best look at their neighbours
 
 
