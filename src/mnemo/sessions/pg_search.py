@@ -158,19 +158,25 @@ class _Plan:
     def window(self, matches: float) -> int:
         """How to read about ``budget`` of ``matches`` rows spread over the archive: 0 =
         every match (cheap enough), -1 = walk the ids newest first (the matches are
-        dense), else the lowest id of the newest stretch that should hold twice that."""
+        dense), else the lowest id of the newest stretch that should hold ``_MARGIN``
+        times that."""
         if matches <= self.budget or self.top_id <= 0:
             return 0
         if matches >= _DENSE * self.top_id:
             return -1
-        span = int(2 * self.budget * self.top_id / matches)
+        span = int(_MARGIN * self.budget * self.top_id / matches)
         return max(0, self.top_id - span)
 
 
 # A term in at least this share of the messages is read by walking the newest ids and
 # testing each row: its next match is a few rows away, while its index entries (a fifth
 # of the archive, say) cost more to read than the walk.
-_DENSE = 0.2
+_DENSE = 0.1
+# The id stretch read for a common term holds this many budgets of its matches by the
+# estimate: a margin for the estimate's error and for matches that are not spread evenly.
+_MARGIN = 1.25
+# How many index entries (in rank budgets) the AND pass may read on a large archive.
+_AND_READ = 100
 
 
 # Below this many rows counting the matches of each term is cheap (it reads at most
@@ -222,10 +228,20 @@ def _plan(
             break
         kept.append((q, math.log(1.0 + size / count)))
         used += count
-    # The AND pass leaves out terms in more than ``_DENSE`` of the messages, as search
-    # engines leave out stop words: reading their index entries costs more than the
-    # rest of the search and they select little (coverage still counts them).
-    selective = [c for c in chosen if exact or c[0] < _DENSE * size] or []
+    # The AND pass reads every index entry of its terms. On a large archive it takes the
+    # rarest terms while their entries add up to ``_AND_READ`` budgets (two at least, or
+    # no AND pass): the most frequent words are left out of it, as search engines leave
+    # out stop words — they select little and cost the most (coverage still counts them).
+    selective = chosen
+    if not exact:
+        selective, read = [], 0.0
+        for entry in sorted(chosen):
+            if len(selective) >= 2 and read + entry[0] > _AND_READ * tuning.rank_budget:
+                break
+            selective.append(entry)
+            read += entry[0]
+        if read > _AND_READ * tuning.rank_budget:
+            selective = []
     present = [q for _, _, q in sorted(selective, key=lambda c: c[1])]
     every = size * math.prod(min(1.0, c / size) for c, _, _ in selective)
     return _Plan(kept, present, len(kept) < len(chosen) or used > tuning.rank_budget,
@@ -275,7 +291,7 @@ def _rank(
     ``low_id`` (``_Plan.window``) chooses the read. 0: every match, through the GIN
     index (bitmap scans cost only the matching rows; a walk newest-first would test every
     row's tsvector). -1: the dense case, where that walk is the cheap one. Else the read
-    is kept to the newest stretch of ids that should hold about twice the budget of the
+    is kept to the newest stretch of ids that should hold about ``_MARGIN`` budgets of the
     matches (a bitmap of that id range ANDed with the full-text index); should it hold
     fewer than ``pool`` after all (the estimate was high), the whole archive is ranked.
     """
@@ -299,8 +315,7 @@ def _rank(
         ).fetchall()
         if len(rows) >= tuning.pool:
             break
-    conn.execute("SET LOCAL enable_indexscan = on")
-    conn.execute("SET LOCAL enable_bitmapscan = on")
+    conn.execute("SET LOCAL enable_indexscan = on; SET LOCAL enable_bitmapscan = on")
     return {int(r["id"]): float(r["score"]) for r in rows}
 
 
@@ -368,9 +383,9 @@ def _literal_scores(
         window = "AND m.id > (SELECT coalesce(max(id), 0) FROM mnemo_messages) - %s"
         params = [*params, scan]
     rows = conn.execute(
-        f"SELECT m.id FROM mnemo_messages m WHERE {_BODY} ILIKE %s AND {where} {window} "
-        f"ORDER BY m.id DESC LIMIT %s",
-        [f"%{escape_like(literal)}%", *params, limit]).fetchall()
+        f"SELECT m.id FROM mnemo_messages m WHERE strpos({_BODY}, %s) > 0 AND {where} "
+        f"{window} ORDER BY m.id DESC LIMIT %s",
+        [literal, *params, limit]).fetchall()
     return {int(r["id"]): 1.0 for r in rows}
 
 
