@@ -31,7 +31,7 @@ def _record_rescored(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 def test_rescored_candidates_stay_bounded_as_the_archive_grows(
     store: SessionStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store.search_tuning = SearchTuning(rank_budget=30, pool=10, context_pool=10)
+    store.search_tuning = SearchTuning(rank_budget=30, term_budget=30, pool=10, context_pool=10)
     seen = _record_rescored(monkeypatch)
     rescored: list[int] = []
     for _ in range(4):  # 60, 120, 180, 240 matching messages

@@ -8,11 +8,20 @@ English ("painted" finds "painting") and ``simple`` (names, codes and stop words
 typed; a word of four or more letters also matches as a prefix there).
 
 Candidates: the latest ``rank_budget`` messages matching any term, scored by
-``ts_rank`` weighted with each term's rarity (an inverse document frequency from capped
-counts, the part of BM25 ``ts_rank`` lacks), the ``pool`` best kept. Common terms are
-left out of that ranking when rarer ones exist, and when the ranking is cut short the
-messages holding every present term are ranked too — the same steps and ``SearchTuning``
-as ``search``; then ``rescore`` applies coverage and neighbours.
+``ts_rank`` weighted with each term's rarity (an inverse document frequency, the part of
+BM25 ``ts_rank`` lacks), the ``pool`` best kept. Common terms are left out of that
+ranking when rarer ones exist, and when the ranking is cut short the messages holding
+every present term are ranked too — the same steps and ``SearchTuning`` as ``search``;
+then ``rescore`` applies coverage and neighbours.
+
+A GIN index cannot return "the latest N matches" (a bitmap scan reads every match, a
+walk newest-first tests every row), so on a large archive (``_plan``) each term's
+frequency comes from the planner's lexeme statistics instead of a count, and the read is
+chosen by it: every match of a rare term; the newest stretch of ids that should hold
+about the budget for a common one; a newest-first walk for a dense one. The AND pass
+leaves out the most frequent words (their index entries cost the most and select least).
+The read plan is the only difference from SQLite; a small archive is counted exactly, as
+before, so rankings there (LoCoMo) are unchanged.
 
 CJK runs and symbol-only queries are substring matches (``LIKE``), the CJK ones over the
 rows flagged ``cjk`` under a ``pg_trgm`` index. Snippets are cut in Python
@@ -206,7 +215,7 @@ def _plan(
         # choose between, and counting it would cost what ranking it does.
         return _Plan([(p, 1.0) for _, p in pairs], [p for _, p in pairs], False, 0.0, 0.0,
                      top, tuning.rank_budget)
-    cap = tuning.rank_budget + 1
+    cap = tuning.term_budget + 1
     exact = total < _COUNT_BELOW
     unknown = 0.0 if exact else _estimate(conn, "'\u2400'")  # a lexeme no text holds
     chosen: list[tuple[float, int, str]] = []
@@ -224,7 +233,7 @@ def _plan(
     kept: list[tuple[str, float]] = []
     used = 0.0
     for count, _, q in sorted(chosen):
-        if kept and used + count > tuning.rank_budget:
+        if kept and used + count > tuning.term_budget:
             break
         kept.append((q, math.log(1.0 + size / count)))
         used += count
@@ -274,6 +283,15 @@ def _guess(conn: Conn, query: str, unknown: float) -> float:
 
 def _estimate(conn: Conn, query: str) -> float:
     """The planner's estimate of the rows matching ``query`` (no row is read)."""
+    # A term's alternatives (English stem, the word as typed, its prefix) match mostly
+    # the same messages, which the planner would add up as if independent ("'error' |
+    # 'error'" twice 'error'): the largest of them is the better estimate. The generated
+    # queries are ORs of phrases and prefixes (``|`` binds loosest), so they split as text.
+    return max(_planned_rows(conn, alternative)
+               for alternative in dict.fromkeys(query.split(" | ")))
+
+
+def _planned_rows(conn: Conn, query: str) -> float:
     row = conn.execute("EXPLAIN (FORMAT JSON) SELECT 1 FROM mnemo_messages "
                        "WHERE tsv @@ %s::tsquery", (query,)).fetchone()
     plan = next(iter(row.values()))
@@ -353,11 +371,21 @@ def _cjk_scores(
     conn: Conn, parsed: ParsedQuery, filters: SearchFilters, tuning: SearchTuning
 ) -> dict[int, float]:
     where, params = _filter_sql(filters)
-    likes = " OR ".join(f"{_BODY} LIKE %s" for _ in parsed.cjk)
-    candidates = {int(r["id"]) for r in conn.execute(
-        f"SELECT m.id FROM mnemo_messages m WHERE m.cjk AND ({likes}) AND {where} "
-        f"ORDER BY m.id DESC LIMIT %s",
-        [*(f"%{escape_like(r)}%" for r in parsed.cjk), *params, tuning.pool]).fetchall()}
+    candidates: set[int] = set()
+    # Runs of 3+ characters go through the trigram index (a bitmap of its matches; the
+    # planner would rather walk every CJK row newest first when it expects many); shorter
+    # ones have no trigram, so the CJK rows are walked newest first until ``pool`` match.
+    for runs, walk in (([r for r in parsed.cjk if len(r) >= 3], "off"),
+                       ([r for r in parsed.cjk if len(r) < 3], "on")):
+        if not runs:
+            continue
+        conn.execute(f"SET LOCAL enable_indexscan = {walk}")
+        likes = " OR ".join(f"{_BODY} LIKE %s" for _ in runs)
+        candidates.update(int(r["id"]) for r in conn.execute(
+            f"SELECT m.id FROM mnemo_messages m WHERE m.cjk AND ({likes}) AND {where} "
+            f"ORDER BY m.id DESC LIMIT %s",
+            [*(f"%{escape_like(r)}%" for r in runs), *params, tuning.pool]).fetchall())
+    conn.execute("SET LOCAL enable_indexscan = on")
     if parsed.terms:
         candidates.update(_word_scores(conn, parsed, filters, tuning, set()))
     if not candidates:

@@ -11,11 +11,12 @@ ranked by BM25. Then the best candidates are rescored (``SearchTuning``):
   words (``SearchHit.matched`` is False for it): in conversation the answer usually
   follows the question that names the topic.
 
-Cost is bounded on a large archive: words found in more than ``rank_budget`` messages
-are left out of the ranking when rarer ones exist (they still count for coverage), and
-BM25 ranks at most the latest ``rank_budget`` matches. When that cuts the ranking short,
-the messages holding *every* query word found in the archive are ranked too (an AND of
-the words, with the same budget): far fewer, so older matches are not out of reach.
+Cost is bounded on a large archive: words found in more than ``term_budget`` messages
+(together) are left out of the ranking when rarer ones exist (they still count for
+coverage), and BM25 ranks at most the latest ``rank_budget`` matches. When that cuts the
+ranking short, the messages holding *every* query word found in the archive are ranked
+too (an AND of the words, with the same budget): far fewer, so older matches are not out
+of reach.
 
 CJK runs go through the trigram index (3+ characters) or a substring scan of the rows
 flagged as holding CJK text (1–2 characters, too short for trigrams); their candidates
@@ -56,6 +57,7 @@ class SearchTuning:
     reply: float = 0.7  # the unmatched turn after a match gets this share (before: half)
     pool: int = 50  # how many BM25 candidates are rescored
     rank_budget: int = 2_000  # most rows BM25 ranks per query (the latest matches)
+    term_budget: int = 10_000  # a word in more messages is not ranked by if rarer ones are
     literal_scan: int = 20_000  # latest messages a symbols-only query reads
     context_pool: int = 50  # how many of the best look at their neighbours
 
@@ -199,14 +201,14 @@ def _ranking_terms(
     for index, term in enumerate(terms):
         count = conn.execute(
             "SELECT count(*) FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?)",
-            [term.fts(prefix=tuning.prefix), tuning.rank_budget + 1],
+            [term.fts(prefix=tuning.prefix), tuning.term_budget + 1],
         ).fetchone()[0]
         if count:
             counted.append((int(count), index, term))
     kept: list[Term] = []
     total = 0
     for count, _, term in sorted(counted):
-        if kept and total + count > tuning.rank_budget:
+        if kept and total + count > tuning.term_budget:
             break
         kept.append(term)
         total += count
