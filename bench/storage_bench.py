@@ -1,11 +1,14 @@
 """SQLite against PostgreSQL on the same data: import, search, memory writes, LoCoMo recall.
 
-* import: the same generated transcripts (``search_bench.TextGen``: chat, tool calls, tool
-  output with paths and codes, 2% CJK) appended to both stores in sessions of 40-160
-  messages, one ``append_messages`` per session; messages per second.
-* search: at each size, ``search_bench``'s query kinds (words, rare paths, questions, CJK,
-  hostile text; sampled from the stored rows, so answers exist) through
-  ``SessionStore.search`` (limit 10) on both; p50/p95 in ms and hit rate.
+* import: generated transcripts (``search_bench.TextGen``: chat, tool calls, tool output
+  with paths and codes, 2% CJK; ``--import-messages``, 20,000 by default) appended to
+  fresh stores of both backends in sessions of 40-160 messages, one ``append_messages``
+  per session; messages per second.
+* search: at each size, an archive of the same generated transcripts on both backends
+  (``archive_cache``), then ``search_bench``'s query kinds (words, rare paths, questions,
+  CJK, hostile text; sampled from the stored rows, so answers exist) through
+  ``SessionStore.search`` (limit 10) on both, after three warm-up queries per kind;
+  p50/p95 in ms and hit rate.
 * memory writes: 1, 4 and 8 processes adding and removing entries of one shared memory
   store at once (the home's MEMORY.md for SQLite — processes of one host — and one
   PostgreSQL namespace, as hosts of a fleet would), and for contrast each process in a

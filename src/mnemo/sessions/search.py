@@ -142,19 +142,18 @@ def _word_scores(
 ) -> dict[int, float]:
     # Within one session every word counts (global frequencies say little there, and
     # the session's id span keeps the index walk short).
-    present: list[Term] = []
+    present: list[str] = []
     if filters.id_span:
-        terms, saturated = list(parsed.terms), False
+        terms, saturated = [t.fts(prefix=tuning.prefix) for t in parsed.terms], False
     else:
         terms, present, saturated = _ranking_terms(conn, parsed.terms, tuning)
     if not terms:
         return {}
-    scores = _bm25(conn, " OR ".join(t.fts(prefix=tuning.prefix) for t in terms), filters,
-                   tuning)
+    scores = _bm25(conn, " OR ".join(terms), filters, tuning)
     if saturated and len(present) > 1:
         # The OR ranking only saw the latest matches. Messages holding every word found
         # in the archive are far fewer, so ranking them apart reaches back to older ones.
-        every = " AND ".join(t.fts(prefix=tuning.prefix) for t in present)
+        every = " AND ".join(present)
         for i, score in _bm25(conn, every, filters, tuning).items():
             scores[i] = max(score, scores.get(i, score))
     if not tuning.rescore or not scores:
@@ -186,34 +185,52 @@ def _bm25(
 
 def _ranking_terms(
     conn: sqlite3.Connection, terms: Sequence[Term], tuning: SearchTuning
-) -> tuple[list[Term], list[Term], bool]:
-    """The terms worth ranking by: rarest first, common ones dropped when rare ones exist.
+) -> tuple[list[str], list[str], bool]:
+    """The terms worth ranking by (as FTS5 strings): rarest first, common ones dropped
+    when rare ones exist.
 
     A word in tens of thousands of messages adds little to the ranking but most of its
     cost; it still counts in the coverage bonus. Counts stop at the budget, so this step
     is cheap however common a word is. Also returned: the terms found at all (in query
     order), and whether the ranking will be cut short (a term dropped, or more matches
     than the budget).
+
+    A word found in more than ``rank_budget`` messages is searched as itself, without
+    its prefix expansion: FTS5 merges the whole index entries of every word a prefix
+    covers before it can return a row ("path*": path, pathlib, paths, … across the
+    archive), while a plain word is read lazily, newest first. The rare word keeps its
+    prefix, so a small archive (LoCoMo) searches exactly as before.
     """
-    if len(terms) == 1:  # nothing to choose between: counting would only cost time
-        return list(terms), list(terms), False
-    counted: list[tuple[int, int, Term]] = []
+    counted: list[tuple[int, int, str]] = []
     for index, term in enumerate(terms):
-        count = conn.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?)",
-            [term.fts(prefix=tuning.prefix), tuning.term_budget + 1],
-        ).fetchone()[0]
+        expression = term.fts(prefix=tuning.prefix)
+        plain = term.fts(prefix=False)
+        cap = tuning.term_budget + 1
+        if expression != plain:
+            common = _count(conn, plain, tuning.rank_budget + 1)
+            if common > tuning.rank_budget:
+                expression = plain
+        if len(terms) == 1:  # nothing to choose between: counting would only cost time
+            return [expression], [expression], False
+        count = _count(conn, expression, cap)
         if count:
-            counted.append((int(count), index, term))
-    kept: list[Term] = []
+            counted.append((count, index, expression))
+    kept: list[str] = []
     total = 0
-    for count, _, term in sorted(counted):
+    for count, _, expression in sorted(counted):
         if kept and total + count > tuning.term_budget:
             break
-        kept.append(term)
+        kept.append(expression)
         total += count
-    present = [term for _, _, term in counted]
+    present = [expression for _, _, expression in counted]
     return kept, present, len(kept) < len(counted) or total > tuning.rank_budget
+
+
+def _count(conn: sqlite3.Connection, expression: str, cap: int) -> int:
+    """Messages matching an FTS5 expression, counted up to ``cap``."""
+    return int(conn.execute(
+        "SELECT count(*) FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?)",
+        [expression, cap]).fetchone()[0])
 
 
 def _rescore(
