@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from mnemo.sessions import SearchTuning, SessionStore, pg_search, search
-from mnemo.sessions.pg_search import _MARGIN, _Plan
+from mnemo.sessions.pg_plan import MARGIN, ReadPlan
 
 
 def _record_rescored(monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -47,11 +47,11 @@ def test_rescored_candidates_stay_bounded_as_the_archive_grows(
 
 
 def test_pg_plan_reads_a_common_term_from_the_newest_ids_only() -> None:
-    plan = _Plan(ranked=[], present=[], saturated=True, or_matches=0.0, and_matches=0.0,
+    plan = ReadPlan(ranked=[], present=[], saturated=True, or_matches=0.0, and_matches=0.0,
                  top_id=1_000_000, budget=2_000)
     assert plan.window(1_500) == 0  # under the budget: every match is read
-    low = plan.window(50_000)  # 5% of the archive: about _MARGIN budgets of its rows
+    low = plan.window(50_000)  # 5% of the archive: about MARGIN budgets of its rows
     assert 0 < low < 1_000_000
-    assert (1_000_000 - low) * 50_000 / 1_000_000 == pytest.approx(_MARGIN * 2_000, rel=0.01)
+    assert (1_000_000 - low) * 50_000 / 1_000_000 == pytest.approx(MARGIN * 2_000, rel=0.01)
     assert plan.window(400_000) == -1  # dense: walked newest first, no index read
     assert plan.window(1_000_000) == -1

@@ -42,17 +42,35 @@ def snippet_around(body: str, needles: Sequence[str], width: int = _SNIPPET_CHAR
     return (_ELLIPSIS if left > 0 else "") + text + (_ELLIPSIS if right < len(body) else "")
 
 
-def mark_snippet(body: str, needles: Sequence[str]) -> str:
-    """The window around the first needle, with every needle in it marked."""
-    window = snippet_around(body, needles)
-    words = sorted({n for n in needles if n}, key=len, reverse=True)
-    if not words:
-        return window
-    pattern = re.compile(re.escape(_SNIPPET_START) + ".*?" + re.escape(_SNIPPET_END) + "|("
-                         + "|".join(re.escape(w) for w in words) + ")",
-                         re.IGNORECASE | re.DOTALL)
-    return pattern.sub(lambda m: f"{_SNIPPET_START}{m.group(1)}{_SNIPPET_END}"
-                       if m.group(1) else m.group(0), window)
+def mark_snippet(body: str, needles: Sequence[str], width: int = _SNIPPET_CHARS) -> str:
+    """The window of ``body`` around the first needle found, every needle in it marked.
+
+    A needle of several words (a phrase term: ``src/app.py`` is searched as the words
+    src, app, py) matches them with any punctuation between, as the index saw them.
+    """
+    pattern = _needle_pattern(needles)
+    first = pattern.search(body) if pattern is not None else None
+    if pattern is None or first is None:  # e.g. a reply added next to a match
+        return snippet_around(body, needles, width)
+    start, end = first.span()
+    left = max(0, start - (width - (end - start)) // 2)
+    right = min(len(body), max(end, left + width))
+    marked = pattern.sub(lambda m: f"{_SNIPPET_START}{m.group(0)}{_SNIPPET_END}",
+                         body[left:right])
+    text = " ".join(marked.split())
+    return (_ELLIPSIS if left > 0 else "") + text + (_ELLIPSIS if right < len(body) else "")
+
+
+def _needle_pattern(needles: Sequence[str]) -> re.Pattern[str] | None:
+    """One pattern for all needles, longest first; None when there are none."""
+    parts = []
+    for needle in sorted({n for n in needles if n.strip()}, key=len, reverse=True):
+        words = needle.split()
+        # Only words (a term's tokens) may have punctuation between them; a literal of
+        # symbols is matched as it is (split, "_" would be both a word and a gap).
+        gap = r"[\W_]+" if all(w.isalnum() for w in words) else re.escape(" ")
+        parts.append(gap.join(re.escape(w) for w in words))
+    return re.compile("|".join(parts), re.IGNORECASE) if parts else None
 
 
 def build_hits(
