@@ -53,7 +53,10 @@ def mark_snippet(body: str, needles: Sequence[str], width: int = _SNIPPET_CHARS)
     if pattern is None or first is None:  # e.g. a reply added next to a match
         return snippet_around(body, needles, width)
     start, end = first.span()
-    left = max(0, start - (width - (end - start)) // 2)
+    # A quarter of the room before the match, the rest after (as FTS5's snippets read):
+    # the start of the snippet is then near the match, which callers (memory recall)
+    # look for in the full text — repeated text before it would be found first.
+    left = max(0, start - (width - (end - start)) // 4)
     right = min(len(body), max(end, left + width))
     marked = pattern.sub(lambda m: f"{_SNIPPET_START}{m.group(0)}{_SNIPPET_END}",
                          body[left:right])
