@@ -1,8 +1,9 @@
 """Search results as the caller sees them: ``SearchHit`` rows with a marked snippet.
 
-The snippet is cut in Python on both backends: ``snippet_around`` takes a window of the
-text around the first needle found (a query term, CJK run or the literal), and
-``mark_snippet`` marks every needle in it ``>>like this<<``. (FTS5's ``snippet()`` was used
+The snippet is cut in Python on both backends: ``mark_snippet`` takes a window of the
+text from just before the first needle found (a query term — its words with any
+punctuation between —, a CJK run or the literal) and marks every needle in it
+``>>like this<<``; ``snippet_around`` is its plain fallback. (FTS5's ``snippet()`` was used
 before; asking it for ten rows re-ran the whole match, the costliest step of a search on
 a large archive.)
 """
