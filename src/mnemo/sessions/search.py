@@ -11,11 +11,12 @@ ranked by BM25. Then the best candidates are rescored (``SearchTuning``):
   words (``SearchHit.matched`` is False for it): in conversation the answer usually
   follows the question that names the topic.
 
-Cost is bounded on a large archive: words found in more than ``rank_budget`` messages
-are left out of the ranking when rarer ones exist (they still count for coverage), and
-BM25 ranks at most the latest ``rank_budget`` matches. When that cuts the ranking short,
-the messages holding *every* query word found in the archive are ranked too (an AND of
-the words, with the same budget): far fewer, so older matches are not out of reach.
+Cost is bounded on a large archive: words found in more than ``term_budget`` messages
+(together) are left out of the ranking when rarer ones exist (they still count for
+coverage), and BM25 ranks at most the latest ``rank_budget`` matches. When that cuts the
+ranking short, the messages holding *every* query word found in the archive are ranked
+too (an AND of the words, with the same budget): far fewer, so older matches are not out
+of reach.
 
 CJK runs go through the trigram index (3+ characters) or a substring scan of the rows
 flagged as holding CJK text (1–2 characters, too short for trigrams); their candidates
@@ -55,8 +56,9 @@ class SearchTuning:
     neighbour: float = 0.5  # plus this share of the best adjacent match's score
     reply: float = 0.7  # the unmatched turn after a match gets this share (before: half)
     pool: int = 50  # how many BM25 candidates are rescored
-    rank_budget: int = 10_000  # most rows BM25 ranks per query (the latest matches)
-    literal_scan: int = 200_000  # latest messages a symbols-only query reads
+    rank_budget: int = 2_000  # most rows BM25 ranks per query (the latest matches)
+    term_budget: int = 10_000  # a word in more messages is not ranked by if rarer ones are
+    literal_scan: int = 20_000  # latest messages a symbols-only query reads
     context_pool: int = 50  # how many of the best look at their neighbours
 
 
@@ -140,19 +142,18 @@ def _word_scores(
 ) -> dict[int, float]:
     # Within one session every word counts (global frequencies say little there, and
     # the session's id span keeps the index walk short).
-    present: list[Term] = []
+    present: list[str] = []
     if filters.id_span:
-        terms, saturated = list(parsed.terms), False
+        terms, saturated = [t.fts(prefix=tuning.prefix) for t in parsed.terms], False
     else:
         terms, present, saturated = _ranking_terms(conn, parsed.terms, tuning)
     if not terms:
         return {}
-    scores = _bm25(conn, " OR ".join(t.fts(prefix=tuning.prefix) for t in terms), filters,
-                   tuning)
+    scores = _bm25(conn, " OR ".join(terms), filters, tuning)
     if saturated and len(present) > 1:
         # The OR ranking only saw the latest matches. Messages holding every word found
         # in the archive are far fewer, so ranking them apart reaches back to older ones.
-        every = " AND ".join(t.fts(prefix=tuning.prefix) for t in present)
+        every = " AND ".join(present)
         for i, score in _bm25(conn, every, filters, tuning).items():
             scores[i] = max(score, scores.get(i, score))
     if not tuning.rescore or not scores:
@@ -168,10 +169,13 @@ def _bm25(
     span, span_params = filters.span_sql("f.rowid")
     # BM25 costs a few microseconds per matching row, so at most ``rank_budget`` rows are
     # ranked: the most recent matches (FTS5 walks its rowids backwards and stops).
+    # Without filters the messages table is not joined: reading each matching row of it
+    # cost twice what ranking the row does.
+    source = "messages_fts f" if where == "1" else (
+        "messages_fts f JOIN messages m ON m.id = f.rowid")
     rows = conn.execute(
         f"SELECT id, rank FROM ("
-        f"  SELECT f.rowid AS id, bm25(messages_fts) AS rank "
-        f"  FROM messages_fts f JOIN messages m ON m.id = f.rowid "
+        f"  SELECT f.rowid AS id, bm25(messages_fts) AS rank FROM {source} "
         f"  WHERE messages_fts MATCH ? {span} AND {where} ORDER BY f.rowid DESC LIMIT ?"
         f") ORDER BY rank LIMIT ?",
         [expression, *span_params, *params, tuning.rank_budget, tuning.pool],
@@ -181,34 +185,52 @@ def _bm25(
 
 def _ranking_terms(
     conn: sqlite3.Connection, terms: Sequence[Term], tuning: SearchTuning
-) -> tuple[list[Term], list[Term], bool]:
-    """The terms worth ranking by: rarest first, common ones dropped when rare ones exist.
+) -> tuple[list[str], list[str], bool]:
+    """The terms worth ranking by (as FTS5 strings): rarest first, common ones dropped
+    when rare ones exist.
 
     A word in tens of thousands of messages adds little to the ranking but most of its
     cost; it still counts in the coverage bonus. Counts stop at the budget, so this step
     is cheap however common a word is. Also returned: the terms found at all (in query
     order), and whether the ranking will be cut short (a term dropped, or more matches
     than the budget).
+
+    A word found in more than ``rank_budget`` messages is searched as itself, without
+    its prefix expansion: FTS5 merges the whole index entries of every word a prefix
+    covers before it can return a row ("path*": path, pathlib, paths, … across the
+    archive), while a plain word is read lazily, newest first. The rare word keeps its
+    prefix, so a small archive (LoCoMo) searches exactly as before.
     """
-    if len(terms) == 1:  # nothing to choose between: counting would only cost time
-        return list(terms), list(terms), False
-    counted: list[tuple[int, int, Term]] = []
+    counted: list[tuple[int, int, str]] = []
     for index, term in enumerate(terms):
-        count = conn.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?)",
-            [term.fts(prefix=tuning.prefix), tuning.rank_budget + 1],
-        ).fetchone()[0]
+        expression = term.fts(prefix=tuning.prefix)
+        plain = term.fts(prefix=False)
+        cap = tuning.term_budget + 1
+        if expression != plain:
+            common = _count(conn, plain, tuning.rank_budget + 1)
+            if common > tuning.rank_budget:
+                expression = plain
+        if len(terms) == 1:  # nothing to choose between: counting would only cost time
+            return [expression], [expression], False
+        count = _count(conn, expression, cap)
         if count:
-            counted.append((int(count), index, term))
-    kept: list[Term] = []
+            counted.append((count, index, expression))
+    kept: list[str] = []
     total = 0
-    for count, _, term in sorted(counted):
-        if kept and total + count > tuning.rank_budget:
+    for count, _, expression in sorted(counted):
+        if kept and total + count > tuning.term_budget:
             break
-        kept.append(term)
+        kept.append(expression)
         total += count
-    present = [term for _, _, term in counted]
+    present = [expression for _, _, expression in counted]
     return kept, present, len(kept) < len(counted) or total > tuning.rank_budget
+
+
+def _count(conn: sqlite3.Connection, expression: str, cap: int) -> int:
+    """Messages matching an FTS5 expression, counted up to ``cap``."""
+    return int(conn.execute(
+        "SELECT count(*) FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?)",
+        [expression, cap]).fetchone()[0])
 
 
 def _rescore(
