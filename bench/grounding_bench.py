@@ -159,8 +159,9 @@ class Outcome:
 
 
 def run_case(case: Case, mode: str, home: Home, client: LocalChatClient) -> Outcome:
-    for name in ("MEMORY.md", "USER.md"):
-        (home.memories_dir / name).unlink(missing_ok=True)
+    """One first message in a home of its own: another case's session in the archive
+    would be found by ``session_search`` and is a fact of another user."""
+    home.ensure()
     config = MnemoConfig.model_validate({"memory": {"grounding": mode}})
     outcome = Outcome()
     with build_agent(config, home=home, cwd=home.root, client=client) as agent:
@@ -229,9 +230,10 @@ def main() -> int:
                              timeout=600, max_tokens=256, prompt_cache=False)
     try:
         for mode in args.modes.split(","):
-            outcomes = []
+            outcomes: list[tuple[Case, Outcome]] = []
             for case in CASES[: args.cases]:
-                outcome = run_case(case, mode, home, client)
+                case_home = Home(root / "cases" / f"{mode}-{len(outcomes)}")
+                outcome = run_case(case, mode, case_home, client)
                 outcomes.append((case, outcome))
                 if args.show:
                     for a in outcome.attempts:
