@@ -89,9 +89,6 @@ def test_a_second_once_reuses_the_prompt_cache(mnemo_home: Home, model_file: Pat
     assert second_read < first_read // 4
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "failed on the shared, loaded development machine (its 240 s wait ran out) and has "
-    "not yet been seen to pass on an idle one (issue 11 note)"))
 def test_ctrl_c_stops_the_answer_and_the_next_turn_answers(mnemo_home: Home,
                                                             model_file: Path,
                                                             tmp_path: Path) -> None:

@@ -132,9 +132,12 @@ class LocalModelServer:
         started = time.monotonic()
         log.info("starting local model %s (%d threads, %d-token window)",
                  settings.model_path, threads, settings.context_length)
+        # A session of its own: Ctrl-C in the user's terminal goes to the whole foreground
+        # process group and killed the server with the answer it stopped, so the next
+        # turn found no server. It still ends with us: its stdin closes when we do.
         self._process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
-            close_fds=True, env=_child_environment(),
+            close_fds=True, env=_child_environment(), start_new_session=True,
         )
         _register_for_exit(self)
         try:
