@@ -158,3 +158,12 @@ def test_local_chat_client_without_the_extra_says_how_to_install(
     monkeypatch.setattr(local_client_module, "local_runtime_installed", lambda: False)
     with pytest.raises(ModelUnavailableError, match=r'pip install "mnemo\[local\]"'):
         LocalChatClient(home=mnemo_home).start()
+
+
+def test_the_server_runs_in_a_session_of_its_own(tmp_path: Path) -> None:
+    # Ctrl-C in the user's terminal reaches the whole foreground process group; the
+    # server must not be in it, or it dies with the interrupted answer.
+    server = LocalModelServer(settings(tmp_path), module=FAKE)
+    with server:
+        assert server.pid
+        assert os.getsid(server.pid) == server.pid != os.getsid(0)
