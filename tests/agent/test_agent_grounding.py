@@ -84,6 +84,41 @@ def test_a_tool_result_is_evidence(mnemo_home: Home, tmp_path: Path) -> None:
     assert json.loads(result.tool_runs[1].result)["success"]
 
 
+def test_a_past_reply_found_by_session_search_is_not_evidence(mnemo_home: Home,
+                                                             tmp_path: Path) -> None:
+    # A past session where the assistant invented a fact and the user said something else.
+    client = ScriptedChatClient([
+        assistant_tool_call("session_search", {"query": "staging server"}),
+        add("The staging server listens on port 9443", target="memory", call_id="c2"),
+        add("The staging server runs on Debian", target="memory", call_id="c3"),
+        "Noted.",
+    ])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        past = agent.sessions.create_session(title="deploy notes")
+        agent.sessions.append_message(past, {"role": "user", "content":
+                                             "the staging server runs on Debian"})
+        agent.sessions.append_message(past, {"role": "assistant", "content":
+                                             "So the staging server listens on port 9443."})
+        result = agent.run_turn("what did we find out about the staging server last time?")
+    invented, said = (json.loads(run.result) for run in result.tool_runs[1:3])
+    assert "9443" in result.tool_runs[0].result  # the search did quote the past reply
+    assert not invented["success"] and said["success"]
+
+
+def test_a_replace_with_nothing_to_replace_is_an_add(mnemo_home: Home,
+                                                     tmp_path: Path) -> None:
+    client = ScriptedChatClient([
+        assistant_tool_call("memory", {"action": "replace", "target": "user",
+                                       "old_text": "", "content": "Ana likes short answers"}),
+        "ok"])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn("Hi! I'm Ana and I like short answers.")
+    answer = json.loads(result.tool_runs[0].result)
+    assert answer["success"] and "added as a new entry" in answer["note"]
+    assert user_md(mnemo_home) == "Ana likes short answers"
+    assert result.memory_written
+
+
 def test_a_write_to_the_wrong_store_is_moved_with_a_note(mnemo_home: Home,
                                                          tmp_path: Path) -> None:
     client = ScriptedChatClient([add("User prefers tabs over spaces", target="memory"), "ok"])

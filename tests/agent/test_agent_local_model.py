@@ -77,6 +77,38 @@ def test_streamed_text_is_shown_but_a_text_tool_call_is_not(
     assert "".join(shown) == "Noted, Ana." == result.text
 
 
+BAD_SEARCH = json.dumps({"name": "session_search", "arguments": {"mode": 3}})
+
+
+def test_a_text_call_that_does_not_fit_gets_one_retry_saying_why(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    client = StreamingScriptedClient([BAD_SEARCH, "Nothing about that yet."],
+                                     context_length=8192)
+    shown: list[str] = []
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.caller.on_text = shown.append
+        result = agent.run_turn("what did we talk about last week?")
+        stored = [content_text(m) for m in agent.messages]
+    assert "".join(shown) == "Nothing about that yet." == result.text
+    assert BAD_SEARCH not in stored
+    asked = [m for m in client.requests[-1].messages if m["role"] == "user"][-1]
+    assert "arguments.mode should be string" in content_text(asked)
+    assert client.requests[-1].tools  # the retry may still call the tool, rightly this time
+
+
+def test_a_text_call_written_twice_is_not_shown_to_the_user(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    client = StreamingScriptedClient([BAD_SEARCH, "```json\n" + BAD_SEARCH + "\n```"],
+                                     context_length=8192)
+    shown: list[str] = []
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.caller.on_text = shown.append
+        result = agent.run_turn("what did we talk about last week?")
+        assert validate_c12(agent.messages) == []
+    assert shown == [] and "{" not in result.text
+    assert result.text.startswith("[The model replied with a session_search call")
+
+
 def test_ctrl_c_keeps_what_was_shown_and_the_next_turn_runs(
         mnemo_home: Home, tmp_path: Path) -> None:
     class HalfStreamed(StreamingScriptedClient):

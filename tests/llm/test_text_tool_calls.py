@@ -7,6 +7,7 @@ import json
 from mnemo.llm.text_tool_calls import (
     StreamGate,
     accept_text_tool_calls,
+    call_attempt,
     parse_text_tool_calls,
     schema_problem,
 )
@@ -85,6 +86,23 @@ def test_schema_problem_names_the_field() -> None:
     assert schema_problem(ADD, schema) is None
     assert schema_problem({"action": "add"}, schema) == "arguments.target is missing"
     assert schema_problem({**ADD, "action": True}, schema) == "arguments.action should be string"
+
+
+def test_a_reply_that_is_only_a_call_is_a_call_attempt() -> None:
+    bad = json.dumps({"name": "memory", "arguments": {"action": "add", "target": "boss"}})
+    assert call_attempt(bad, TOOLS) == ("memory", "arguments.target should be one of "
+                                                  "['memory', 'user']")
+    fenced = "```json\n" + json.dumps({"name": "memory", "arguments": ADD}) + "\n```"
+    assert call_attempt(fenced, TOOLS) == ("memory", None)
+    assert call_attempt(f"<tool_call>{bad}</tool_call>", TOOLS) is not None
+
+
+def test_words_around_the_json_or_an_unknown_name_are_no_call_attempt() -> None:
+    bad = json.dumps({"name": "memory", "arguments": {"action": "fly"}})
+    assert call_attempt(f"Here is the call: {bad}", TOOLS) is None
+    assert call_attempt(json.dumps({"name": "terminal", "arguments": {}}), TOOLS) is None
+    assert call_attempt('{"name": "memory"} and {"a": 1}', TOOLS) is None
+    assert call_attempt(bad, []) is None
 
 
 def test_stream_gate_passes_prose_and_holds_a_possible_call() -> None:

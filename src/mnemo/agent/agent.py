@@ -65,7 +65,7 @@ from mnemo.context.window import RequestMeter
 from mnemo.errors import ContextLengthExceededError, UsageError
 from mnemo.home import Home
 from mnemo.llm import ChatClient, ChatResponse
-from mnemo.llm.text_tool_calls import accept_text_tool_calls, parse_text_tool_calls
+from mnemo.llm.text_tool_calls import accept_text_tool_calls, call_attempt
 from mnemo.memory import MemoryManager, MemoryStore, build_memory_context_block
 from mnemo.memory.builtin import WRITE_ACTIONS
 from mnemo.memory.grounding import GroundingMode
@@ -421,12 +421,15 @@ class Agent:
             tools = None if result.stopped_early or repeating else self._offered_tools()
             message = self._call(extra, tools, result).message
             calls = list(message.get("tool_calls") or [])
-            if tools is None and not calls and self._no_answer(message):
-                # Told to answer without tools, a small model may write a tool call as
-                # text, or nothing: ask once more, plainly, before the user sees that.
-                hint = "\n\n".join(part for part in (extra, ANSWER_NOW) if part)
-                message = self._call(hint, None, result).message
+            retry = "" if calls else self._retry_hint(message, tools)
+            if retry:
+                # A small model may answer with nothing, or with a tool call written as
+                # text that cannot run: ask once more, saying why, before the user sees it.
+                hint = "\n\n".join(part for part in (extra, retry) if part)
+                message = self._call(hint, tools, result).message
                 calls = list(message.get("tool_calls") or [])
+                if not calls:
+                    message = self._shown_instead_of_call(message, tools)
             self._append(message)
             if not calls:
                 result.text = content_text(message)
@@ -447,13 +450,34 @@ class Agent:
                 result.text = content_text(message)
                 return
 
-    def _no_answer(self, message: Message) -> bool:
-        """The reply is empty, or nothing but a tool call written as text."""
+    def _retry_hint(self, message: Message, tools: list[dict[str, Any]] | None) -> str:
+        """What to tell the model when its reply is no answer, or "" when it is one: an
+        empty reply or a call written as text when no tools were offered; a call written
+        as text whose arguments do not fit when they were."""
         text = content_text(message).strip()
-        if not text:
-            return True
-        calls, rest = parse_text_tool_calls(text, self._offered_tools() or [])
-        return bool(calls) and not rest.strip()
+        if tools is None:
+            no_answer = not text or call_attempt(text, self._offered_tools()) is not None
+            return ANSWER_NOW if no_answer else ""
+        attempt = call_attempt(text, tools)
+        if attempt is None or attempt[1] is None:
+            return ""
+        name, problem = attempt
+        return (f"[Your last reply was a {name} call written as text, and it was not run: "
+                f"{problem}. Call the tool with the parameters its schema lists, or answer "
+                "the user in plain words.]")
+
+    def _shown_instead_of_call(self, message: Message,
+                               tools: list[dict[str, Any]] | None) -> Message:
+        """``message``, or a one-line notice when it is still only a tool call written as
+        text: the user sees that the model did not answer, not its JSON."""
+        attempt = call_attempt(content_text(message).strip(), tools or self._offered_tools())
+        if attempt is None:
+            return message
+        log.warning("the model answered with a %s call written as text twice; not shown",
+                    attempt[0])
+        return {"role": "assistant", "content": (
+            f"[The model replied with a {attempt[0]} call instead of an answer"
+            f"{' (' + attempt[1] + ')' if attempt[1] else ''}. Ask again, or rephrase.]")}
 
     def _close_unanswered(self, exc: BaseException) -> None:
         """After an interrupted or failed call, store what the user saw of the reply (or
@@ -503,7 +527,8 @@ class Agent:
                 response = accept_text_tool_calls(
                     self.client.complete(fit.messages, tools=tools), tools)
             else:
-                response = self.caller.complete(fit.messages, tools)
+                response = self.caller.complete(fit.messages, tools,
+                                                known=self._offered_tools())
         self.window.observe(fit.messages, tools, response.usage.prompt_tokens)
         return response
 

@@ -30,7 +30,7 @@ from mnemo.memory.grounding import (
     suggested_entry,
 )
 from mnemo.memory.tool import MAX_FAILED_CALLS_PER_TURN
-from mnemo.messages import Message, content_text, tool_call_text, tool_calls_of
+from mnemo.messages import Message, content_text, tool_calls_of
 
 __all__ = ["MemoryWrites"]
 
@@ -51,6 +51,7 @@ class MemoryWrites:
         it says what nobody said, or it only repeats a saved fact with words nobody said
         ("Already saved": small models echo the last tool result into the next add).
         None when the write may run."""
+        args = _as_intended(args)
         if (self.mode == "off" or args.get("action") not in ("add", "replace", "batch")
                 or self.memory.failed_calls_this_turn >= MAX_FAILED_CALLS_PER_TURN):
             return None  # past the loop breaker's limit the tool itself says stop
@@ -81,7 +82,8 @@ class MemoryWrites:
 
     def run(self, args: dict[str, Any], manager: MemoryManager) -> str:
         """Run a checked call: routed to the right store, a repeated fact not stored again."""
-        routed = _route(args)
+        intended = _as_intended(args)
+        routed = _route(intended)
         if routed.get("action") == "add" and routed.get("target") in TARGETS:
             same = near_duplicate(str(routed.get("content") or ""),
                                   self.memory.entries_for(routed["target"]))
@@ -89,6 +91,9 @@ class MemoryWrites:
                 return json.dumps({"success": True, "note": f"Already saved as {same!r}; "
                                    "nothing added."})
         result = manager.handle_tool_call("memory", routed)
+        if intended is not args:
+            result = _with_note(result, "old_text was empty, so nothing was replaced: the "
+                                "content was added as a new entry.")
         if routed.get("target") != args.get("target"):
             result = _with_note(result, f"Saved under target {routed['target']!r}: facts "
                                 "about the user go to 'user', facts about the environment "
@@ -109,20 +114,65 @@ class MemoryWrites:
         """What the user and the tools (other than memory itself) said in the live
         conversation, plus the entry a replace rewrites: the evidence for a write."""
         texts: list[str] = []
-        memory_calls: set[str] = set()
+        tool_of_call: dict[str, str] = {}  # call id -> the tool's name
         for message in messages:
             role = message.get("role")
             if role == "assistant":
-                memory_calls |= {str(c.get("id")) for c in tool_calls_of(message)
-                                 if tool_call_text(c).startswith("memory(")}
-            elif ((role == "user" and not is_summary_message(message))
-                  or (role == "tool" and str(message.get("tool_call_id")) not in memory_calls)):
+                tool_of_call |= {str(c.get("id")): str(c["function"].get("name"))
+                                 for c in tool_calls_of(message)}
+            elif role == "user" and not is_summary_message(message):
                 texts.append(content_text(message))
+            elif role == "tool":
+                tool = tool_of_call.get(str(message.get("tool_call_id")), "")
+                if tool == "session_search":
+                    texts += _said_in_search(content_text(message))
+                elif tool != "memory":  # the tool's own result is no evidence for itself
+                    texts.append(content_text(message))
         target = args.get("target")
         if args.get("action") == "replace" and args.get("old_text") and target in TARGETS:
             texts += [entry for entry in self.memory.entries_for(target)
                       if str(args["old_text"]) in entry]
         return texts
+
+
+# What a session_search result quotes of what was said: the words of past users and tool
+# results. Its assistant messages are left out, so a past reply's invention cannot be
+# saved as a fact by being found again (M9).
+_SAID_KEYS = ("content", "snippet")
+_USER_KEYS = ("title", "first_request")  # a session's title is its first request
+
+
+def _said_in_search(text: str) -> list[str]:
+    """The user and tool words quoted in a ``session_search`` result (its JSON text)."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return []
+    said: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, list):
+            for item in value:
+                walk(item)
+        if not isinstance(value, dict):
+            return
+        role = value.get("role")
+        keys = _USER_KEYS + (_SAID_KEYS if role in ("user", "tool") else ())
+        said.extend(str(value[k]) for k in keys if isinstance(value.get(k), str))
+        for item in value.values():
+            walk(item)
+
+    walk(data)
+    return said
+
+
+def _as_intended(args: dict[str, Any]) -> dict[str, Any]:
+    """``args``, with a replace that names nothing to replace made the add it means: small
+    models reach for replace to save a new fact, and a refusal only makes them loop."""
+    if (args.get("action") != "replace" or str(args.get("old_text") or "").strip()
+            or not str(args.get("content") or "").strip()):
+        return args
+    return {**{k: v for k, v in args.items() if k != "old_text"}, "action": "add"}
 
 
 def _route(args: dict[str, Any]) -> dict[str, Any]:
@@ -140,4 +190,5 @@ def _with_note(result: str, note: str) -> str:
         return result
     if not isinstance(data, dict) or not data.get("success"):
         return result
-    return json.dumps({**data, "note": note})
+    joined = f"{data['note']} {note}" if data.get("note") else note
+    return json.dumps({**data, "note": joined}, ensure_ascii=False)

@@ -19,7 +19,7 @@ from typing import Any
 
 from mnemo.llm import ChatClient, ChatResponse
 from mnemo.llm.streaming import StreamHandlers
-from mnemo.llm.text_tool_calls import StreamGate, accept_text_tool_calls
+from mnemo.llm.text_tool_calls import StreamGate, accept_text_tool_calls, call_attempt
 from mnemo.messages import Message
 
 __all__ = ["ModelCaller"]
@@ -40,8 +40,11 @@ class ModelCaller:
             getattr(self.client, "supports_streaming", False))
 
     def complete(self, messages: Sequence[Message],
-                 tools: Sequence[Mapping[str, Any]] | None) -> ChatResponse:
-        """The reply to ``messages``, with text tool calls made real."""
+                 tools: Sequence[Mapping[str, Any]] | None,
+                 known: Sequence[Mapping[str, Any]] = ()) -> ChatResponse:
+        """The reply to ``messages``, with text tool calls made real. A streamed reply that
+        is nothing but a call written as text — of ``tools`` or of the ``known`` ones not
+        offered this time — is not shown: the agent decides what the user sees instead."""
         self.partial_text = ""
         if not self.streams or self.on_text is None:
             response = self.client.complete(messages, tools=tools)
@@ -57,5 +60,6 @@ class ModelCaller:
         complete: Any = self.client.complete  # the streaming keyword is a capability
         response = accept_text_tool_calls(complete(messages, tools=tools, stream=handlers),
                                           tools)
-        gate.finish(was_call=bool(response.tool_calls))
+        attempt = call_attempt(response.text or "", [*(tools or ()), *known])
+        gate.finish(was_call=bool(response.tool_calls) or attempt is not None)
         return response

@@ -32,6 +32,7 @@ from mnemo.messages import Message, ToolCall
 __all__ = [
     "StreamGate",
     "accept_text_tool_calls",
+    "call_attempt",
     "parse_text_tool_calls",
     "schema_problem",
 ]
@@ -166,6 +167,44 @@ def parse_text_tool_calls(
     rest.append(text[last:])
     left = _FENCE.sub("", "".join(rest)).strip() if calls else text
     return calls, left
+
+
+def call_attempt(text: str,
+                 tools: Sequence[Mapping[str, Any]]) -> tuple[str, str | None] | None:
+    """``(tool name, what is wrong with its arguments or None)`` when ``text`` is nothing
+    but a call of one of ``tools`` written as text; None for anything else.
+
+    Such a reply is an attempt at a call, not an answer: shown to the user it is noise.
+    A reply with any words around the JSON stays an answer (it may be quoting JSON).
+    """
+    offered = _offered(tools)
+    if not offered or "{" not in text:
+        return None
+    body = _FENCE.sub("", _TAG.sub(lambda m: m.group(1), text)).strip()
+    found = _candidates(body)
+    outside, last = [], 0
+    for start, end, _ in found:
+        outside.append(body[last:start])
+        last = end
+    outside.append(body[last:])
+    if not found or "".join(outside).strip():
+        return None
+    for _, _, value in found:
+        if isinstance(value, dict) and isinstance(value.get("function"), dict):
+            value = value["function"]
+        name = value.get("name") if isinstance(value, dict) else None
+        if not isinstance(name, str) or name not in offered:
+            continue
+        args = value.get("arguments", value.get("parameters", {}))
+        if isinstance(args, str):
+            try:
+                args = json.loads(args)
+            except ValueError:
+                return name, "its arguments are not valid JSON"
+        if not isinstance(args, dict):
+            return name, "its arguments are not a JSON object"
+        return name, schema_problem(args, offered[name].get("parameters") or {"type": "object"})
+    return None
 
 
 def _tool_call(number: int, name: str, args: dict[str, Any]) -> ToolCall:
