@@ -131,6 +131,22 @@ def test_a_write_to_the_wrong_store_is_moved_with_a_note(mnemo_home: Home,
         "tabs" not in (mnemo_home.memories_dir / "MEMORY.md").read_text(encoding="utf-8")
 
 
+def test_a_replace_in_the_wrong_store_changes_the_entry_where_it_is(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    client = ScriptedChatClient([
+        add("I like short answers", target="memory"),  # moved to 'user' on the way in
+        assistant_tool_call("memory", {"action": "replace", "target": "memory",
+                                       "old_text": "short answers",
+                                       "content": "I like very short answers"},
+                            call_id="c2"),
+        "ok"])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn("I like short answers, very short answers.")
+    answer = json.loads(result.tool_runs[1].result)
+    assert answer["success"] and "target 'user'" in answer["note"]
+    assert user_md(mnemo_home) == "I like very short answers"
+
+
 def test_a_batch_is_refused_whole_when_one_entry_is_invented(mnemo_home: Home,
                                                              tmp_path: Path) -> None:
     client = ScriptedChatClient([

@@ -83,7 +83,7 @@ class MemoryWrites:
     def run(self, args: dict[str, Any], manager: MemoryManager) -> str:
         """Run a checked call: routed to the right store, a repeated fact not stored again."""
         intended = _as_intended(args)
-        routed = _route(intended)
+        routed = _route(intended, self.memory)
         if routed.get("action") == "add" and routed.get("target") in TARGETS:
             same = near_duplicate(str(routed.get("content") or ""),
                                   self.memory.entries_for(routed["target"]))
@@ -94,10 +94,13 @@ class MemoryWrites:
         if intended is not args:
             result = _with_note(result, "old_text was empty, so nothing was replaced: the "
                                 "content was added as a new entry.")
-        if routed.get("target") != args.get("target"):
+        if routed.get("target") != args.get("target") and routed.get("action") == "add":
             result = _with_note(result, f"Saved under target {routed['target']!r}: facts "
                                 "about the user go to 'user', facts about the environment "
                                 "and your own notes to 'memory'.")
+        elif routed.get("target") != args.get("target"):
+            result = _with_note(result, f"The entry was in target {routed['target']!r}; "
+                                "changed there.")
         return result
 
     def _saved_already(self, claim: str) -> str | None:
@@ -175,12 +178,21 @@ def _as_intended(args: dict[str, Any]) -> dict[str, Any]:
     return {**{k: v for k, v in args.items() if k != "old_text"}, "action": "add"}
 
 
-def _route(args: dict[str, Any]) -> dict[str, Any]:
-    """``args`` with an add's target moved to the store its text belongs in."""
-    if args.get("action") != "add" or args.get("target") not in ("user", "memory"):
+def _route(args: dict[str, Any], memory: MemoryStore) -> dict[str, Any]:
+    """``args`` with an add's target moved to the store its text belongs in, and a replace
+    or remove moved to the store that holds the entry it names when the one given does
+    not (an add may have been moved there a moment ago)."""
+    target = args.get("target")
+    if target not in TARGETS:
         return args
-    target = route_target(str(args.get("content") or ""), str(args["target"]))
-    return args if target == args["target"] else {**args, "target": target}
+    if args.get("action") == "add":
+        moved = route_target(str(args.get("content") or ""), str(target))
+        return args if moved == target else {**args, "target": moved}
+    old_text = str(args.get("old_text") or "").strip()
+    if args.get("action") not in ("replace", "remove") or not old_text:
+        return args
+    holds = [t for t in TARGETS if any(old_text in e for e in memory.entries_for(t))]
+    return {**args, "target": holds[0]} if holds and target not in holds else args
 
 
 def _with_note(result: str, note: str) -> str:
