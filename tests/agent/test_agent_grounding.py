@@ -147,6 +147,20 @@ def test_a_replace_in_the_wrong_store_changes_the_entry_where_it_is(
     assert user_md(mnemo_home) == "I like very short answers"
 
 
+def test_after_a_save_a_round_of_only_memory_calls_is_the_last_with_tools(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    client = ScriptedChatClient([
+        add("Ana likes short answers"),
+        assistant_tool_call("memory", {"action": "replace", "target": "user",
+                                       "old_text": "Entry added.", "content": "x"},
+                            call_id="c2"),
+        "Hi Ana."])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn("Hi! I'm Ana and I like short answers.")
+    assert [bool(request.tools) for request in client.requests] == [True, True, False]
+    assert result.text == "Hi Ana." and user_md(mnemo_home) == "Ana likes short answers"
+
+
 def test_a_batch_is_refused_whole_when_one_entry_is_invented(mnemo_home: Home,
                                                              tmp_path: Path) -> None:
     client = ScriptedChatClient([

@@ -435,7 +435,11 @@ class Agent:
                 result.text = content_text(message)
                 return
             signatures = {json.dumps(call.get("function"), sort_keys=True) for call in calls}
-            repeating = signatures <= seen
+            # Once a write is saved, a round of nothing but more memory calls is the last
+            # with tools: small models go on re-adding, or "replacing" the tool's own
+            # answer, until the loop breaker stops them, a model call each.
+            repeating = signatures <= seen or (
+                result.memory_written and all(_name_of(call) == "memory" for call in calls))
             seen |= signatures
             for call in calls:
                 run = self.tools.run(call) if tools is not None else _not_run(call)
@@ -786,7 +790,10 @@ def _title_of(text: str) -> str:
     return flat if len(flat) <= 60 else flat[:59] + "…"
 
 
+def _name_of(call: Any) -> str:
+    return str((call.get("function") or {}).get("name", ""))
+
+
 def _not_run(call: Any) -> ToolRun:
-    name = str((call.get("function") or {}).get("name", ""))
-    return ToolRun(name, {}, '{"success": false, "error": "Not run: the tool-call limit of '
-                   'this turn was reached."}', ok=False)
+    return ToolRun(_name_of(call), {}, '{"success": false, "error": "Not run: the tool-call '
+                   'limit of this turn was reached."}', ok=False)
