@@ -101,7 +101,9 @@ _FRAME = {"user", "user's", "users", "prefers", "preference", "prefer", "likes",
           "named", "called", "wants", "project", "uses", "always", "never", "should",
           "remember", "note", "their", "they", "them", "with", "that", "this", "from",
           "into", "over", "than", "when", "have", "about", "does", "like",
-          "dislikes", "hates", "answers", "responses", "replies"}
+          "dislikes", "hates", "answers", "responses", "replies",
+          # the other forms of "uses", and labels that frame a fact as "name" does
+          "using", "used", "occupation", "role", "location", "timezone"}
 _WORD = re.compile(r"[^\W_]+(?:[.'/-][^\W_]+)*")
 _LIKING = re.compile(r"\b(?:like|likes|love|loves|prefer|prefers|preference|enjoys?|fond|"
                      r"wants?|favou?rite)\b")
@@ -132,10 +134,20 @@ def judge_grounded(entry: str, case: Case) -> bool:
     for word in (w.lower() for w in _WORD.findall(entry)):
         if len(word) < 4 or word in _FRAME:
             continue
-        if not any(s.startswith(word[:5]) or word.startswith(s[:5]) for s in said
+        stem = _stem(word)
+        if not any(s.startswith(stem) or stem.startswith(_stem(s)) for s in said
                    if len(s) >= 3):
             return False
     return True
+
+
+def _stem(word: str) -> str:
+    """The first five letters, once a verb or plural ending is off ("merging" and
+    "merge" share "merg")."""
+    for ending in ("ing", "ed", "es", "e", "s"):
+        if word.endswith(ending) and len(word) - len(ending) >= 4:
+            return word[: len(word) - len(ending)][:5]
+    return word[:5]
 
 
 @dataclass
