@@ -22,6 +22,7 @@ for real; fewer turns, as each takes tens of seconds on a CPU).
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import re
@@ -134,6 +135,10 @@ def memory(model_file: Path, threads: int, limit: int) -> None:
                 tools = ",".join(run.name for run in result.tool_runs) or "-"
                 print(f"{number:2d}. {'ok ' if ok else 'MISS'} tools={tools:<20} "
                       f"{message[:50]!r} → {saved.strip()[:70]!r}", flush=True)
+                if not ok:  # why: what the model sent and what the tool answered
+                    for run in result.tool_runs:
+                        print(f"      {run.name}({json.dumps(run.arguments)[:120]}) → "
+                              f"{run.result[:160]}", flush=True)
     finally:
         client.close()
         stop_shared_servers()

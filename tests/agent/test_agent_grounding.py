@@ -161,6 +161,18 @@ def test_after_a_save_a_round_of_only_memory_calls_is_the_last_with_tools(
     assert result.text == "Hi Ana." and user_md(mnemo_home) == "Ana likes short answers"
 
 
+def test_after_the_loop_breaker_the_memory_tool_is_not_offered_again(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    invented = [add(f"Ana owns {n} boats", call_id=f"c{n}") for n in range(3, 7)]
+    client = ScriptedChatClient([*invented, "Hi Ana."])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn("Hi! I'm Ana.")
+    last = json.loads(result.tool_runs[-1].result)
+    assert len(result.tool_runs) == 4 and last.get("terminal")
+    assert [bool(request.tools) for request in client.requests] == [True] * 4 + [False]
+    assert result.text == "Hi Ana."
+
+
 def test_a_batch_is_refused_whole_when_one_entry_is_invented(mnemo_home: Home,
                                                              tmp_path: Path) -> None:
     client = ScriptedChatClient([

@@ -449,6 +449,8 @@ class Agent:
                         and run.arguments.get("action") in WRITE_ACTIONS):
                     result.memory_written = True
                 self._append(tool_result_message(call, run))
+                # A tool that says stop (the memory loop breaker) is not offered again.
+                repeating = repeating or _terminal(run)
             self._prepare()
             if tools is None:  # it called tools it was not offered; do not loop forever
                 result.text = content_text(message)
@@ -788,6 +790,16 @@ def _with_extra(message: Message, extra: str) -> Message:
 def _title_of(text: str) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= 60 else flat[:59] + "…"
+
+
+def _terminal(run: ToolRun) -> bool:
+    """The tool's answer tells the model to stop calling it this turn."""
+    if run.ok or '"terminal"' not in run.result:
+        return False
+    try:
+        return bool(json.loads(run.result).get("terminal"))
+    except (ValueError, AttributeError):
+        return False
 
 
 def _name_of(call: Any) -> str:
