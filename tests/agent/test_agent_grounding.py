@@ -51,6 +51,19 @@ def test_a_fabricated_write_is_refused_and_the_retry_in_the_users_words_passes(
     assert result.memory_written and "memory writes refused 1" in line
 
 
+def test_an_add_keeps_only_its_sentences_the_user_said(mnemo_home: Home,
+                                                        tmp_path: Path) -> None:
+    # The embedded model copies the prompt's worked example ("Name: Sam. Prefers tabs.").
+    client = ScriptedChatClient([add("Name: Boris. Prefers tabs."), "Noted, Boris."])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn("My name is Boris. Please remember that.")
+        line = agent.status_line()
+    answer = json.loads(result.tool_runs[0].result)
+    assert answer["success"] and "'Prefers tabs.'" in answer["note"]
+    assert user_md(mnemo_home) == "Name: Boris."
+    assert "memory writes refused 1" in line
+
+
 def test_an_embellished_write_is_refused(mnemo_home: Home, tmp_path: Path) -> None:
     client = ScriptedChatClient([
         add("Carla has worked on the billing service for over a year"), "ok"])
@@ -117,6 +130,24 @@ def test_a_replace_with_nothing_to_replace_is_an_add(mnemo_home: Home,
     assert answer["success"] and "added as a new entry" in answer["note"]
     assert user_md(mnemo_home) == "Ana likes short answers"
     assert result.memory_written
+
+
+def test_a_replace_into_an_empty_store_is_an_add_but_a_miss_among_entries_is_not(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    def replace(old: str, new: str, call_id: str) -> Any:
+        return assistant_tool_call("memory", {"action": "replace", "target": "user",
+                                              "old_text": old, "content": new},
+                                   call_id=call_id)
+
+    client = ScriptedChatClient([
+        replace("joined now", "Call me Kenji from now on.", "c1"),
+        replace("Kenji from Osaka", "Call me Kenji.", "c2"),
+        "ok"])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn("Call me Kenji from now on.")
+    added, missed = (json.loads(run.result) for run in result.tool_runs)
+    assert added["success"] and not missed["success"]
+    assert user_md(mnemo_home) == "Call me Kenji from now on."
 
 
 def test_a_write_to_the_wrong_store_is_moved_with_a_note(mnemo_home: Home,

@@ -341,13 +341,10 @@ class Agent:
     def _memory_call(self, args: dict[str, Any]) -> str:
         """The model's memory call, with its writes grounded and routed first (M9)."""
         assert self.manager is not None
-        early = self.writes.precheck(args, self.messages)
-        if early is not None:
-            answer, refused = early
-            if refused:
-                self._emit("memory_refused")
-            return answer
-        return self.writes.run(args, self.manager)
+        answer, refused = self.writes.handle(args, self.messages, self.manager)
+        if refused:
+            self._emit("memory_refused")
+        return answer
 
     def _session_search(self, args: dict[str, Any]) -> str:
         return session_search(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from mnemo.context import is_summary_message
@@ -23,10 +24,10 @@ from mnemo.memory.grounding import (
     Evidence,
     GroundingMode,
     check_grounding,
-    grounded_part,
     near_duplicate,
     refusal_message,
     route_target,
+    split_grounded,
     suggested_entry,
 )
 from mnemo.memory.tool import MAX_FAILED_CALLS_PER_TURN
@@ -37,6 +38,14 @@ __all__ = ["MemoryWrites"]
 log = logging.getLogger("mnemo.agent")
 
 
+@dataclass(frozen=True)
+class _Trim:
+    """An add to run with only its grounded sentences."""
+
+    kept: str
+    dropped: str
+
+
 class MemoryWrites:
     """Grounding, routing and de-duplication of the model's memory writes."""
 
@@ -45,13 +54,30 @@ class MemoryWrites:
         self.mode: GroundingMode = mode
         self.refused = 0  # ungrounded writes refused in this process
 
-    def precheck(self, args: dict[str, Any],
-                 messages: Sequence[Message]) -> tuple[str, bool] | None:
-        """The tool's answer, and whether it is a refusal, when the write must not run:
-        it says what nobody said, or it only repeats a saved fact with words nobody said
-        ("Already saved": small models echo the last tool result into the next add).
-        None when the write may run."""
-        args = _as_intended(args)
+    def handle(self, args: dict[str, Any], messages: Sequence[Message],
+               manager: MemoryManager) -> tuple[str, bool]:
+        """The tool's answer to the model's memory call ``args``, and whether the write was
+        refused as ungrounded. A write that says what nobody said is refused; an ``add``
+        part of which was said keeps only that part; one that only repeats a saved fact
+        is answered "Already saved" (small models echo the last tool result into the next
+        add); the rest is routed and run."""
+        intended = _as_intended(args, self.memory)
+        notes = [] if intended is args else [
+            "There was nothing to replace, so the content was added as a new entry."]
+        verdict = self._check(intended, messages)
+        if isinstance(verdict, _Trim):
+            intended = {**intended, "content": verdict.kept}
+            notes.append(f"Saved only {verdict.kept!r}: the rest ({verdict.dropped!r}) was "
+                         "not said by the user, so it was left out.")
+        elif verdict is not None:
+            return verdict
+        return self._run(intended, str(args.get("target")), manager, notes), False
+
+    def _check(self, args: dict[str, Any], messages: Sequence[Message]
+               ) -> tuple[str, bool] | _Trim | None:
+        """Grounding: None when the write may run as it is; a ``_Trim`` when an add may
+        run with only its grounded sentences; else the tool's answer and whether it is a
+        refusal."""
         if (self.mode == "off" or args.get("action") not in ("add", "replace", "batch")
                 or self.memory.failed_calls_this_turn >= MAX_FAILED_CALLS_PER_TURN):
             return None  # past the loop breaker's limit the tool itself says stop
@@ -64,12 +90,18 @@ class MemoryWrites:
             verdict = check_grounding(text, evidence, self.mode)
             if verdict.grounded:
                 continue
-            if args.get("action") == "add":
-                saved = self._saved_already(grounded_part(text, evidence, self.mode))
+            kept, dropped = (split_grounded(text, evidence, self.mode)
+                             if args.get("action") == "add" else ("", ""))
+            if kept:
+                saved = self._saved_already(kept)
                 if saved is not None:
                     return json.dumps({"success": True, "note": (
                         f"Already saved as {saved!r}; nothing added (the rest of the entry "
                         "was not said by the user).")}), False
+                self.refused += 1  # the part nobody said was refused
+                log.info("memory write trimmed to its grounded part (%s): %d unsupported "
+                         "word(s) left out", self.mode, len(verdict.unsupported))
+                return _Trim(kept, dropped)
             self.refused += 1
             self.memory.failed_calls_this_turn += 1  # the M6 loop breaker counts these too
             log.info("memory write refused as ungrounded (%s): %d unsupported word(s)",
@@ -80,10 +112,10 @@ class MemoryWrites:
                                "error": refusal_message(verdict, suggestion)}), True
         return None
 
-    def run(self, args: dict[str, Any], manager: MemoryManager) -> str:
+    def _run(self, args: dict[str, Any], asked_target: str, manager: MemoryManager,
+             notes: list[str]) -> str:
         """Run a checked call: routed to the right store, a repeated fact not stored again."""
-        intended = _as_intended(args)
-        routed = _route(intended, self.memory)
+        routed = _route(args, self.memory)
         if routed.get("action") == "add" and routed.get("target") in TARGETS:
             same = near_duplicate(str(routed.get("content") or ""),
                                   self.memory.entries_for(routed["target"]))
@@ -91,17 +123,13 @@ class MemoryWrites:
                 return json.dumps({"success": True, "note": f"Already saved as {same!r}; "
                                    "nothing added."})
         result = manager.handle_tool_call("memory", routed)
-        if intended is not args:
-            result = _with_note(result, "old_text was empty, so nothing was replaced: the "
-                                "content was added as a new entry.")
-        if routed.get("target") != args.get("target") and routed.get("action") == "add":
-            result = _with_note(result, f"Saved under target {routed['target']!r}: facts "
-                                "about the user go to 'user', facts about the environment "
-                                "and your own notes to 'memory'.")
-        elif routed.get("target") != args.get("target"):
-            result = _with_note(result, f"The entry was in target {routed['target']!r}; "
-                                "changed there.")
-        return result
+        if routed.get("target") != asked_target and routed.get("action") == "add":
+            notes.append(f"Saved under target {routed['target']!r}: facts about the user go "
+                         "to 'user', facts about the environment and your own notes to "
+                         "'memory'.")
+        elif routed.get("target") != asked_target:
+            notes.append(f"The entry was in target {routed['target']!r}; changed there.")
+        return _with_note(result, " ".join(notes)) if notes else result
 
     def _saved_already(self, claim: str) -> str | None:
         """The saved entry, in either store, that already says ``claim``, if any."""
@@ -169,11 +197,17 @@ def _said_in_search(text: str) -> list[str]:
     return said
 
 
-def _as_intended(args: dict[str, Any]) -> dict[str, Any]:
-    """``args``, with a replace that names nothing to replace made the add it means: small
-    models reach for replace to save a new fact, and a refusal only makes them loop."""
-    if (args.get("action") != "replace" or str(args.get("old_text") or "").strip()
-            or not str(args.get("content") or "").strip()):
+def _as_intended(args: dict[str, Any], memory: MemoryStore) -> dict[str, Any]:
+    """``args``, with a replace that has nothing to replace made the add it means: its
+    ``old_text`` is empty, or its store is empty and no entry anywhere holds that text.
+    Small models reach for replace to save a new fact, and a refusal only makes them
+    loop; where there are entries, a replace that misses stays an error to correct."""
+    if args.get("action") != "replace" or not str(args.get("content") or "").strip():
+        return args
+    old_text = str(args.get("old_text") or "").strip()
+    target = args.get("target")
+    if old_text and (target not in TARGETS or memory.entries_for(target) or any(
+            old_text in entry for t in TARGETS for entry in memory.entries_for(t))):
         return args
     return {**{k: v for k, v in args.items() if k != "old_text"}, "action": "add"}
 

@@ -45,6 +45,7 @@ __all__ = [
     "near_duplicate",
     "refusal_message",
     "route_target",
+    "split_grounded",
     "suggested_entry",
 ]
 
@@ -241,9 +242,18 @@ def grounded_part(content: str, evidence: Evidence,
 
     Small models append what they last read to a fact ("I prefer tabs. 2% — 40/1,375
     chars"): this is the fact without the echo."""
-    parts = (part.strip() for part in _SENTENCE_END.split(content))
-    return " ".join(part for part in parts
-                    if part and check_grounding(part, evidence, mode).grounded)
+    return split_grounded(content, evidence, mode)[0]
+
+
+def split_grounded(content: str, evidence: Evidence,
+                   mode: GroundingMode = "strict") -> tuple[str, str]:
+    """``content``'s grounded sentences (and lines), joined, and the others, joined."""
+    kept: list[str] = []
+    dropped: list[str] = []
+    for part in (part.strip() for part in _SENTENCE_END.split(content)):
+        if part:
+            (kept if check_grounding(part, evidence, mode).grounded else dropped).append(part)
+    return " ".join(kept), " ".join(dropped)
 
 
 def suggested_entry(content: str, evidence: Evidence) -> str | None:
