@@ -64,6 +64,18 @@ def test_an_add_keeps_only_its_sentences_the_user_said(mnemo_home: Home,
     assert "memory writes refused 1" in line
 
 
+def test_a_copied_example_is_refused_with_the_users_message_offered(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    client = ScriptedChatClient([
+        add("Name: Sam. Prefers tabs."),
+        add("Please always answer in French.", call_id="c2"), "D'accord."])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn("Please always answer in French.")
+    refused = json.loads(result.tool_runs[0].result)
+    assert not refused["success"] and "'Please always answer in French.'" in refused["error"]
+    assert user_md(mnemo_home) == "Please always answer in French."
+
+
 def test_an_embellished_write_is_refused(mnemo_home: Home, tmp_path: Path) -> None:
     client = ScriptedChatClient([
         add("Carla has worked on the billing service for over a year"), "ok"])

@@ -107,7 +107,7 @@ class MemoryWrites:
             log.info("memory write refused as ungrounded (%s): %d unsupported word(s)",
                      self.mode, len(verdict.unsupported))
             # Small models retry with the same words unless shown better ones.
-            suggestion = suggested_entry(text, evidence)
+            suggestion = suggested_entry(text, evidence) or _last_request(messages)
             return json.dumps({"success": False,
                                "error": refusal_message(verdict, suggestion)}), True
         return None
@@ -195,6 +195,20 @@ def _said_in_search(text: str) -> list[str]:
 
     walk(data)
     return said
+
+
+_SUGGESTED_MAX = 200  # a longer message is no entry to offer
+
+
+def _last_request(messages: Sequence[Message]) -> str | None:
+    """The user's latest message when it is short enough to be an entry: offered when the
+    refused entry shares no word with anything said (small models copy the prompt's worked
+    example, "Name: Sam. Prefers tabs.", and then loop on it)."""
+    for message in reversed(messages):
+        if message.get("role") == "user" and not is_summary_message(message):
+            text = " ".join(content_text(message).split())
+            return text if 0 < len(text) <= _SUGGESTED_MAX else None
+    return None
 
 
 def _as_intended(args: dict[str, Any], memory: MemoryStore) -> dict[str, Any]:
