@@ -51,6 +51,14 @@ class MessageCache:
         self.hits += 1
         return found  # type: ignore[return-value]
 
+    def find(self, key: Hashable) -> object | None:
+        """The cached result for ``key`` (a hit), or None: ``get`` without a reader,
+        for loops too hot for a closure per call (``blockscan.py``)."""
+        found = self._entries.get(key)
+        if found is not None:
+            self.hits += 1
+        return found
+
     def put(self, key: Hashable, value: object, size: int = 0) -> None:
         """Cache ``value``, read from ``size`` characters, under ``key``."""
         self.misses += 1

@@ -29,12 +29,12 @@ from mnemo.context.failures import (
     COMMAND_KEYS,
     best_error_lines,
     error_lines,
-    is_logged_error,
     tool_kind,
 )
 from mnemo.context.markers import PRUNED_TOOL_PLACEHOLDER
 from mnemo.context.prompt import CONTENT_MAX, truncate_for_summary
 from mnemo.context.pruning import key_arguments, parse_call
+from mnemo.context.summary.blockscan import error_lines_by_block
 from mnemo.context.summary.cache import MessageCache, text_key
 from mnemo.context.summary.dates import find_date
 from mnemo.context.summary.notes import Note, take_notes
@@ -60,26 +60,6 @@ __all__ = ["CACHE", "Call", "Prose", "Result", "Values", "read_call", "read_note
            "read_prose", "read_result", "shows_work"]
 
 CACHE = MessageCache()
-# Every error line as a log prints it (``failures.is_logged_error``) holds one of these:
-# a file without any (most source code: ``raise ValueError(…)``) has none to keep, and
-# is not scanned line by line. Most reads hold none, so each is a scan of the whole text:
-# "Error: ", "error: " and "Error[" are one scan for "rror" whose hits are checked for
-# what follows (": " or "["), and so are "xception" and "arning" — 8 scans, not 11.
-_LOGGED_TAILS = (("rror", (": ", "[")), ("xception", (": ", "[")), ("arning", (": ", "[")))
-_LOGGED_HINTS = ("ERROR", "FAILED ", "FATAL", "fatal: ", "panic: ")
-
-
-def _logged_hint(text: str) -> bool:
-    """True when ``text`` may hold an error line as a log prints it (see above)."""
-    for stem, tails in _LOGGED_TAILS:
-        position = text.find(stem)
-        while position >= 0:
-            if text.startswith(tails, position + len(stem)):
-                return True
-            position = text.find(stem, position + len(stem))
-    return any(hint in text for hint in _LOGGED_HINTS)
-
-
 def _on_lowered(pattern: re.Pattern[str]) -> re.Pattern[str]:
     """``pattern`` (case-insensitive, written in lower case) for text lowered once:
     the same matches, two to three times faster than ``re.IGNORECASE``."""
@@ -315,11 +295,10 @@ def _read_result(text: str, kind: str) -> Result:
         # the tool says so on its first line ("Error: no such file"). Only log-shaped
         # error lines are kept from it — a listing's ``raise`` is not one.
         head = error_lines(text.lstrip()[:300].split("\n", 1)[0])
-        logged = ([ln for ln in error_lines(text) if is_logged_error(ln)]
-                  if _logged_hint(text) else [])
+        logged = error_lines_by_block(text, logged_only=True)
         return Result(tuple(best_error_lines(head + logged, 3)),
                       one_line(head[0], 200) if head else "")
-    lines = error_lines(text)
+    lines = error_lines_by_block(text)
     return Result(tuple(best_error_lines(lines, 3)),
                   one_line(best_error_lines(lines, 1)[0], 200) if lines else "")
 
