@@ -23,6 +23,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
+from functools import lru_cache
 from typing import Any
 
 from mnemo.context.failures import (
@@ -196,60 +197,89 @@ def _fields(call: Call) -> tuple[Any, ...]:
 def _read_prose(text: str, role: str, names: Sequence[str]) -> Prose:
     day: date | None = None
     kept: list[str] = []
-    for sentence in sentences(text):
-        if _HEADER.match(sentence):
-            day = find_date(sentence) or day
-            continue
-        if not is_phatic(sentence, names):
-            kept.append(sentence)
-    prefs: list[tuple[str, str]] = []
-    decisions: list[tuple[str, str]] = []
+    prefs: list[str] = []
+    decisions: list[str] = []
     soft: list[tuple[str, str]] = []
     remaining: list[str] = []
     asks: list[tuple[str, bool]] = []
     unclaimed: list[str] = []
-    # A pattern that finds nothing in the whole text is not tried on its sentences: one
-    # search per text instead of one per sentence, for most texts.
-    lowered = text.lower()
-    may_prefer = role == "user" and _PREFERENCE_LC.search(lowered) is not None
-    may_decide = _DECISION_LC.search(lowered) is not None
-    may_remain = role == "assistant" and _REMAINING_LC.search(lowered) is not None
-    for sentence in kept:
-        taken = False
-        low = sentence.lower() if may_prefer or may_decide or may_remain else ""
+    names = tuple(names)
+    for sentence in sentences(text):
+        read = _sentence(sentence, role, names)
+        if read is None:  # phatic
+            continue
+        if read.header:
+            day = read.date or day
+            continue
+        kept.append(sentence)
         # A rule or a decision is claimed when it is one ("Never call …", "we decided to
         # use …"). The same words in a remark ("it's not always easy") make a soft claim:
         # the sentence is also a note, and the reader keeps one of the two — the note in
         # a conversation, the claim in a work session, where only rules are claimed and
         # a remark stays a note.
         # Between people every claim is soft (``extract.py`` keeps the notes there).
-        preference = may_prefer and _PREFERENCE_LC.search(low)
-        decision = may_decide and _DECISION_LC.search(low)
-        rule = bool(preference or decision) and is_instruction(sentence)
-        if preference:
-            if rule:
-                prefs.append(("pref", sentence))
+        if read.preference:
+            if read.rule:
+                prefs.append(sentence)
             soft.append(("pref", sentence))
-            taken = True
-        if decision:
-            if rule:
-                decisions.append(("decision", sentence))
-            if not soft or soft[-1][1] is not sentence:
+        if read.decision:
+            if read.rule:
+                decisions.append(sentence)
+            if not read.preference:
                 soft.append(("decision", sentence))
-            taken = True
-        if may_remain and _REMAINING_LC.search(low):
+        if read.remaining:
             remaining.append(sentence)
-            taken = True
-        request = bool(REQUEST_START.match(sentence))
-        if request or sentence.endswith(("?", "？")):
-            asks.append((sentence, request))
-            taken = True
-        if not taken:
+        if read.ask:
+            asks.append((sentence, read.request))
+        if not read.claimed:
             unclaimed.append(sentence)
     errors = tuple(best_error_lines(error_lines(text), 3)) if role == "user" else ()
-    return Prose(tuple(kept), day, tuple(s for _, s in prefs),
-                 tuple(s for _, s in decisions), tuple(soft), tuple(remaining), tuple(asks),
-                 tuple(unclaimed), read_values(text), errors)
+    return Prose(tuple(kept), day, tuple(prefs), tuple(decisions), tuple(soft),
+                 tuple(remaining), tuple(asks), tuple(unclaimed), read_values(text), errors)
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    """What one sentence of a user or assistant text is, by itself (``_sentence``)."""
+
+    header: bool = False  # a session header line (``[Session 3, 1:14 pm on …]``)
+    date: date | None = None  # … and the date it names
+    preference: bool = False
+    decision: bool = False
+    rule: bool = False  # the preference or decision is an instruction
+    remaining: bool = False
+    request: bool = False
+    ask: bool = False  # a request or a question
+
+    @property
+    def claimed(self) -> bool:
+        return self.preference or self.decision or self.remaining or self.ask
+
+
+_HEADER_LINE = _Sentence(header=True)
+
+
+# A sentence is read the same way in every text it stands in, and an agent's turns
+# repeat theirs ("Never change the public API.", "All tests pass."): read each once.
+# Bounded; the patterns are searched on the sentence, where they match exactly when
+# they match it inside its text (a sentence is cut at whitespace and line breaks).
+@lru_cache(maxsize=65_536)
+def _sentence(sentence: str, role: str, names: tuple[str, ...]) -> _Sentence | None:
+    """What ``sentence`` is (see ``_Sentence``); None when it is phatic."""
+    if _HEADER.match(sentence):
+        found = find_date(sentence)
+        return _Sentence(header=True, date=found) if found else _HEADER_LINE
+    if is_phatic(sentence, names):
+        return None
+    low = sentence.lower()
+    preference = role == "user" and _PREFERENCE_LC.search(low) is not None
+    decision = _DECISION_LC.search(low) is not None
+    request = bool(REQUEST_START.match(sentence))
+    return _Sentence(
+        preference=preference, decision=decision,
+        rule=(preference or decision) and is_instruction(sentence),
+        remaining=role == "assistant" and _REMAINING_LC.search(low) is not None,
+        request=request, ask=request or sentence.endswith(("?", "？")))
 
 
 def read_values(text: str) -> Values:
