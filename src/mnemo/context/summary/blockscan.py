@@ -14,12 +14,12 @@ their offsets (nothing in a candidate looks past its line's end), and
 ``failures.collect_error_lines`` finishes them on the whole text (a traceback's
 exception line, the repeats) — the same lines as ``failures.error_lines``, always.
 
-Where the blocks are cut decides what two near-copies share. A text is read in
-segments — the whole text, or the head, the marker and the tail of a window that
-``prompt.truncate_for_summary`` cut — and each segment's first line is a block of its
-own; after it, a block ends at the first line break ``BLOCK`` characters on. Cuts
-follow the content, not the offset: a first line of another length (``# call_7``,
-``# call_1234``) moves the text but not where its later blocks end.
+Where the blocks are cut decides what two near-copies share. The first line is a block
+of its own; after it, a block ends at the first line break ``BLOCK`` characters on, and
+a window that ``prompt.truncate_for_summary`` cut starts a new block at its marker, so
+the tail's blocks line up with the tail. Cuts follow the content, not the offset: a
+first line of another length (``# call_7``, ``# call_1234``) moves the text but not
+where its later blocks end.
 """
 
 from __future__ import annotations
@@ -49,16 +49,26 @@ def error_lines_by_block(text: str, *, logged_only: bool = False) -> list[str]:
         return [ln for ln in found if is_logged_error(ln)] if logged_only else found
     candidates: list[tuple[int, str | None]] = []
     which = 1 if logged_only else 0
-    find, put = BLOCKS.find, BLOCKS.put
-    for start, end in _blocks(text):
+    lookup, put, find = BLOCKS.find, BLOCKS.put, text.find
+    # The head of a cut window ends just before the marker's line break: the rest
+    # (marker and tail) is a segment of its own, of whole lines too, whose first block
+    # starts at the marker.
+    size = len(text)
+    cut = (CONTENT_HEAD if size == _MARKED
+           and text.startswith(TRUNCATION_MARKER, CONTENT_HEAD) else size)
+    start, end = 0, find("\n", 0, cut) + 1 or cut  # the first line: a block of its own
+    while start < size:
         block = text[start:end]
         key = (hash(block), end - start)
-        read: _Read | None = find(key)  # type: ignore[assignment]
+        read: _Read | None = lookup(key)  # type: ignore[assignment]
         if read is None:
             read = _read(block)
             put(key, read, end - start)
         if read[which]:
             candidates += [(start + offset, line) for offset, line in read[which]]
+        start = end
+        stop = cut if start < cut else size
+        end = find("\n", start + BLOCK, stop) + 1 or stop
     found = collect_error_lines(text, candidates)
     return [ln for ln in found if is_logged_error(ln)] if logged_only else found
 
@@ -74,23 +84,3 @@ def _read(block: str) -> _Read:
     if not found:
         return _NOTHING
     return found, tuple(c for c in found if c[1] is None or is_logged_error(c[1]))
-
-
-def _blocks(text: str) -> list[tuple[int, int]]:
-    """Where the blocks of ``text`` start and end (see the module docstring)."""
-    # The head of a cut window ends just before the marker's line break: the rest
-    # (marker and tail) is a segment of its own, of whole lines too.
-    cut = (CONTENT_HEAD if len(text) == _MARKED
-           and text.startswith(TRUNCATION_MARKER, CONTENT_HEAD) else len(text))
-    out: list[tuple[int, int]] = []
-    find = text.find
-    for start, stop in ((0, cut), (cut, len(text))):
-        if start == stop:
-            continue
-        end = find("\n", start, stop) + 1 or stop
-        out.append((start, end))
-        while end < stop:
-            start = end
-            end = find("\n", start + BLOCK, stop) + 1 or stop
-            out.append((start, end))
-    return out
