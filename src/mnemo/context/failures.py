@@ -70,6 +70,7 @@ _ERROR_HINTS = ("rror", "RROR", "xception", "Traceback", "fatal", "FATAL", "FAIL
 _LOWER_HINTS = ("error", "exception", "traceback (most recent call last)", "fatal", "failed",
                 "panic:", "permission denied", "no such file or directory",
                 "command not found", "exit ")
+_SHORT = 512
 COMMAND_KEYS = ("command", "cmd", "script")
 _WRITE_TOOL = re.compile(r"write|edit|patch|create|replace|apply|save|append|insert|delete"
                          r"|remove|rename|move|mkdir", re.IGNORECASE)
@@ -96,6 +97,10 @@ def error_line_candidates(text: str) -> list[tuple[int, str | None]]:
     Nothing here looks past a line's end, so a text cut into whole lines gives, piece
     by piece, the candidates of the whole (``summary/blockscan.py`` relies on it).
     """
+    # A short text (a user's message, a tool's first line) is cheaper to test whole
+    # with the pattern than hint by hint: no match in it, no error line.
+    if len(text) < _SHORT and not _ERROR.search(text):
+        return []
     # Hints are found in the lowered text; its positions are the text's unless lowering
     # changed a character's length (rare letters such as "İ"), then the text is scanned.
     haystack = text.lower()

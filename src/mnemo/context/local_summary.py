@@ -33,6 +33,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from mnemo.context.extract import Facts, FileNote, Item, extract_facts, is_conversation
 from mnemo.context.failures import error_lines, error_shape
@@ -378,8 +379,9 @@ def _note_lines(facts: Facts, in_goal: set[int]) -> list[_Line]:
     talk = is_conversation(facts)
     names = tuple(facts.participants.values())
     by_section: dict[str, list[_Candidate]] = {}
-    for seq, (note, rare) in enumerate(zip(facts.notes, rare_words(facts.notes),
-                                           strict=True)):
+    # Rare words rank notes between people only: a work session does not count them.
+    rares = rare_words(facts.notes) if talk else [0.0] * len(facts.notes)
+    for seq, (note, rare) in enumerate(zip(facts.notes, rares, strict=True)):
         if note.role == "user" and note.order in in_goal:
             continue  # the Goal quotes that message
         room = "said" if note.role == "user" else "noted"
@@ -425,6 +427,7 @@ def _critical_kind(text: str) -> tuple[str, float]:
     return "error", _CRITICAL["error"][1]
 
 
+@lru_cache(maxsize=65_536)
 def _said_kind(text: str) -> str:
     """Lines of one shape ("step 3: refactor a3.py", "step 4: …" — numbers blanked)
     compete among themselves by recency; a statement made once keeps its full weight,
