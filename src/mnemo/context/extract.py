@@ -23,9 +23,11 @@ again (the conversation moved on). Phatic text is never a question, a fact or a 
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from dataclasses import replace as dc_replace
 from datetime import date
 from typing import Any
 
@@ -41,10 +43,12 @@ from mnemo.context.summary.reading import (
     read_result,
     shows_work,
 )
+from mnemo.context.summary.resume import Resumes, turn_chain
 from mnemo.context.textscan import PREFERENCE, keywords, one_line, sentences
 from mnemo.messages import Message, content_text, tool_calls_of
 
-__all__ = ["ActionNote", "Facts", "FileNote", "Item", "extract_facts", "is_conversation"]
+__all__ = ["RESUMES", "ActionNote", "Facts", "FileNote", "Item", "extract_facts",
+           "is_conversation"]
 
 
 @dataclass
@@ -149,6 +153,8 @@ def _talk(facts: Facts, texts: Sequence[tuple[str, Prose]]) -> bool:
         if work > allowed:
             return False
     return True
+
+
 _MIN_NOTED_CHARS = 25
 _OPEN_ASKS_LIMIT = 200  # an unbounded backlog would make the pass quadratic
 
@@ -167,6 +173,29 @@ class _Reader:
         self.answers: set[str] = set()  # notes that a resolved question carries
         self.soft: list[tuple[str, str, int]] = []  # (kind, sentence, order): see finish
         self.texts: list[tuple[str, Prose]] = []  # user and assistant texts: see _talk
+
+    def copy(self) -> _Reader:
+        """A copy that a pass can go on with, leaving this one as it is (``resume.py``):
+        what the pass changes in place — file and action notes, repeats, the lists
+        and sets — is copied; notes, items and readings never change."""
+        new = copy.copy(self)
+        facts = new.facts = copy.copy(self.facts)
+        for name in ("asks", "notes", "preferences", "decisions", "resolved", "pending",
+                     "remaining", "errors", "commands", "urls", "config_values"):
+            setattr(facts, name, list(getattr(facts, name)))
+        facts.participants = dict(facts.participants)
+        facts.files = {p: dc_replace(n, actions=Counter(n.actions))
+                       for p, n in facts.files.items()}
+        facts.actions = {k: dc_replace(n) for k, n in facts.actions.items()}
+        by_id = {id(old): facts.actions[k] for k, old in self.facts.actions.items()}
+        new.calls = {i: by_id[id(n)] for i, n in self.calls.items()}
+        facts.tools, facts.tool_failures = Counter(facts.tools), Counter(facts.tool_failures)
+        new.errors = {k: dc_replace(r) for k, r in self.errors.items()}
+        new.open_asks, new.soft, new.texts = (list(self.open_asks), list(self.soft),
+                                              list(self.texts))
+        new.seen, new.answered, new.answers = set(self.seen), set(self.answered), set(
+            self.answers)
+        return new
 
     def add(self, bucket: list[Item], kind: str, text: str, order: int) -> None:
         line = one_line(text)
@@ -373,11 +402,19 @@ class _Reader:
         return self.facts
 
 
+# The state at the end of the last passes, for a pass over the same turns and more.
+RESUMES: Resumes[_Reader] = Resumes()
+
+
 def extract_facts(turns: Sequence[Message], *, prior_pending: Iterable[str] = ()) -> Facts:
     """Read ``turns`` once. ``prior_pending`` are asks an earlier summary left open, so a
     reply in these turns can move them to the resolved list."""
-    reader = _Reader(prior_pending)
-    for order, message in enumerate(turns):
+    start = tuple(prior_pending)
+    chain = turn_chain(turns)
+    found = RESUMES.latest(chain, start)
+    done, reader = (found[0], found[1].copy()) if found else (0, _Reader(start))
+    for order in range(done, len(turns)):
+        message = turns[order]
         role = message.get("role")
         if is_summary_message(message):
             continue
@@ -393,4 +430,6 @@ def extract_facts(turns: Sequence[Message], *, prior_pending: Iterable[str] = ()
             for sentence in sentences(text[:6000]):
                 if PREFERENCE.search(sentence):
                     reader.add(reader.facts.preferences, "pref", sentence, order)
+    if len(chain) == len(turns) + 1:  # every turn stood for: the next pass may resume
+        RESUMES.keep(chain, start, reader.copy())
     return reader.finish()
