@@ -45,9 +45,12 @@ def turn_chain(turns: Sequence[Message]) -> list[int]:
 
 def _message_key(message: Message) -> Hashable | None:
     content = message.get("content")
-    if content is not None and not isinstance(content, str):
+    if content is None:
+        text = ""
+    elif isinstance(content, str):
+        text = content
+    else:
         return None  # parts: what the pass reads of them is not just their joined text
-    text = content or ""
     calls: Any = message.get("tool_calls")
     called: tuple[Hashable, ...] = ()
     if calls:
@@ -64,8 +67,10 @@ def _message_key(message: Message) -> Hashable | None:
             parts.append((str(call.get("id", "")), name, raw))
         called = tuple(parts)
     name = message.get("name")
+    call_id = message.get("tool_call_id")
     return (message.get("role"), name if isinstance(name, str) else None,
-            str(message.get("tool_call_id", "")), hash(text), len(text), called)
+            call_id if isinstance(call_id, str) else str(call_id), hash(text), len(text),
+            called)
 
 
 class Resumes(Generic[S]):
