@@ -29,6 +29,6 @@ def test_lines_with_secrets_are_flagged_and_clean_ones_are_not() -> None:
 
 def test_text_outside_ascii_is_searched_line_by_line() -> None:
     # re.IGNORECASE folds "ſ" into "s": the literal scan would miss "paſsword=…".
-    lines = ["paſsword=hunter2hunter2", "plain"]
-    assert may_hold_secrets(lines) == [True, True]
+    lines = ["paſsword=hunter2hunter2", "plain", "read_file ×3 → fine", "token ×2"]
+    assert may_hold_secrets(lines) == [True, False, False, True]
     assert may_hold_secrets([]) == []

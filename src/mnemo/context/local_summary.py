@@ -38,6 +38,7 @@ from functools import lru_cache
 from mnemo.context.extract import Facts, FileNote, Item, extract_facts, is_conversation
 from mnemo.context.failures import error_lines, error_shape
 from mnemo.context.prompt import PROGRESS_SUBSECTIONS, TEMPLATE_SECTIONS
+from mnemo.context.summary.cache import collector_paused
 from mnemo.context.summary.notes import rare_words
 from mnemo.context.summary.salience import condensed, salience
 from mnemo.context.summary.secrets import may_hold_secrets, redact_secrets
@@ -130,6 +131,12 @@ def summarize_locally(
     extra_context: str = "",
 ) -> str:
     """The summary of ``turns`` (merged into ``previous_summary``) within ``budget_tokens``."""
+    with collector_paused():  # see there: the collector cost more than the reading
+        return _summary(turns, budget_tokens, previous_summary, focus_topic, extra_context)
+
+
+def _summary(turns: Sequence[Message], budget_tokens: int, previous_summary: str | None,
+             focus_topic: str | None, extra_context: str) -> str:
     previous = parse_summary_sections(previous_summary or "")
     facts = extract_facts(turns, prior_pending=previous.get("Pending User Asks", []))
     candidates = _candidates(facts, previous, focus_topic, extra_context)

@@ -49,21 +49,26 @@ def redact_secrets(text: str) -> str:
 def may_hold_secrets(texts: Sequence[str]) -> list[bool]:
     """For each of ``texts``, False when it cannot hold a secret (``redact_secrets``
     would return it as it is); True when it may."""
-    joined = "\n".join(texts)
-    if not joined.isascii():
-        return [True] * len(texts)
-    haystack = joined.lower()
+    flags = [False] * len(texts)
+    ascii_texts: list[str] = []
+    where: list[int] = []  # the index in ``texts`` of each of ``ascii_texts``
+    for i, text in enumerate(texts):
+        if text.isascii():
+            ascii_texts.append(text)
+            where.append(i)
+        else:  # "×", "→", "…" are common in summary lines: these few are searched alone
+            flags[i] = _SECRET_HINT.search(text) is not None
+    haystack = "\n".join(ascii_texts).lower()
     starts: list[int] = []
     position = 0
-    for text in texts:
+    for text in ascii_texts:
         starts.append(position)
         position += len(text) + 1
-    flags = [False] * len(texts)
     find = haystack.find
     for hint in _HINTS:
         at = find(hint)
         while at >= 0:
             line = bisect_right(starts, at) - 1
-            flags[line] = True
+            flags[where[line]] = True
             at = find(hint, starts[line + 1] if line + 1 < len(starts) else len(haystack))
     return flags
