@@ -347,7 +347,7 @@ class _Reader:
         note.count += 1
         note.last = order
         self.facts.tools[info.name] += 1
-        self.calls[info.id] = note
+        self.calls[str(call.get("id", "")) if isinstance(call, dict) else ""] = note
         for path in info.paths:
             self.note_file(path, order, "written" if info.kind == "write" else "read")
         for command in info.commands:

@@ -125,6 +125,8 @@ def error_line_candidates(text: str) -> list[tuple[int, str | None]]:
 def collect_error_lines(text: str, candidates: Sequence[tuple[int, str | None]]
                         ) -> list[str]:
     """The error lines of ``text`` from its ``error_line_candidates`` (see there)."""
+    if not candidates:
+        return []
     found: dict[int, str] = {}
     for start, line in candidates:
         if line is None:
@@ -157,6 +159,8 @@ def _hinted_lines(haystack: str, hints: Sequence[str]) -> list[int]:
 
 def best_error_lines(lines: Sequence[str], limit: int) -> list[str]:
     """The ``limit`` most telling of ``lines``, kept in their order."""
+    if len(lines) <= limit:
+        return list(lines)
     ranked = sorted(range(len(lines)), key=lambda i: (_error_score(lines[i]), i))
     return [lines[i] for i in sorted(ranked[-limit:])]
 

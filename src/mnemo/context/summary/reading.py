@@ -121,7 +121,6 @@ class Result:
 
 @dataclass(frozen=True)
 class Call:
-    id: str
     name: str
     shown: str
     kind: str
@@ -178,20 +177,14 @@ def read_result(text: str, kind: str) -> Result:
 
 
 def read_call(call: Any) -> Call:
-    """A tool call read once; cached by its name and arguments."""
+    """A tool call read once; cached by its name and arguments (its id is the caller's:
+    the same call made again has another)."""
     function = call.get("function") if isinstance(call, dict) else None
     raw = function.get("arguments") if isinstance(function, dict) else None
     name = function.get("name") if isinstance(function, dict) else None
-    call_id = str(call.get("id", "")) if isinstance(call, dict) else ""
     if not isinstance(raw, str) or not isinstance(name, str | None):
         return _read_call(call)
-    found = CACHE.get(("call", name, raw), lambda: _read_call(call))
-    return found if found.id == call_id else Call(call_id, *_fields(found)[1:])
-
-
-def _fields(call: Call) -> tuple[Any, ...]:
-    return (call.id, call.name, call.shown, call.kind, call.paths, call.commands,
-            call.command_values, call.url)
+    return CACHE.get(("call", name, raw), lambda: _read_call(call))
 
 
 def _read_prose(text: str, role: str, names: Sequence[str]) -> Prose:
@@ -351,5 +344,5 @@ def _read_call(call: Any) -> Call:
         found = args.get("url")
         if isinstance(found, str) and found.startswith(("http://", "https://")):
             url = found
-    return Call(parsed.id, name, key_arguments(args), kind, tuple(paths), tuple(commands),
+    return Call(name, key_arguments(args), kind, tuple(paths), tuple(commands),
                 tuple(values), url)
