@@ -37,6 +37,7 @@ __all__ = ["BLOCK", "BLOCKS", "error_lines_by_block"]
 
 BLOCK = 2048  # characters a block holds at least (then up to its last line's end)
 BLOCKS = MessageCache(limit=100_000)  # block key -> its error line candidates
+_SMALL = 128  # a block shorter than this (a first line, most often) is read, not kept
 _MARKED = CONTENT_HEAD + len(TRUNCATION_MARKER) + CONTENT_TAIL
 
 
@@ -59,11 +60,15 @@ def error_lines_by_block(text: str, *, logged_only: bool = False) -> list[str]:
     start, end = 0, find("\n", 0, cut) + 1 or cut  # the first line: a block of its own
     while start < size:
         block = text[start:end]
-        key = (hash(block), end - start)
-        read: _Read | None = lookup(key)  # type: ignore[assignment]
-        if read is None:
+        if end - start < _SMALL:  # a first line: cheaper to read than to keep
             read = _read(block)
-            put(key, read, end - start)
+        else:
+            key = (hash(block), end - start)
+            kept: _Read | None = lookup(key)  # type: ignore[assignment]
+            if kept is None:
+                kept = _read(block)
+                put(key, kept, end - start)
+            read = kept
         if read[which]:
             candidates += [(start + offset, line) for offset, line in read[which]]
         start = end
