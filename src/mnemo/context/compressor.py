@@ -317,7 +317,10 @@ class ContextCompressor(ContextEngine):
     ) -> list[Message]:
         # The steps build an object or more per message, and the caches of the local
         # summariser keep many: the cycle collector's full walks would cost more than
-        # the steps (``summary/cache.py``).
+        # the steps (``summary/cache.py``). Not around a model's call, which may take
+        # minutes (the local summariser holds it off for its own part then).
+        if self.summarizer is not None:
+            return self._compress(messages, current_tokens, focus_topic)
         with collector_paused():
             return self._compress(messages, current_tokens, focus_topic)
 
