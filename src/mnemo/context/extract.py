@@ -37,11 +37,11 @@ from mnemo.context.summary.notes import Note, answer_text, latest_notes
 from mnemo.context.summary.reading import (
     Prose,
     Values,
+    is_talk,
     read_call,
     read_notes,
     read_prose,
     read_result,
-    shows_work,
 )
 from mnemo.context.summary.resume import Resumes, turn_chain
 from mnemo.context.textscan import PREFERENCE, keywords, one_line, sentences
@@ -129,32 +129,6 @@ def is_conversation(facts: Facts) -> bool:
     return facts.conversation
 
 
-# A list of turns without tools is a conversation when at most this share of its texts
-# show work (code, paths, commands, config values, errors, a rule or decision given to
-# the assistant — "never deploy on Fridays": ``reading.shows_work``), and it
-# has at least this many texts: a lone question says too little to tell.
-_TECHNICAL_SHARE = 0.1
-_MIN_TALK_TEXTS = 4
-
-
-def _talk(facts: Facts, texts: Sequence[tuple[str, Prose]]) -> bool:
-    """No tool used, and either the speakers are named (people) or the texts are prose
-    (see ``_TECHNICAL_SHARE``): ``mnemo chat`` and most chat APIs carry no names."""
-    if facts.tools:
-        return False
-    if facts.participants:
-        return True
-    if len(texts) < _MIN_TALK_TEXTS:
-        return False
-    allowed = int(_TECHNICAL_SHARE * len(texts))
-    work = 0
-    for text, prose in texts:
-        work += shows_work(text, prose)
-        if work > allowed:
-            return False
-    return True
-
-
 _MIN_NOTED_CHARS = 25
 _OPEN_ASKS_LIMIT = 200  # an unbounded backlog would make the pass quadratic
 
@@ -172,7 +146,7 @@ class _Reader:
         self.today: date | None = None
         self.answers: set[str] = set()  # notes that a resolved question carries
         self.soft: list[tuple[str, str, int]] = []  # (kind, sentence, order): see finish
-        self.texts: list[tuple[str, Prose]] = []  # user and assistant texts: see _talk
+        self.texts: list[tuple[str, Prose]] = []  # user and assistant texts: see is_talk
 
     def copy(self) -> _Reader:
         """A copy that a pass can go on with, leaving this one as it is (``resume.py``):
@@ -380,7 +354,8 @@ class _Reader:
         # ranked by what it tells. In a work session it is a preference or a decision,
         # ranked as one (a rule — "Never deploy on Fridays" — above a remark).
         facts = self.facts
-        facts.conversation = _talk(facts, self.texts)
+        facts.conversation = is_talk(self.texts, tools=bool(facts.tools),
+                                     named=bool(facts.participants))
         if facts.conversation:
             for role, label in _LABELS.items():  # unnamed speakers are "User", "Assistant"
                 facts.participants.setdefault(role, label)

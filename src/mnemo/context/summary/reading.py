@@ -57,8 +57,8 @@ from mnemo.context.textscan import (
     sentences,
 )
 
-__all__ = ["CACHE", "Call", "Prose", "Result", "Values", "read_call", "read_notes",
-           "read_prose", "read_result", "shows_work"]
+__all__ = ["CACHE", "Call", "Prose", "Result", "Values", "is_talk", "read_call",
+           "read_notes", "read_prose", "read_result", "shows_work"]
 
 CACHE = MessageCache()
 def _on_lowered(pattern: re.Pattern[str]) -> re.Pattern[str]:
@@ -149,6 +149,33 @@ def shows_work(text: str, prose: Prose) -> bool:
         return True
     return CACHE.get(("work", *text_key(text)), lambda: bool(
         _CODE.search(text) or _WORK_WORDS.search(text)))
+
+
+# A list of turns without tools is a conversation when at most this share of its texts
+# show work (code, paths, commands, config values, errors, a rule or decision given to
+# the assistant — "never deploy on Fridays": ``shows_work``), and it has at least this
+# many texts: a lone question says too little to tell.
+_TECHNICAL_SHARE = 0.1
+_MIN_TALK_TEXTS = 4
+
+
+def is_talk(texts: Sequence[tuple[str, Prose]], *, tools: bool, named: bool) -> bool:
+    """People talking rather than work being done: no tool used, and either the
+    speakers are ``named`` (people) or the texts are prose (see ``_TECHNICAL_SHARE``):
+    ``mnemo chat`` and most chat APIs carry no names."""
+    if tools:
+        return False
+    if named:
+        return True
+    if len(texts) < _MIN_TALK_TEXTS:
+        return False
+    allowed = int(_TECHNICAL_SHARE * len(texts))
+    work = 0
+    for text, prose in texts:
+        work += shows_work(text, prose)
+        if work > allowed:
+            return False
+    return True
 
 
 def read_notes(prose: Prose, *, speaker: str, role: str, order: int, today: date | None,
