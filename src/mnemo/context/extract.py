@@ -29,6 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from dataclasses import replace as dc_replace
 from datetime import date
+from functools import lru_cache
 from typing import Any
 
 from mnemo.context.failures import error_shape
@@ -129,6 +130,18 @@ def is_conversation(facts: Facts) -> bool:
     return facts.conversation
 
 
+def _uncached_line(text: str) -> tuple[str, str]:
+    """``text`` as one line, and lowered."""
+    line = one_line(text)
+    return line, line.lower()
+
+
+# The same commands, URLs and values come back in every call of a session: short ones
+# are made one line once (bounded; longer texts are not kept alive for it).
+_line = lru_cache(maxsize=16_384)(_uncached_line)
+_SHORT_LINE = 200
+
+
 _MIN_NOTED_CHARS = 25
 _OPEN_ASKS_LIMIT = 200  # an unbounded backlog would make the pass quadratic
 
@@ -172,8 +185,8 @@ class _Reader:
         return new
 
     def add(self, bucket: list[Item], kind: str, text: str, order: int) -> None:
-        line = one_line(text)
-        key = (kind, line.lower())
+        line, lowered = _line(text) if len(text) <= _SHORT_LINE else _uncached_line(text)
+        key = (kind, lowered)
         if line and key not in self.seen:
             self.seen.add(key)
             bucket.append(Item(line, order))
@@ -313,7 +326,7 @@ class _Reader:
 
     def tool_call(self, call: Any, order: int) -> None:
         info = read_call(call)
-        key = f"{info.name} {info.shown}".strip()
+        key = info.key
         note = self.facts.actions.get(key)
         if note is None:
             note = self.facts.actions[key] = ActionNote(info.name, info.shown, info.kind,

@@ -123,6 +123,7 @@ class Result:
 class Call:
     name: str
     shown: str
+    key: str  # name and key arguments: calls with the same key are one action
     kind: str
     paths: tuple[str, ...]
     commands: tuple[str, ...]
@@ -187,8 +188,9 @@ def read_notes(prose: Prose, *, speaker: str, role: str, order: int, today: date
 
     def read() -> tuple[Note, ...]:
         def notes(sentences: Sequence[str], soft: bool) -> list[Note]:
-            return take_notes(sentences, speaker=speaker, role=role, order=0, today=today,
-                              names=names, soft=soft, checked=True)
+            # Made at this order: a first reading needs no copy (``Note.at``).
+            return take_notes(sentences, speaker=speaker, role=role, order=order,
+                              today=today, names=names, soft=soft, checked=True)
         return tuple(notes(prose.unclaimed, False)
                      + notes([s for _, s in prose.soft], True))
 
@@ -371,5 +373,6 @@ def _read_call(call: Any) -> Call:
         found = args.get("url")
         if isinstance(found, str) and found.startswith(("http://", "https://")):
             url = found
-    return Call(name, key_arguments(args), kind, tuple(paths), tuple(commands),
+    shown = key_arguments(args)
+    return Call(name, shown, f"{name} {shown}".strip(), kind, tuple(paths), tuple(commands),
                 tuple(values), url)
