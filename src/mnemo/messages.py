@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any, Literal, NotRequired, TypedDict, cast
+from typing import Any, Literal, NotRequired, TypedDict
 
 __all__ = [
     "ROLES",
@@ -81,7 +81,12 @@ def content_text(message: Message | dict[str, Any]) -> str:
 def tool_calls_of(message: Message | dict[str, Any]) -> list[ToolCall]:
     """The tool calls of an assistant message (an empty list for any other message)."""
     calls: list[Any] = message.get("tool_calls") or []
-    return [cast(ToolCall, c) for c in calls if isinstance(c, dict)]
+    if not calls:
+        return []
+    # No ``cast`` per call: it is a function call at run time, and this runs for every
+    # message of every compaction.
+    found: list[Any] = [c for c in calls if isinstance(c, dict)]
+    return found
 
 
 def tool_call_ids(message: Message | dict[str, Any]) -> list[str]:

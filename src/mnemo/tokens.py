@@ -60,7 +60,13 @@ def message_token_text(message: Message | dict[str, Any]) -> str:
 
 def estimate_message_tokens_rough(message: Message | dict[str, Any]) -> int:
     """Rough tokens of one message: its text // 4 + 10."""
-    return len(message_token_text(message)) // CHARS_PER_TOKEN + MESSAGE_OVERHEAD_TOKENS
+    # ``len(message_token_text(message))`` without building the joined text.
+    content = message.get("content")
+    size = len(content) if isinstance(content, str) else len(content_text(message))
+    calls = message.get("tool_calls")
+    if calls:
+        size += sum(len(tool_call_text(c)) for c in tool_calls_of(message))
+    return size // CHARS_PER_TOKEN + MESSAGE_OVERHEAD_TOKENS
 
 
 def estimate_messages_tokens_rough(messages: Iterable[Message | dict[str, Any]]) -> int:

@@ -48,6 +48,7 @@ from mnemo.context.prompt import summary_budget
 from mnemo.context.pruning import prune_tool_results
 from mnemo.context.repair import Origins, Repair, repair_messages
 from mnemo.context.report import MIN_MIDDLE_TOKENS, Draft, check_messages, report_status
+from mnemo.context.summary.cache import collector_paused
 from mnemo.errors import (
     ProviderAuthError,
     ProviderConnectionError,
@@ -314,6 +315,17 @@ class ContextCompressor(ContextEngine):
         current_tokens: int | None = None,
         focus_topic: str | None = None,
     ) -> list[Message]:
+        # The steps build an object or more per message, and the caches of the local
+        # summariser keep many: the cycle collector's full walks would cost more than
+        # the steps (``summary/cache.py``). Not around a model's call, which may take
+        # minutes (the local summariser holds it off for its own part then).
+        if self.summarizer is not None:
+            return self._compress(messages, current_tokens, focus_topic)
+        with collector_paused():
+            return self._compress(messages, current_tokens, focus_topic)
+
+    def _compress(self, messages: Sequence[Message], current_tokens: int | None,
+                  focus_topic: str | None) -> list[Message]:
         check_messages(messages)
         focus_topic = (focus_topic or "").strip() or None
         # Step 0: what an API rejects never reaches the steps (C12 a, c).

@@ -23,10 +23,13 @@ again (the conversation moved on). Phatic text is never a question, a fact or a 
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from dataclasses import replace as dc_replace
 from datetime import date
+from functools import lru_cache
 from typing import Any
 
 from mnemo.context.failures import error_shape
@@ -35,16 +38,18 @@ from mnemo.context.summary.notes import Note, answer_text, latest_notes
 from mnemo.context.summary.reading import (
     Prose,
     Values,
+    is_talk,
     read_call,
     read_notes,
     read_prose,
     read_result,
-    shows_work,
 )
+from mnemo.context.summary.resume import Resumes, turn_chain
 from mnemo.context.textscan import PREFERENCE, keywords, one_line, sentences
 from mnemo.messages import Message, content_text, tool_calls_of
 
-__all__ = ["ActionNote", "Facts", "FileNote", "Item", "extract_facts", "is_conversation"]
+__all__ = ["RESUMES", "ActionNote", "Facts", "FileNote", "Item", "extract_facts",
+           "is_conversation"]
 
 
 @dataclass
@@ -125,30 +130,18 @@ def is_conversation(facts: Facts) -> bool:
     return facts.conversation
 
 
-# A list of turns without tools is a conversation when at most this share of its texts
-# show work (code, paths, commands, config values, errors, a rule or decision given to
-# the assistant — "never deploy on Fridays": ``reading.shows_work``), and it
-# has at least this many texts: a lone question says too little to tell.
-_TECHNICAL_SHARE = 0.1
-_MIN_TALK_TEXTS = 4
+def _uncached_line(text: str) -> tuple[str, str]:
+    """``text`` as one line, and lowered."""
+    line = one_line(text)
+    return line, line.lower()
 
 
-def _talk(facts: Facts, texts: Sequence[tuple[str, Prose]]) -> bool:
-    """No tool used, and either the speakers are named (people) or the texts are prose
-    (see ``_TECHNICAL_SHARE``): ``mnemo chat`` and most chat APIs carry no names."""
-    if facts.tools:
-        return False
-    if facts.participants:
-        return True
-    if len(texts) < _MIN_TALK_TEXTS:
-        return False
-    allowed = int(_TECHNICAL_SHARE * len(texts))
-    work = 0
-    for text, prose in texts:
-        work += shows_work(text, prose)
-        if work > allowed:
-            return False
-    return True
+# The same commands, URLs and values come back in every call of a session: short ones
+# are made one line once (bounded; longer texts are not kept alive for it).
+_line = lru_cache(maxsize=16_384)(_uncached_line)
+_SHORT_LINE = 200
+
+
 _MIN_NOTED_CHARS = 25
 _OPEN_ASKS_LIMIT = 200  # an unbounded backlog would make the pass quadratic
 
@@ -166,11 +159,34 @@ class _Reader:
         self.today: date | None = None
         self.answers: set[str] = set()  # notes that a resolved question carries
         self.soft: list[tuple[str, str, int]] = []  # (kind, sentence, order): see finish
-        self.texts: list[tuple[str, Prose]] = []  # user and assistant texts: see _talk
+        self.texts: list[tuple[str, Prose]] = []  # user and assistant texts: see is_talk
+
+    def copy(self) -> _Reader:
+        """A copy that a pass can go on with, leaving this one as it is (``resume.py``):
+        what the pass changes in place — file and action notes, repeats, the lists
+        and sets — is copied; notes, items and readings never change."""
+        new = copy.copy(self)
+        facts = new.facts = copy.copy(self.facts)
+        for name in ("asks", "notes", "preferences", "decisions", "resolved", "pending",
+                     "remaining", "errors", "commands", "urls", "config_values"):
+            setattr(facts, name, list(getattr(facts, name)))
+        facts.participants = dict(facts.participants)
+        facts.files = {p: dc_replace(n, actions=Counter(n.actions))
+                       for p, n in facts.files.items()}
+        facts.actions = {k: dc_replace(n) for k, n in facts.actions.items()}
+        by_id = {id(old): facts.actions[k] for k, old in self.facts.actions.items()}
+        new.calls = {i: by_id[id(n)] for i, n in self.calls.items()}
+        facts.tools, facts.tool_failures = Counter(facts.tools), Counter(facts.tool_failures)
+        new.errors = {k: dc_replace(r) for k, r in self.errors.items()}
+        new.open_asks, new.soft, new.texts = (list(self.open_asks), list(self.soft),
+                                              list(self.texts))
+        new.seen, new.answered, new.answers = set(self.seen), set(self.answered), set(
+            self.answers)
+        return new
 
     def add(self, bucket: list[Item], kind: str, text: str, order: int) -> None:
-        line = one_line(text)
-        key = (kind, line.lower())
+        line, lowered = _line(text) if len(text) <= _SHORT_LINE else _uncached_line(text)
+        key = (kind, lowered)
         if line and key not in self.seen:
             self.seen.add(key)
             bucket.append(Item(line, order))
@@ -310,7 +326,7 @@ class _Reader:
 
     def tool_call(self, call: Any, order: int) -> None:
         info = read_call(call)
-        key = f"{info.name} {info.shown}".strip()
+        key = info.key
         note = self.facts.actions.get(key)
         if note is None:
             note = self.facts.actions[key] = ActionNote(info.name, info.shown, info.kind,
@@ -318,7 +334,7 @@ class _Reader:
         note.count += 1
         note.last = order
         self.facts.tools[info.name] += 1
-        self.calls[info.id] = note
+        self.calls[str(call.get("id", "")) if isinstance(call, dict) else ""] = note
         for path in info.paths:
             self.note_file(path, order, "written" if info.kind == "write" else "read")
         for command in info.commands:
@@ -351,7 +367,8 @@ class _Reader:
         # ranked by what it tells. In a work session it is a preference or a decision,
         # ranked as one (a rule — "Never deploy on Fridays" — above a remark).
         facts = self.facts
-        facts.conversation = _talk(facts, self.texts)
+        facts.conversation = is_talk(self.texts, tools=bool(facts.tools),
+                                     named=bool(facts.participants))
         if facts.conversation:
             for role, label in _LABELS.items():  # unnamed speakers are "User", "Assistant"
                 facts.participants.setdefault(role, label)
@@ -373,11 +390,19 @@ class _Reader:
         return self.facts
 
 
+# The state at the end of the last passes, for a pass over the same turns and more.
+RESUMES: Resumes[_Reader] = Resumes()
+
+
 def extract_facts(turns: Sequence[Message], *, prior_pending: Iterable[str] = ()) -> Facts:
     """Read ``turns`` once. ``prior_pending`` are asks an earlier summary left open, so a
     reply in these turns can move them to the resolved list."""
-    reader = _Reader(prior_pending)
-    for order, message in enumerate(turns):
+    start = tuple(prior_pending)
+    chain = turn_chain(turns)
+    found = RESUMES.latest(chain, start)
+    done, reader = (found[0], found[1].copy()) if found else (0, _Reader(start))
+    for order in range(done, len(turns)):
+        message = turns[order]
         role = message.get("role")
         if is_summary_message(message):
             continue
@@ -393,4 +418,6 @@ def extract_facts(turns: Sequence[Message], *, prior_pending: Iterable[str] = ()
             for sentence in sentences(text[:6000]):
                 if PREFERENCE.search(sentence):
                     reader.add(reader.facts.preferences, "pref", sentence, order)
+    if len(chain) == len(turns) + 1:  # every turn stood for: the next pass may resume
+        RESUMES.keep(chain, start, reader.copy())
     return reader.finish()

@@ -29,6 +29,8 @@ __all__ = [
     "COMMAND_KEYS",
     "best_error_lines",
     "call_kinds",
+    "collect_error_lines",
+    "error_line_candidates",
     "error_lines",
     "error_shape",
     "failure_lines",
@@ -68,6 +70,7 @@ _ERROR_HINTS = ("rror", "RROR", "xception", "Traceback", "fatal", "FATAL", "FAIL
 _LOWER_HINTS = ("error", "exception", "traceback (most recent call last)", "fatal", "failed",
                 "panic:", "permission denied", "no such file or directory",
                 "command not found", "exit ")
+_SHORT = 512
 COMMAND_KEYS = ("command", "cmd", "script")
 _WRITE_TOOL = re.compile(r"write|edit|patch|create|replace|apply|save|append|insert|delete"
                          r"|remove|rename|move|mkdir", re.IGNORECASE)
@@ -83,12 +86,60 @@ def error_lines(text: str) -> list[str]:
     full pattern: ``str.find`` skips through megabytes of clean output far faster than
     any regex can.
     """
+    return collect_error_lines(text, error_line_candidates(text))
+
+
+def error_line_candidates(text: str) -> list[tuple[int, str | None]]:
+    """The error lines of ``text`` one line at a time, before ``collect_error_lines``:
+    ``(start, stripped line)``, and ``(start, None)`` for a traceback header, whose
+    exception line is found later in the text that follows it.
+
+    Nothing here looks past a line's end, so a text cut into whole lines gives, piece
+    by piece, the candidates of the whole (``summary/blockscan.py`` relies on it).
+    """
+    # A short text (a user's message, a tool's first line) is cheaper to test whole
+    # with the pattern than hint by hint: no match in it, no error line.
+    if len(text) < _SHORT and not _ERROR.search(text):
+        return []
     # Hints are found in the lowered text; its positions are the text's unless lowering
     # changed a character's length (rare letters such as "İ"), then the text is scanned.
     haystack = text.lower()
     if len(haystack) != len(text):
-        return _lines_at(text, _hinted_lines(text, _ERROR_HINTS))
-    return _lines_at(text, _hinted_lines(haystack, _LOWER_HINTS))
+        starts = _hinted_lines(text, _ERROR_HINTS)
+    else:
+        starts = _hinted_lines(haystack, _LOWER_HINTS)
+    found: list[tuple[int, str | None]] = []
+    for start in starts:
+        end = text.find("\n", start)
+        line = text[start:end if end >= 0 else len(text)]
+        if _ERROR.search(line):
+            if line.startswith("Traceback (most recent"):
+                found.append((start, None))
+                continue
+            line = line.strip(" \t=-*#")
+            if line:
+                found.append((start, line))
+    return found
+
+
+def collect_error_lines(text: str, candidates: Sequence[tuple[int, str | None]]
+                        ) -> list[str]:
+    """The error lines of ``text`` from its ``error_line_candidates`` (see there)."""
+    if not candidates:
+        return []
+    found: dict[int, str] = {}
+    for start, line in candidates:
+        if line is None:
+            end = text.find("\n", start)
+            start, line = _exception_line(text, end if end >= 0 else len(text))
+            line = line.strip(" \t=-*#")
+            if start < 0 or not line:
+                continue
+        found[start] = line
+    # The same line repeated (a loop that failed twenty times) counts once, where it
+    # last appeared.
+    last = {line: start for start, line in sorted(found.items())}
+    return sorted(last, key=last.__getitem__)
 
 
 def _hinted_lines(haystack: str, hints: Sequence[str]) -> list[int]:
@@ -106,28 +157,10 @@ def _hinted_lines(haystack: str, hints: Sequence[str]) -> list[int]:
     return sorted(starts)
 
 
-def _lines_at(text: str, starts: Sequence[int]) -> list[str]:
-    """The error lines among the lines of ``text`` that begin at ``starts``."""
-    found: dict[int, str] = {}
-    for start in starts:
-        end = text.find("\n", start)
-        if end < 0:
-            end = len(text)
-        line = text[start:end]
-        if _ERROR.search(line):
-            if line.startswith("Traceback (most recent"):
-                start, line = _exception_line(text, end)
-            line = line.strip(" \t=-*#")
-            if start >= 0 and line:
-                found[start] = line
-    # The same line repeated (a loop that failed twenty times) counts once, where it
-    # last appeared.
-    last = {line: start for start, line in sorted(found.items())}
-    return sorted(last, key=last.__getitem__)
-
-
 def best_error_lines(lines: Sequence[str], limit: int) -> list[str]:
     """The ``limit`` most telling of ``lines``, kept in their order."""
+    if len(lines) <= limit:
+        return list(lines)
     ranked = sorted(range(len(lines)), key=lambda i: (_error_score(lines[i]), i))
     return [lines[i] for i in sorted(ranked[-limit:])]
 

@@ -33,12 +33,15 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from mnemo.context.extract import Facts, FileNote, Item, extract_facts, is_conversation
 from mnemo.context.failures import error_lines, error_shape
 from mnemo.context.prompt import PROGRESS_SUBSECTIONS, TEMPLATE_SECTIONS
+from mnemo.context.summary.cache import collector_paused
 from mnemo.context.summary.notes import rare_words
 from mnemo.context.summary.salience import condensed, salience
+from mnemo.context.summary.secrets import may_hold_secrets, redact_secrets
 from mnemo.context.textscan import one_line, topic_matcher
 from mnemo.messages import Message, content_text
 
@@ -61,22 +64,6 @@ _FOCUS_BOOST = 30.0
 _DECAY = 4.0  # weight lost each time the number of newer lines of the same kind doubles
 _RESERVED_PER_SECTION = 2
 
-_SECRET = re.compile(
-    r"-----BEGIN[A-Z ]{0,30}PRIVATE KEY-----[\s\S]{0,5000}?"
-    r"(?:-----END[A-Z ]{0,30}PRIVATE KEY-----|$)"
-    r"|\bsk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,200}|\bAKIA[0-9A-Z]{16}\b"
-    r"|\bgh[pousr]_[A-Za-z0-9]{36,100}|\bxox[baprs]-[A-Za-z0-9-]{10,100}"
-    r"|\bAIza[0-9A-Za-z_\-]{35}\b|\beyJ[A-Za-z0-9_-]{10,500}\.[A-Za-z0-9_-]{10,1000}\.[\w-]{5,500}"
-)
-_SECRET_ASSIGNMENT = re.compile(
-    r"\b((?:api[_-]?key|secret(?:[_-]key)?|password|passwd|pwd|token|access[_-]token"
-    r"|auth[_-]token|client[_-]secret)\b[\"']?\s?[=:]\s?[\"']?)[^\s\"',;]{4,300}",
-    re.IGNORECASE,
-)
-# Every secret pattern above contains one of these; most lines contain none.
-_SECRET_HINT = re.compile(r"sk-|AKIA|gh[pousr]_|xox|AIza|eyJ|BEGIN|Bearer|key|secret|passw"
-                          r"|pwd|token", re.IGNORECASE)
-_BEARER = re.compile(r"\b(Bearer\s+)[A-Za-z0-9._~+/=-]{12,500}")
 _TOOL_COUNT = re.compile(r"^(\S+) ×(\d+)(?: \((\d+) failed\))?$")
 _READ_COUNT = re.compile(r"^(\S+): (\d+) calls? \(see Relevant Files\)$")
 _EARLIER = -1_000_000  # the order of lines carried over: before every new turn
@@ -93,15 +80,6 @@ class _Line:
     seq: int = 0  # the place of a note among the notes (its sentence order)
     head: int = 0  # characters of the shared label a merged line drops
     who: str = ""  # the speaker's label, dropped too when the same speaker goes on
-
-
-def redact_secrets(text: str) -> str:
-    """Replace what looks like a key, token or password with ``[REDACTED]``."""
-    if not _SECRET_HINT.search(text):
-        return text
-    text = _SECRET.sub("[REDACTED]", text)
-    text = _SECRET_ASSIGNMENT.sub(lambda m: m.group(1) + "[REDACTED]", text)
-    return _BEARER.sub(lambda m: m.group(1) + "[REDACTED]", text)
 
 
 def parse_summary_sections(text: str) -> dict[str, list[str]]:
@@ -153,12 +131,20 @@ def summarize_locally(
     extra_context: str = "",
 ) -> str:
     """The summary of ``turns`` (merged into ``previous_summary``) within ``budget_tokens``."""
+    with collector_paused():  # see there: the collector cost more than the reading
+        return _summary(turns, budget_tokens, previous_summary, focus_topic, extra_context)
+
+
+def _summary(turns: Sequence[Message], budget_tokens: int, previous_summary: str | None,
+             focus_topic: str | None, extra_context: str) -> str:
     previous = parse_summary_sections(previous_summary or "")
     facts = extract_facts(turns, prior_pending=previous.get("Pending User Asks", []))
     candidates = _candidates(facts, previous, focus_topic, extra_context)
     about = topic_matcher(focus_topic) if focus_topic else None
-    for line in candidates:
-        line.text = redact_secrets(line.text)
+    for line, secret in zip(candidates, may_hold_secrets([c.text for c in candidates]),
+                            strict=True):
+        if secret:
+            line.text = redact_secrets(line.text)
         if about is not None and about(line.text):
             line.weight += _FOCUS_BOOST
     replaced = sum(len(content_text(t)) for t in turns) + len(previous_summary or "")
@@ -378,8 +364,9 @@ def _note_lines(facts: Facts, in_goal: set[int]) -> list[_Line]:
     talk = is_conversation(facts)
     names = tuple(facts.participants.values())
     by_section: dict[str, list[_Candidate]] = {}
-    for seq, (note, rare) in enumerate(zip(facts.notes, rare_words(facts.notes),
-                                           strict=True)):
+    # Rare words rank notes between people only: a work session does not count them.
+    rares = rare_words(facts.notes) if talk else [0.0] * len(facts.notes)
+    for seq, (note, rare) in enumerate(zip(facts.notes, rares, strict=True)):
         if note.role == "user" and note.order in in_goal:
             continue  # the Goal quotes that message
         room = "said" if note.role == "user" else "noted"
@@ -425,6 +412,7 @@ def _critical_kind(text: str) -> tuple[str, float]:
     return "error", _CRITICAL["error"][1]
 
 
+@lru_cache(maxsize=65_536)
 def _said_kind(text: str) -> str:
     """Lines of one shape ("step 3: refactor a3.py", "step 4: …" — numbers blanked)
     compete among themselves by recency; a statement made once keeps its full weight,

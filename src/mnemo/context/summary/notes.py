@@ -93,7 +93,12 @@ def take_notes(sentences: Iterable[str], *, speaker: str, role: str, order: int,
     for raw in sentences:
         noted = _noted(raw, today, names, checked)
         if noted is not None:
-            notes.append(Note(speaker, role, noted[0], order, day, soft, noted[1], noted[2]))
+            # The fields set directly, as ``Note.at`` does: a first reading of a long
+            # transcript makes a note for most of its sentences.
+            note = object.__new__(Note)
+            note.__dict__.update(speaker=speaker, role=role, text=noted[0], order=order,
+                                 day=day, soft=soft, keys=noted[1], words=noted[2])
+            notes.append(note)
     return notes
 
 

@@ -23,18 +23,19 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
+from functools import lru_cache
 from typing import Any
 
 from mnemo.context.failures import (
     COMMAND_KEYS,
     best_error_lines,
     error_lines,
-    is_logged_error,
     tool_kind,
 )
 from mnemo.context.markers import PRUNED_TOOL_PLACEHOLDER
 from mnemo.context.prompt import CONTENT_MAX, truncate_for_summary
 from mnemo.context.pruning import key_arguments, parse_call
+from mnemo.context.summary.blockscan import error_lines_by_block
 from mnemo.context.summary.cache import MessageCache, text_key
 from mnemo.context.summary.dates import find_date
 from mnemo.context.summary.notes import Note, take_notes
@@ -56,30 +57,10 @@ from mnemo.context.textscan import (
     sentences,
 )
 
-__all__ = ["CACHE", "Call", "Prose", "Result", "Values", "read_call", "read_notes",
-           "read_prose", "read_result", "shows_work"]
+__all__ = ["CACHE", "Call", "Prose", "Result", "Values", "is_talk", "read_call",
+           "read_notes", "read_prose", "read_result", "shows_work"]
 
 CACHE = MessageCache()
-# Every error line as a log prints it (``failures.is_logged_error``) holds one of these:
-# a file without any (most source code: ``raise ValueError(…)``) has none to keep, and
-# is not scanned line by line. Most reads hold none, so each is a scan of the whole text:
-# "Error: ", "error: " and "Error[" are one scan for "rror" whose hits are checked for
-# what follows (": " or "["), and so are "xception" and "arning" — 8 scans, not 11.
-_LOGGED_TAILS = (("rror", (": ", "[")), ("xception", (": ", "[")), ("arning", (": ", "[")))
-_LOGGED_HINTS = ("ERROR", "FAILED ", "FATAL", "fatal: ", "panic: ")
-
-
-def _logged_hint(text: str) -> bool:
-    """True when ``text`` may hold an error line as a log prints it (see above)."""
-    for stem, tails in _LOGGED_TAILS:
-        position = text.find(stem)
-        while position >= 0:
-            if text.startswith(tails, position + len(stem)):
-                return True
-            position = text.find(stem, position + len(stem))
-    return any(hint in text for hint in _LOGGED_HINTS)
-
-
 def _on_lowered(pattern: re.Pattern[str]) -> re.Pattern[str]:
     """``pattern`` (case-insensitive, written in lower case) for text lowered once:
     the same matches, two to three times faster than ``re.IGNORECASE``."""
@@ -140,9 +121,9 @@ class Result:
 
 @dataclass(frozen=True)
 class Call:
-    id: str
     name: str
     shown: str
+    key: str  # name and key arguments: calls with the same key are one action
     kind: str
     paths: tuple[str, ...]
     commands: tuple[str, ...]
@@ -171,6 +152,33 @@ def shows_work(text: str, prose: Prose) -> bool:
         _CODE.search(text) or _WORK_WORDS.search(text)))
 
 
+# A list of turns without tools is a conversation when at most this share of its texts
+# show work (code, paths, commands, config values, errors, a rule or decision given to
+# the assistant — "never deploy on Fridays": ``shows_work``), and it has at least this
+# many texts: a lone question says too little to tell.
+_TECHNICAL_SHARE = 0.1
+_MIN_TALK_TEXTS = 4
+
+
+def is_talk(texts: Sequence[tuple[str, Prose]], *, tools: bool, named: bool) -> bool:
+    """People talking rather than work being done: no tool used, and either the
+    speakers are ``named`` (people) or the texts are prose (see ``_TECHNICAL_SHARE``):
+    ``mnemo chat`` and most chat APIs carry no names."""
+    if tools:
+        return False
+    if named:
+        return True
+    if len(texts) < _MIN_TALK_TEXTS:
+        return False
+    allowed = int(_TECHNICAL_SHARE * len(texts))
+    work = 0
+    for text, prose in texts:
+        work += shows_work(text, prose)
+        if work > allowed:
+            return False
+    return True
+
+
 def read_notes(prose: Prose, *, speaker: str, role: str, order: int, today: date | None,
                names: Sequence[str]) -> list[Note]:
     """The notes of ``prose``'s unclaimed sentences, for a message at ``order``."""
@@ -180,8 +188,9 @@ def read_notes(prose: Prose, *, speaker: str, role: str, order: int, today: date
 
     def read() -> tuple[Note, ...]:
         def notes(sentences: Sequence[str], soft: bool) -> list[Note]:
-            return take_notes(sentences, speaker=speaker, role=role, order=0, today=today,
-                              names=names, soft=soft, checked=True)
+            # Made at this order: a first reading needs no copy (``Note.at``).
+            return take_notes(sentences, speaker=speaker, role=role, order=order,
+                              today=today, names=names, soft=soft, checked=True)
         return tuple(notes(prose.unclaimed, False)
                      + notes([s for _, s in prose.soft], True))
 
@@ -197,79 +206,102 @@ def read_result(text: str, kind: str) -> Result:
 
 
 def read_call(call: Any) -> Call:
-    """A tool call read once; cached by its name and arguments."""
+    """A tool call read once; cached by its name and arguments (its id is the caller's:
+    the same call made again has another)."""
     function = call.get("function") if isinstance(call, dict) else None
     raw = function.get("arguments") if isinstance(function, dict) else None
     name = function.get("name") if isinstance(function, dict) else None
-    call_id = str(call.get("id", "")) if isinstance(call, dict) else ""
     if not isinstance(raw, str) or not isinstance(name, str | None):
         return _read_call(call)
-    found = CACHE.get(("call", name, raw), lambda: _read_call(call))
-    return found if found.id == call_id else Call(call_id, *_fields(found)[1:])
-
-
-def _fields(call: Call) -> tuple[Any, ...]:
-    return (call.id, call.name, call.shown, call.kind, call.paths, call.commands,
-            call.command_values, call.url)
+    return CACHE.get(("call", name, raw), lambda: _read_call(call))
 
 
 def _read_prose(text: str, role: str, names: Sequence[str]) -> Prose:
     day: date | None = None
     kept: list[str] = []
-    for sentence in sentences(text):
-        if _HEADER.match(sentence):
-            day = find_date(sentence) or day
-            continue
-        if not is_phatic(sentence, names):
-            kept.append(sentence)
-    prefs: list[tuple[str, str]] = []
-    decisions: list[tuple[str, str]] = []
+    prefs: list[str] = []
+    decisions: list[str] = []
     soft: list[tuple[str, str]] = []
     remaining: list[str] = []
     asks: list[tuple[str, bool]] = []
     unclaimed: list[str] = []
-    # A pattern that finds nothing in the whole text is not tried on its sentences: one
-    # search per text instead of one per sentence, for most texts.
-    lowered = text.lower()
-    may_prefer = role == "user" and _PREFERENCE_LC.search(lowered) is not None
-    may_decide = _DECISION_LC.search(lowered) is not None
-    may_remain = role == "assistant" and _REMAINING_LC.search(lowered) is not None
-    for sentence in kept:
-        taken = False
-        low = sentence.lower() if may_prefer or may_decide or may_remain else ""
+    names = tuple(names)
+    for sentence in sentences(text):
+        read = _sentence(sentence, role, names)
+        if read is None:  # phatic
+            continue
+        if read.header:
+            day = read.date or day
+            continue
+        kept.append(sentence)
         # A rule or a decision is claimed when it is one ("Never call …", "we decided to
         # use …"). The same words in a remark ("it's not always easy") make a soft claim:
         # the sentence is also a note, and the reader keeps one of the two — the note in
         # a conversation, the claim in a work session, where only rules are claimed and
         # a remark stays a note.
         # Between people every claim is soft (``extract.py`` keeps the notes there).
-        preference = may_prefer and _PREFERENCE_LC.search(low)
-        decision = may_decide and _DECISION_LC.search(low)
-        rule = bool(preference or decision) and is_instruction(sentence)
-        if preference:
-            if rule:
-                prefs.append(("pref", sentence))
+        if read.preference:
+            if read.rule:
+                prefs.append(sentence)
             soft.append(("pref", sentence))
-            taken = True
-        if decision:
-            if rule:
-                decisions.append(("decision", sentence))
-            if not soft or soft[-1][1] is not sentence:
+        if read.decision:
+            if read.rule:
+                decisions.append(sentence)
+            if not read.preference:
                 soft.append(("decision", sentence))
-            taken = True
-        if may_remain and _REMAINING_LC.search(low):
+        if read.remaining:
             remaining.append(sentence)
-            taken = True
-        request = bool(REQUEST_START.match(sentence))
-        if request or sentence.endswith(("?", "？")):
-            asks.append((sentence, request))
-            taken = True
-        if not taken:
+        if read.ask:
+            asks.append((sentence, read.request))
+        if not read.claimed:
             unclaimed.append(sentence)
     errors = tuple(best_error_lines(error_lines(text), 3)) if role == "user" else ()
-    return Prose(tuple(kept), day, tuple(s for _, s in prefs),
-                 tuple(s for _, s in decisions), tuple(soft), tuple(remaining), tuple(asks),
-                 tuple(unclaimed), read_values(text), errors)
+    return Prose(tuple(kept), day, tuple(prefs), tuple(decisions), tuple(soft),
+                 tuple(remaining), tuple(asks), tuple(unclaimed), read_values(text), errors)
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    """What one sentence of a user or assistant text is, by itself (``_sentence``)."""
+
+    header: bool = False  # a session header line (``[Session 3, 1:14 pm on …]``)
+    date: date | None = None  # … and the date it names
+    preference: bool = False
+    decision: bool = False
+    rule: bool = False  # the preference or decision is an instruction
+    remaining: bool = False
+    request: bool = False
+    ask: bool = False  # a request or a question
+
+    @property
+    def claimed(self) -> bool:
+        return self.preference or self.decision or self.remaining or self.ask
+
+
+_HEADER_LINE = _Sentence(header=True)
+
+
+# A sentence is read the same way in every text it stands in, and an agent's turns
+# repeat theirs ("Never change the public API.", "All tests pass."): read each once.
+# Bounded; the patterns are searched on the sentence, where they match exactly when
+# they match it inside its text (a sentence is cut at whitespace and line breaks).
+@lru_cache(maxsize=65_536)
+def _sentence(sentence: str, role: str, names: tuple[str, ...]) -> _Sentence | None:
+    """What ``sentence`` is (see ``_Sentence``); None when it is phatic."""
+    if _HEADER.match(sentence):
+        found = find_date(sentence)
+        return _Sentence(header=True, date=found) if found else _HEADER_LINE
+    if is_phatic(sentence, names):
+        return None
+    low = sentence.lower()
+    preference = role == "user" and _PREFERENCE_LC.search(low) is not None
+    decision = _DECISION_LC.search(low) is not None
+    request = bool(REQUEST_START.match(sentence))
+    return _Sentence(
+        preference=preference, decision=decision,
+        rule=(preference or decision) and is_instruction(sentence),
+        remaining=role == "assistant" and _REMAINING_LC.search(low) is not None,
+        request=request, ask=request or sentence.endswith(("?", "？")))
 
 
 def read_values(text: str) -> Values:
@@ -315,11 +347,10 @@ def _read_result(text: str, kind: str) -> Result:
         # the tool says so on its first line ("Error: no such file"). Only log-shaped
         # error lines are kept from it — a listing's ``raise`` is not one.
         head = error_lines(text.lstrip()[:300].split("\n", 1)[0])
-        logged = ([ln for ln in error_lines(text) if is_logged_error(ln)]
-                  if _logged_hint(text) else [])
+        logged = error_lines_by_block(text, logged_only=True)
         return Result(tuple(best_error_lines(head + logged, 3)),
                       one_line(head[0], 200) if head else "")
-    lines = error_lines(text)
+    lines = error_lines_by_block(text)
     return Result(tuple(best_error_lines(lines, 3)),
                   one_line(best_error_lines(lines, 1)[0], 200) if lines else "")
 
@@ -342,5 +373,6 @@ def _read_call(call: Any) -> Call:
         found = args.get("url")
         if isinstance(found, str) and found.startswith(("http://", "https://")):
             url = found
-    return Call(parsed.id, name, key_arguments(args), kind, tuple(paths), tuple(commands),
+    shown = key_arguments(args)
+    return Call(name, shown, f"{name} {shown}".strip(), kind, tuple(paths), tuple(commands),
                 tuple(values), url)
