@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from mnemo.sessions.search import SearchTuning
@@ -36,17 +38,21 @@ class ReadPlan:
     and_matches: float
     top_id: int
     budget: int
+    estimated: bool = False  # frequencies from the planner (a large archive), not counts
+    # A term's query as the full-text index reads it, when that differs (``_index_forms``)
+    index: Mapping[str, str] = field(default_factory=dict)
 
-    def window(self, matches: float) -> int:
+    def window(self, matches: float, budget: int | None = None) -> int:
         """How to read about ``budget`` of ``matches`` rows spread over the archive: 0 =
         every match (cheap enough), -1 = walk the ids newest first (the matches are
         dense), else the lowest id of the newest stretch that should hold ``MARGIN``
-        times that."""
-        if matches <= self.budget or self.top_id <= 0:
+        times that. ``budget`` stands in for the plan's own when given."""
+        budget = self.budget if budget is None else budget
+        if matches <= budget or self.top_id <= 0:
             return 0
         if matches >= DENSE * self.top_id:
             return -1
-        span = int(MARGIN * self.budget * self.top_id / matches)
+        span = int(MARGIN * budget * self.top_id / matches)
         return max(0, self.top_id - span)
 
 
@@ -83,26 +89,39 @@ def plan_terms(
         " WHERE oid = 'mnemo_messages'::regclass) AS total, "
         "(SELECT coalesce(max(id), 0) FROM mnemo_messages) AS top").fetchone()
     total, top = float(row["total"] or 0), int(row["top"] or 0)
+    exact = total < _COUNT_BELOW
     if whole or len(pairs) == 1:
         # Within one session every word counts, prefixes too; one term has nothing to
         # choose between, and counting it would cost what ranking it does.
-        return ReadPlan([(p, 1.0) for _, p in pairs], [p for _, p in pairs], False, 0.0, 0.0,
-                     top, tuning.rank_budget)
+        single = [p for _, p in pairs]
+        return ReadPlan([(p, 1.0) for p in single], single, False, 0.0, 0.0, top,
+                        tuning.rank_budget,
+                        index={} if whole or exact else _index_forms(conn, single, total))
     cap = tuning.term_budget + 1
-    exact = total < _COUNT_BELOW
     unknown = 0.0 if exact else _estimate(conn, "'\u2400'")  # a lexeme no text holds
     chosen: list[tuple[float, int, str]] = []
     for index, (plain, prefixed) in enumerate(pairs):
-        query = prefixed
-        count = _count(conn, prefixed, cap) if exact else _guess(conn, prefixed, unknown)
-        if not exact and plain != prefixed and count > tuning.rank_budget:
+        query, count = prefixed, 0.0
+        if not exact and plain != prefixed:
+            # A word the planner knows as common is searched without its prefix: the
+            # prefix's own estimate is no better, and counting it reads every match.
+            count = _estimate(conn, plain)
+            if count >= 2 * unknown and count > tuning.rank_budget:
+                query = plain
+            else:
+                count = 0.0
+        if not count:
+            count = _count(conn, prefixed, cap) if exact else _guess(conn, prefixed, unknown)
+        if not exact and query != plain and count > tuning.rank_budget:
             query, count = plain, _guess(conn, plain, unknown)
         if count:
             chosen.append((count, index, query))
     size = max(total, 1.0)
+    index = {} if exact else _index_forms(conn, [q for _, _, q in chosen], total)
     if len(chosen) == 1:  # nothing to choose between
         count, _, q = chosen[0]
-        return ReadPlan([(q, 1.0)], [q], False, count, 0.0, top, tuning.rank_budget)
+        return ReadPlan([(q, 1.0)], [q], False, count, 0.0, top, tuning.rank_budget,
+                        estimated=not exact, index=index)
     kept: list[tuple[str, float]] = []
     used = 0.0
     for count, _, q in sorted(chosen):
@@ -127,7 +146,7 @@ def plan_terms(
     present = [q for _, _, q in sorted(selective, key=lambda c: c[1])]
     every = size * math.prod(min(1.0, c / size) for c, _, _ in selective)
     return ReadPlan(kept, present, len(kept) < len(chosen) or used > tuning.rank_budget,
-                 used, every, top, tuning.rank_budget)
+                 used, every, top, tuning.rank_budget, estimated=not exact, index=index)
 
 
 def _count(conn: Conn, query: str, cap: int) -> float:
@@ -148,7 +167,9 @@ def _guess(conn: Conn, query: str, unknown: float) -> float:
     ``unknown``, what it guesses for a lexeme it has no statistics of), else a count
     (exact below ``_COUNT_UP_TO``: reading a rare term's index entries is cheap)."""
     estimate = _estimate(conn, query)
-    if estimate > 2 * unknown:
+    # A lexeme of the statistics is estimated at its sampled frequency, at least the
+    # least frequent one kept (twice ``unknown``); any other is guessed at ``unknown``.
+    if estimate >= 2 * unknown:
         return estimate
     counted = _count(conn, query, _COUNT_UP_TO)
     return counted if counted < _COUNT_UP_TO else max(counted, estimate)
@@ -171,3 +192,36 @@ def _planned_rows(conn: Conn, query: str) -> float:
     if isinstance(plan, str):
         plan = json.loads(plan)
     return float(plan[0]["Plan"]["Plan Rows"])
+
+
+_LEXEME = re.compile(r"'(?:[^']|'')*'")
+
+
+def _index_forms(conn: Conn, queries: list[str], total: float) -> dict[str, str]:
+    """The phrases of ``queries`` as the index should read them: the AND of their lexemes
+    found in fewer than ``DENSE`` of the messages (the phrase itself is then checked on
+    the rows found, without the index).
+
+    A path or a code is searched as a phrase ("src/app/main.py": 'src' <-> 'app' <->
+    'main' <-> 'py'); GIN has to look up every lexeme of it for every candidate row,
+    and 'src' or 'py' are in half the archive: their posting trees cost more than the
+    rest of the search. Only queries that change are returned."""
+    dense = DENSE * max(total, 1.0)
+    rows: dict[str, float] = {}
+    out: dict[str, str] = {}
+    for query in queries:
+        parts: list[str] = []
+        for alternative in dict.fromkeys(query.split(" | ")):
+            lexemes = list(dict.fromkeys(_LEXEME.findall(alternative)))
+            if "<" not in alternative or ":*" in alternative or len(lexemes) < 2:
+                parts.append(alternative)
+                continue
+            for lexeme in lexemes:
+                if lexeme not in rows:
+                    rows[lexeme] = _planned_rows(conn, lexeme)
+            keep = [x for x in lexemes if rows[x] < dense]
+            parts.append(" & ".join(keep) if keep else alternative)
+        narrowed = " | ".join(parts)
+        if narrowed != query:
+            out[query] = narrowed
+    return out

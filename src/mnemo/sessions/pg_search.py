@@ -30,7 +30,7 @@ rows flagged ``cjk`` under a ``pg_trgm`` index. Snippets are cut in Python
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +47,9 @@ if TYPE_CHECKING:
 __all__ = ["run_pg_search"]
 
 Conn = Any  # psycopg.Connection[Any]; kept loose so this module imports without psycopg
+# On a large archive, when the AND pass fills the pool, the OR pass ranks this fraction
+# of ``rank_budget`` (its rows are the costliest part of a search: one heap row each).
+OR_SHARE = 4
 _BODY = "coalesce(m.search_text, m.content, '')"
 _MIN_PREFIX_CHARS = 4
 
@@ -136,15 +139,23 @@ def _word_scores(
     plan = plan_terms(conn, pairs, tuning, whole=filters.session_id is not None)
     if not plan.ranked:
         return {}
-    scores = _rank(conn, plan.ranked, " || ", filters, tuning, plan.window(plan.or_matches))
+    both: dict[int, float] = {}
     if plan.saturated and len(plan.present) > 1:
-        # The OR ranking only saw the latest matches; those holding every term are
+        # The OR ranking only sees the latest matches; those holding every term are
         # far fewer, so ranking them apart reaches back to older ones.
         weights = dict(plan.ranked)
         every = [(q, weights.get(q, 1.0)) for q in plan.present]
-        for i, score in _rank(conn, every, " && ", filters, tuning,
-                              plan.window(plan.and_matches)).items():
-            scores[i] = max(score, scores.get(i, score))
+        both = _rank(conn, every, " && ", filters, tuning, plan.window(plan.and_matches),
+                     tuning.rank_budget, plan.index)
+    budget = tuning.rank_budget
+    if plan.estimated and len(both) >= tuning.pool:
+        # A full pool holds every term: coverage ranks those first, so the OR ranking
+        # only adds the best partial matches, which the newest few hundred supply.
+        budget = max(tuning.pool, tuning.rank_budget // OR_SHARE)
+    scores = _rank(conn, plan.ranked, " || ", filters, tuning,
+                   plan.window(plan.or_matches, budget), budget, plan.index)
+    for i, score in both.items():
+        scores[i] = max(score, scores.get(i, score))
     if not tuning.rescore or not scores:
         return scores
     return _rescore(conn, parsed, scores, filters, tuning, added)
@@ -152,9 +163,9 @@ def _word_scores(
 
 def _rank(
     conn: Conn, weighted: list[tuple[str, float]], joiner: str, filters: SearchFilters,
-    tuning: SearchTuning, low_id: int,
+    tuning: SearchTuning, low_id: int, budget: int, index_forms: Mapping[str, str],
 ) -> dict[int, float]:
-    """The ``pool`` best of the latest ``rank_budget`` rows matching the joined terms.
+    """The ``pool`` best of the latest ``budget`` rows matching the joined terms.
 
     ``low_id`` (``ReadPlan.window``) chooses the read. 0: every match, through the GIN
     index (bitmap scans cost only the matching rows; a walk newest-first would test every
@@ -165,6 +176,15 @@ def _rank(
     """
     where, params = _filter_sql(filters)
     match = joiner.join("%s::tsquery" for _ in weighted)
+    index = [index_forms.get(q, q) for q, _ in weighted]
+    if index != [q for q, _ in weighted]:
+        # The index reads the narrowed phrases (``pg_plan._index_forms``); the phrases
+        # themselves are then checked on what it found (ts_match_vq is ``@@`` without
+        # the index).
+        index += [q for q, _ in weighted]
+        condition = f"m.tsv @@ ({match}) AND ts_match_vq(m.tsv, {match})"
+    else:
+        condition = f"m.tsv @@ ({match})"
     score = " + ".join("%s * ts_rank(m.tsv, %s::tsquery, 1)" for _ in weighted)
     if low_id < 0:
         conn.execute("SET LOCAL enable_bitmapscan = off")
@@ -175,11 +195,11 @@ def _rank(
         rows = conn.execute(
             f"SELECT id, score FROM ("
             f"  SELECT m.id, {score} AS score FROM mnemo_messages m "
-            f"  WHERE m.tsv @@ ({match}) AND m.id > %s AND {where} "
+            f"  WHERE {condition} AND m.id > %s AND {where} "
             f"  ORDER BY m.id DESC LIMIT %s"
             f") c ORDER BY score DESC LIMIT %s",
-            [*(v for q, w in weighted for v in (w, q)), *(q for q, _ in weighted), low,
-             *params, tuning.rank_budget, tuning.pool],
+            [*(v for q, w in weighted for v in (w, q)), *index, low,
+             *params, budget, tuning.pool],
         ).fetchall()
         if len(rows) >= tuning.pool:
             break
