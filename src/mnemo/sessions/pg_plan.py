@@ -117,11 +117,11 @@ def plan_terms(
         if count:
             chosen.append((count, index, query))
     size = max(total, 1.0)
-    index = {} if exact else _index_forms(conn, [q for _, _, q in chosen], total)
+    forms = {} if exact else _index_forms(conn, [q for _, _, q in chosen], total)
     if len(chosen) == 1:  # nothing to choose between
         count, _, q = chosen[0]
         return ReadPlan([(q, 1.0)], [q], False, count, 0.0, top, tuning.rank_budget,
-                        estimated=not exact, index=index)
+                        estimated=not exact, index=forms)
     kept: list[tuple[str, float]] = []
     used = 0.0
     for count, _, q in sorted(chosen):
@@ -146,7 +146,7 @@ def plan_terms(
     present = [q for _, _, q in sorted(selective, key=lambda c: c[1])]
     every = size * math.prod(min(1.0, c / size) for c, _, _ in selective)
     return ReadPlan(kept, present, len(kept) < len(chosen) or used > tuning.rank_budget,
-                 used, every, top, tuning.rank_budget, estimated=not exact, index=index)
+                 used, every, top, tuning.rank_budget, estimated=not exact, index=forms)
 
 
 def _count(conn: Conn, query: str, cap: int) -> float:
