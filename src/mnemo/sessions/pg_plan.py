@@ -211,7 +211,7 @@ def _index_forms(conn: Conn, queries: list[str], total: float) -> dict[str, str]
     out: dict[str, str] = {}
     for query in queries:
         parts: list[str] = []
-        for alternative in dict.fromkeys(query.split(" | ")):
+        for alternative in query.split(" | "):
             lexemes = list(dict.fromkeys(_LEXEME.findall(alternative)))
             if "<" not in alternative or ":*" in alternative or len(lexemes) < 2:
                 parts.append(alternative)
@@ -220,7 +220,8 @@ def _index_forms(conn: Conn, queries: list[str], total: float) -> dict[str, str]
                 if lexeme not in rows:
                     rows[lexeme] = _planned_rows(conn, lexeme)
             keep = [x for x in lexemes if rows[x] < dense]
-            parts.append(" & ".join(keep) if keep else alternative)
+            parts.append(" & ".join(keep) if keep and len(keep) < len(lexemes)
+                         else alternative)
         narrowed = " | ".join(parts)
         if narrowed != query:
             out[query] = narrowed

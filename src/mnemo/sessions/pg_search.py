@@ -98,7 +98,7 @@ def run_pg_search(
     if parsed.cjk:
         scores = _cjk_scores(conn, parsed, filters, tuning)
     elif parsed.terms:
-        scores = _word_scores(conn, parsed, filters, tuning, added)
+        scores = _word_scores(conn, parsed, filters, tuning, added, limit)
     else:
         scores = _literal_scores(conn, parsed.literal, filters, limit, tuning.literal_scan)
     best = sorted(scores.items(), key=lambda kv: (-kv[1], -kv[0]))[:limit]
@@ -131,7 +131,7 @@ def _tsqueries(conn: Conn, terms: Sequence[Term], prefix: bool) -> list[tuple[st
 
 def _word_scores(
     conn: Conn, parsed: ParsedQuery, filters: SearchFilters, tuning: SearchTuning,
-    added: set[int],
+    added: set[int], limit: int,
 ) -> dict[int, float]:
     pairs = [(e, p) for e, p in _tsqueries(conn, parsed.terms, tuning.prefix) if e]
     if not pairs:
@@ -148,9 +148,12 @@ def _word_scores(
         both = _rank(conn, every, " && ", filters, tuning, plan.window(plan.and_matches),
                      tuning.rank_budget, plan.index)
     budget = tuning.rank_budget
-    if plan.estimated and len(both) >= tuning.pool:
-        # A full pool holds every term: coverage ranks those first, so the OR ranking
-        # only adds the best partial matches, which the newest few hundred supply.
+    if plan.estimated and both:
+        budget = tuning.rank_budget // 2
+    if plan.estimated and len(both) >= OR_SHARE // 2 * limit:
+        # Twice the results asked for hold every term, and coverage ranks those first:
+        # the OR ranking only adds the best partial matches, which the newest few
+        # hundred supply.
         budget = max(tuning.pool, tuning.rank_budget // OR_SHARE)
     scores = _rank(conn, plan.ranked, " || ", filters, tuning,
                    plan.window(plan.or_matches, budget), budget, plan.index)
@@ -244,20 +247,27 @@ def _cjk_scores(
     candidates: set[int] = set()
     # Runs of 3+ characters go through the trigram index (a bitmap of its matches; the
     # planner would rather walk every CJK row newest first when it expects many); shorter
-    # ones have no trigram, so the CJK rows are walked newest first until ``pool`` match.
+    # ones have no trigram, so the CJK rows are walked newest first until ``pool`` match,
+    # the latest ``cjk_scan`` of them only (all within one session).
     for runs, walk in (([r for r in parsed.cjk if len(r) >= 3], "off"),
                        ([r for r in parsed.cjk if len(r) < 3], "on")):
         if not runs:
             continue
         conn.execute(f"SET LOCAL enable_indexscan = {walk}")
         likes = " OR ".join(f"{_BODY} LIKE %s" for _ in runs)
+        window, window_params = "", []
+        if walk == "on" and filters.session_id is None:
+            window = ("AND m.id >= (SELECT coalesce(min(id), 0) FROM (SELECT id FROM "
+                      "mnemo_messages WHERE cjk ORDER BY id DESC LIMIT %s) w)")
+            window_params = [tuning.cjk_scan]
         candidates.update(int(r["id"]) for r in conn.execute(
             f"SELECT m.id FROM mnemo_messages m WHERE m.cjk AND ({likes}) AND {where} "
-            f"ORDER BY m.id DESC LIMIT %s",
-            [*(f"%{escape_like(r)}%" for r in runs), *params, tuning.pool]).fetchall())
+            f"{window} ORDER BY m.id DESC LIMIT %s",
+            [*(f"%{escape_like(r)}%" for r in runs), *params, *window_params,
+             tuning.pool]).fetchall())
     conn.execute("SET LOCAL enable_indexscan = on")
     if parsed.terms:
-        candidates.update(_word_scores(conn, parsed, filters, tuning, set()))
+        candidates.update(_word_scores(conn, parsed, filters, tuning, set(), tuning.pool))
     if not candidates:
         return {}
     needles = [*parsed.cjk, *(t.text for t in parsed.terms)]
