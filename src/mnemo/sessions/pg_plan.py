@@ -21,7 +21,7 @@ from typing import Any
 
 from mnemo.sessions.search import SearchTuning
 
-__all__ = ["AND_READ", "DENSE", "MARGIN", "ReadPlan", "plan_terms"]
+__all__ = ["AND_READ", "DENSE", "ID_ENTRY_COST", "MARGIN", "ReadPlan", "plan_terms"]
 
 Conn = Any  # psycopg.Connection[Any]; kept loose so this module imports without psycopg
 
@@ -53,6 +53,11 @@ class ReadPlan:
         if matches >= DENSE * self.top_id:
             return -1
         span = int(MARGIN * budget * self.top_id / matches)
+        # The id range costs a bitmap entry per id; reading every match instead costs a
+        # heap row per match older than the range. Just over the budget, the range
+        # would span most of the archive for a few hundred rows saved.
+        if matches - MARGIN * budget <= ID_ENTRY_COST * span:
+            return 0
         return max(0, self.top_id - span)
 
 
@@ -65,6 +70,10 @@ DENSE = 0.1
 MARGIN = 1.25
 # How many index entries (in rank budgets) the AND pass may read on a large archive.
 AND_READ = 100
+# An id of the primary key's bitmap for an id range, in heap rows: 270,000 ids cost what
+# 10,000-16,000 rows in memory do (EXPLAIN ANALYZE at 1M messages), and a row not in
+# the buffer cache costs several times that, so the id is counted high.
+ID_ENTRY_COST = 0.02
 
 
 # Below this many rows counting the matches of each term is cheap (it reads at most
