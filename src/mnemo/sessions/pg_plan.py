@@ -6,8 +6,10 @@ tests every row's tsvector. So ``plan_terms`` finds how frequent each term is â€
 exactly on a small archive (as before, so rankings there are unchanged), from the
 planner's lexeme statistics (``EXPLAIN``, no row read) on a large one â€” and
 ``ReadPlan.window`` turns a frequency into the cheapest read of about ``rank_budget``
-of the newest matches. It also picks the ranked terms (rarest first, up to
-``term_budget`` matches) and the AND pass's terms. Used by ``pg_search`` only.
+of the newest matches (or every match, when the id range's bitmap would cost more). It
+also picks the ranked terms (rarest first, up to ``term_budget`` matches), the AND
+pass's terms, and the form in which a phrase reaches the index. Used by ``pg_search``
+only.
 """
 
 from __future__ import annotations
@@ -172,9 +174,10 @@ _COUNT_UP_TO = 500
 
 
 def _guess(conn: Conn, query: str, unknown: float) -> float:
-    """Matches of ``query``: the planner's estimate when it knows the lexemes (above
-    ``unknown``, what it guesses for a lexeme it has no statistics of), else a count
-    (exact below ``_COUNT_UP_TO``: reading a rare term's index entries is cheap)."""
+    """Matches of ``query``: the planner's estimate when it knows the lexemes (twice
+    ``unknown`` or more; ``unknown`` is its guess for a lexeme it has no statistics
+    of), else a count (exact below ``_COUNT_UP_TO``: reading a rare term's index
+    entries is cheap)."""
     estimate = _estimate(conn, query)
     # A lexeme of the statistics is estimated at its sampled frequency, at least the
     # least frequent one kept (twice ``unknown``); any other is guessed at ``unknown``.

@@ -19,12 +19,16 @@ walk newest-first tests every row), so on a large archive (``pg_plan``) each ter
 frequency comes from the planner's lexeme statistics instead of a count, and the read is
 chosen by it: every match of a rare term; the newest stretch of ids that should hold
 about the budget for a common one; a newest-first walk for a dense one. The AND pass
-leaves out the most frequent words (their index entries cost the most and select least).
+leaves out the most frequent words (their index entries cost the most and select least)
+and runs first: once it found rows, the OR pass ranks fewer of the newest matches
+(``OR_SHARE``), since each ranked match costs a heap row. A phrase reaches the index
+without its dense lexemes and is checked on the rows found (``pg_plan._index_forms``).
 The read plan is the only difference from SQLite; a small archive is counted exactly, as
 before, so rankings there (LoCoMo) are unchanged.
 
 CJK runs and symbol-only queries are substring matches (``LIKE``), the CJK ones over the
-rows flagged ``cjk`` under a ``pg_trgm`` index. Snippets are cut in Python
+rows flagged ``cjk`` under a ``pg_trgm`` index (1-2 characters: the latest ``cjk_scan``
+CJK rows). Snippets are cut in Python
 (``hits.mark_snippet``), the match marked ``>>like this<<``.
 """
 
