@@ -109,22 +109,27 @@ def plan_terms(
                         tuning.rank_budget,
                         index={} if whole or exact else _index_forms(conn, single, total))
     cap = tuning.term_budget + 1
-    unknown = 0.0 if exact else _estimate(conn, "'\u2400'")  # a lexeme no text holds
+    known: dict[str, float] = {}
+    if not exact:  # every estimate below in one round trip
+        known = _prefetch(conn, ["'\u2400'", *(a for pair in pairs for q in pair
+                                                 for a in q.split(" | "))])
+    unknown = 0.0 if exact else _estimate(conn, "'\u2400'", known)  # no text holds it
     chosen: list[tuple[float, int, str]] = []
     for index, (plain, prefixed) in enumerate(pairs):
         query, count = prefixed, 0.0
         if not exact and plain != prefixed:
             # A word the planner knows as common is searched without its prefix: the
             # prefix's own estimate is no better, and counting it reads every match.
-            count = _estimate(conn, plain)
+            count = _estimate(conn, plain, known)
             if count >= 2 * unknown and count > tuning.rank_budget:
                 query = plain
             else:
                 count = 0.0
         if not count:
-            count = _count(conn, prefixed, cap) if exact else _guess(conn, prefixed, unknown)
+            count = (_count(conn, prefixed, cap) if exact
+                     else _guess(conn, prefixed, unknown, known))
         if not exact and query != plain and count > tuning.rank_budget:
-            query, count = plain, _guess(conn, plain, unknown)
+            query, count = plain, _guess(conn, plain, unknown, known)
         if count:
             chosen.append((count, index, query))
     size = max(total, 1.0)
@@ -173,12 +178,12 @@ def _count(conn: Conn, query: str, cap: int) -> float:
 _COUNT_UP_TO = 500
 
 
-def _guess(conn: Conn, query: str, unknown: float) -> float:
+def _guess(conn: Conn, query: str, unknown: float, known: Mapping[str, float]) -> float:
     """Matches of ``query``: the planner's estimate when it knows the lexemes (twice
     ``unknown`` or more; ``unknown`` is its guess for a lexeme it has no statistics
     of), else a count (exact below ``_COUNT_UP_TO``: reading a rare term's index
     entries is cheap)."""
-    estimate = _estimate(conn, query)
+    estimate = _estimate(conn, query, known)
     # A lexeme of the statistics is estimated at its sampled frequency, at least the
     # least frequent one kept (twice ``unknown``); any other is guessed at ``unknown``.
     if estimate >= 2 * unknown:
@@ -187,19 +192,31 @@ def _guess(conn: Conn, query: str, unknown: float) -> float:
     return counted if counted < _COUNT_UP_TO else max(counted, estimate)
 
 
-def _estimate(conn: Conn, query: str) -> float:
-    """The planner's estimate of the rows matching ``query`` (no row is read)."""
+def _estimate(conn: Conn, query: str, known: Mapping[str, float]) -> float:
+    """The planner's estimate of the rows matching ``query`` (no row is read), from
+    ``known`` when it holds it."""
     # A term's alternatives (English stem, the word as typed, its prefix) match mostly
     # the same messages, which the planner would add up as if independent ("'error' |
     # 'error'" twice 'error'): the largest of them is the better estimate. The generated
     # queries are ORs of phrases and prefixes (``|`` binds loosest), so they split as text.
-    return max(_planned_rows(conn, alternative)
+    return max(known[alternative] if alternative in known
+               else _planned_rows(conn.execute(_EXPLAIN, (alternative,)).fetchone())
                for alternative in dict.fromkeys(query.split(" | ")))
 
 
-def _planned_rows(conn: Conn, query: str) -> float:
-    row = conn.execute("EXPLAIN (FORMAT JSON) SELECT 1 FROM mnemo_messages "
-                       "WHERE tsv @@ %s::tsquery", (query,)).fetchone()
+_EXPLAIN = "EXPLAIN (FORMAT JSON) SELECT 1 FROM mnemo_messages WHERE tsv @@ %s::tsquery"
+
+
+def _prefetch(conn: Conn, queries: list[str]) -> dict[str, float]:
+    """The planner's estimates of ``queries``, sent in one pipeline: one round trip
+    instead of one per query (on a busy machine each costs a wake-up of both sides)."""
+    todo = list(dict.fromkeys(queries))
+    with conn.pipeline():
+        cursors = [conn.execute(_EXPLAIN, (q,)) for q in todo]
+    return {q: _planned_rows(c.fetchone()) for q, c in zip(todo, cursors, strict=True)}
+
+
+def _planned_rows(row: Any) -> float:
     plan = next(iter(row.values()))
     if isinstance(plan, str):
         plan = json.loads(plan)
@@ -219,7 +236,9 @@ def _index_forms(conn: Conn, queries: list[str], total: float) -> dict[str, str]
     and 'src' or 'py' are in half the archive: their posting trees cost more than the
     rest of the search. Only queries that change are returned."""
     dense = DENSE * max(total, 1.0)
-    rows: dict[str, float] = {}
+    phrases = [a for q in queries for a in q.split(" | ")
+               if "<" in a and ":*" not in a and len(set(_LEXEME.findall(a))) >= 2]
+    rows = _prefetch(conn, [x for a in phrases for x in _LEXEME.findall(a)]) if phrases else {}
     out: dict[str, str] = {}
     for query in queries:
         parts: list[str] = []
@@ -228,9 +247,6 @@ def _index_forms(conn: Conn, queries: list[str], total: float) -> dict[str, str]
             if "<" not in alternative or ":*" in alternative or len(lexemes) < 2:
                 parts.append(alternative)
                 continue
-            for lexeme in lexemes:
-                if lexeme not in rows:
-                    rows[lexeme] = _planned_rows(conn, lexeme)
             keep = [x for x in lexemes if rows[x] < dense]
             parts.append(" & ".join(keep) if keep and len(keep) < len(lexemes)
                          else alternative)

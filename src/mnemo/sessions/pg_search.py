@@ -193,24 +193,25 @@ def _rank(
     else:
         condition = f"m.tsv @@ ({match})"
     score = " + ".join("%s * ts_rank(m.tsv, %s::tsquery, 1)" for _ in weighted)
-    if low_id < 0:
-        conn.execute("SET LOCAL enable_bitmapscan = off")
-        low_id = 0
-    else:
-        conn.execute("SET LOCAL enable_indexscan = off")
+    setting = "enable_bitmapscan" if low_id < 0 else "enable_indexscan"
+    low_id = max(low_id, 0)
     for low in ([low_id, 0] if low_id else [0]):
-        rows = conn.execute(
-            f"SELECT id, score FROM ("
-            f"  SELECT m.id, {score} AS score FROM mnemo_messages m "
-            f"  WHERE {condition} AND m.id > %s AND {where} "
-            f"  ORDER BY m.id DESC LIMIT %s"
-            f") c ORDER BY score DESC LIMIT %s",
-            [*(v for q, w in weighted for v in (w, q)), *index, low,
-             *params, budget, tuning.pool],
-        ).fetchall()
+        # The planner setting, the query and the setting's reset go in one round trip.
+        with conn.pipeline():
+            conn.execute(f"SET LOCAL {setting} = off")
+            cursor = conn.execute(
+                f"SELECT id, score FROM ("
+                f"  SELECT m.id, {score} AS score FROM mnemo_messages m "
+                f"  WHERE {condition} AND m.id > %s AND {where} "
+                f"  ORDER BY m.id DESC LIMIT %s"
+                f") c ORDER BY score DESC LIMIT %s",
+                [*(v for q, w in weighted for v in (w, q)), *index, low,
+                 *params, budget, tuning.pool],
+            )
+            conn.execute(f"SET LOCAL {setting} = on")
+        rows = cursor.fetchall()
         if len(rows) >= tuning.pool:
             break
-    conn.execute("SET LOCAL enable_indexscan = on; SET LOCAL enable_bitmapscan = on")
     return {int(r["id"]): float(r["score"]) for r in rows}
 
 
