@@ -19,18 +19,22 @@ walk newest-first tests every row), so on a large archive (``pg_plan``) each ter
 frequency comes from the planner's lexeme statistics instead of a count, and the read is
 chosen by it: every match of a rare term; the newest stretch of ids that should hold
 about the budget for a common one; a newest-first walk for a dense one. The AND pass
-leaves out the most frequent words (their index entries cost the most and select least).
+leaves out the most frequent words (their index entries cost the most and select least)
+and runs first: once it found rows, the OR pass ranks fewer of the newest matches
+(``OR_SHARE``), since each ranked match costs a heap row. A phrase reaches the index
+without its dense lexemes and is checked on the rows found (``pg_plan._index_forms``).
 The read plan is the only difference from SQLite; a small archive is counted exactly, as
 before, so rankings there (LoCoMo) are unchanged.
 
 CJK runs and symbol-only queries are substring matches (``LIKE``), the CJK ones over the
-rows flagged ``cjk`` under a ``pg_trgm`` index. Snippets are cut in Python
+rows flagged ``cjk`` under a ``pg_trgm`` index (1-2 characters: the latest ``cjk_scan``
+CJK rows). Snippets are cut in Python
 (``hits.mark_snippet``), the match marked ``>>like this<<``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +51,9 @@ if TYPE_CHECKING:
 __all__ = ["run_pg_search"]
 
 Conn = Any  # psycopg.Connection[Any]; kept loose so this module imports without psycopg
+# On a large archive, when the AND pass fills the pool, the OR pass ranks this fraction
+# of ``rank_budget`` (its rows are the costliest part of a search: one heap row each).
+OR_SHARE = 4
 _BODY = "coalesce(m.search_text, m.content, '')"
 _MIN_PREFIX_CHARS = 4
 
@@ -95,7 +102,7 @@ def run_pg_search(
     if parsed.cjk:
         scores = _cjk_scores(conn, parsed, filters, tuning)
     elif parsed.terms:
-        scores = _word_scores(conn, parsed, filters, tuning, added)
+        scores = _word_scores(conn, parsed, filters, tuning, added, limit)
     else:
         scores = _literal_scores(conn, parsed.literal, filters, limit, tuning.literal_scan)
     best = sorted(scores.items(), key=lambda kv: (-kv[1], -kv[0]))[:limit]
@@ -128,7 +135,7 @@ def _tsqueries(conn: Conn, terms: Sequence[Term], prefix: bool) -> list[tuple[st
 
 def _word_scores(
     conn: Conn, parsed: ParsedQuery, filters: SearchFilters, tuning: SearchTuning,
-    added: set[int],
+    added: set[int], limit: int,
 ) -> dict[int, float]:
     pairs = [(e, p) for e, p in _tsqueries(conn, parsed.terms, tuning.prefix) if e]
     if not pairs:
@@ -136,15 +143,26 @@ def _word_scores(
     plan = plan_terms(conn, pairs, tuning, whole=filters.session_id is not None)
     if not plan.ranked:
         return {}
-    scores = _rank(conn, plan.ranked, " || ", filters, tuning, plan.window(plan.or_matches))
+    both: dict[int, float] = {}
     if plan.saturated and len(plan.present) > 1:
-        # The OR ranking only saw the latest matches; those holding every term are
+        # The OR ranking only sees the latest matches; those holding every term are
         # far fewer, so ranking them apart reaches back to older ones.
         weights = dict(plan.ranked)
         every = [(q, weights.get(q, 1.0)) for q in plan.present]
-        for i, score in _rank(conn, every, " && ", filters, tuning,
-                              plan.window(plan.and_matches)).items():
-            scores[i] = max(score, scores.get(i, score))
+        both = _rank(conn, every, " && ", filters, tuning, plan.window(plan.and_matches),
+                     tuning.rank_budget, plan.index)
+    budget = tuning.rank_budget
+    if plan.estimated and both:
+        budget = tuning.rank_budget // 2
+    if plan.estimated and len(both) >= OR_SHARE // 2 * limit:
+        # Twice the results asked for hold every term, and coverage ranks those first:
+        # the OR ranking only adds the best partial matches, which the newest few
+        # hundred supply.
+        budget = max(tuning.pool, tuning.rank_budget // OR_SHARE)
+    scores = _rank(conn, plan.ranked, " || ", filters, tuning,
+                   plan.window(plan.or_matches, budget), budget, plan.index)
+    for i, score in both.items():
+        scores[i] = max(score, scores.get(i, score))
     if not tuning.rescore or not scores:
         return scores
     return _rescore(conn, parsed, scores, filters, tuning, added)
@@ -152,9 +170,9 @@ def _word_scores(
 
 def _rank(
     conn: Conn, weighted: list[tuple[str, float]], joiner: str, filters: SearchFilters,
-    tuning: SearchTuning, low_id: int,
+    tuning: SearchTuning, low_id: int, budget: int, index_forms: Mapping[str, str],
 ) -> dict[int, float]:
-    """The ``pool`` best of the latest ``rank_budget`` rows matching the joined terms.
+    """The ``pool`` best of the latest ``budget`` rows matching the joined terms.
 
     ``low_id`` (``ReadPlan.window``) chooses the read. 0: every match, through the GIN
     index (bitmap scans cost only the matching rows; a walk newest-first would test every
@@ -165,25 +183,35 @@ def _rank(
     """
     where, params = _filter_sql(filters)
     match = joiner.join("%s::tsquery" for _ in weighted)
-    score = " + ".join("%s * ts_rank(m.tsv, %s::tsquery, 1)" for _ in weighted)
-    if low_id < 0:
-        conn.execute("SET LOCAL enable_bitmapscan = off")
-        low_id = 0
+    index = [index_forms.get(q, q) for q, _ in weighted]
+    if index != [q for q, _ in weighted]:
+        # The index reads the narrowed phrases (``pg_plan._index_forms``); the phrases
+        # themselves are then checked on what it found (ts_match_vq is ``@@`` without
+        # the index).
+        index += [q for q, _ in weighted]
+        condition = f"m.tsv @@ ({match}) AND ts_match_vq(m.tsv, {match})"
     else:
-        conn.execute("SET LOCAL enable_indexscan = off")
+        condition = f"m.tsv @@ ({match})"
+    score = " + ".join("%s * ts_rank(m.tsv, %s::tsquery, 1)" for _ in weighted)
+    setting = "enable_bitmapscan" if low_id < 0 else "enable_indexscan"
+    low_id = max(low_id, 0)
     for low in ([low_id, 0] if low_id else [0]):
-        rows = conn.execute(
-            f"SELECT id, score FROM ("
-            f"  SELECT m.id, {score} AS score FROM mnemo_messages m "
-            f"  WHERE m.tsv @@ ({match}) AND m.id > %s AND {where} "
-            f"  ORDER BY m.id DESC LIMIT %s"
-            f") c ORDER BY score DESC LIMIT %s",
-            [*(v for q, w in weighted for v in (w, q)), *(q for q, _ in weighted), low,
-             *params, tuning.rank_budget, tuning.pool],
-        ).fetchall()
+        # The planner setting, the query and the setting's reset go in one round trip.
+        with conn.pipeline():
+            conn.execute(f"SET LOCAL {setting} = off")
+            cursor = conn.execute(
+                f"SELECT id, score FROM ("
+                f"  SELECT m.id, {score} AS score FROM mnemo_messages m "
+                f"  WHERE {condition} AND m.id > %s AND {where} "
+                f"  ORDER BY m.id DESC LIMIT %s"
+                f") c ORDER BY score DESC LIMIT %s",
+                [*(v for q, w in weighted for v in (w, q)), *index, low,
+                 *params, budget, tuning.pool],
+            )
+            conn.execute(f"SET LOCAL {setting} = on")
+        rows = cursor.fetchall()
         if len(rows) >= tuning.pool:
             break
-    conn.execute("SET LOCAL enable_indexscan = on; SET LOCAL enable_bitmapscan = on")
     return {int(r["id"]): float(r["score"]) for r in rows}
 
 
@@ -224,20 +252,27 @@ def _cjk_scores(
     candidates: set[int] = set()
     # Runs of 3+ characters go through the trigram index (a bitmap of its matches; the
     # planner would rather walk every CJK row newest first when it expects many); shorter
-    # ones have no trigram, so the CJK rows are walked newest first until ``pool`` match.
+    # ones have no trigram, so the CJK rows are walked newest first until ``pool`` match,
+    # the latest ``cjk_scan`` of them only (all within one session).
     for runs, walk in (([r for r in parsed.cjk if len(r) >= 3], "off"),
                        ([r for r in parsed.cjk if len(r) < 3], "on")):
         if not runs:
             continue
         conn.execute(f"SET LOCAL enable_indexscan = {walk}")
         likes = " OR ".join(f"{_BODY} LIKE %s" for _ in runs)
+        window, window_params = "", []
+        if walk == "on" and filters.session_id is None:
+            window = ("AND m.id >= (SELECT coalesce(min(id), 0) FROM (SELECT id FROM "
+                      "mnemo_messages WHERE cjk ORDER BY id DESC LIMIT %s) w)")
+            window_params = [tuning.cjk_scan]
         candidates.update(int(r["id"]) for r in conn.execute(
             f"SELECT m.id FROM mnemo_messages m WHERE m.cjk AND ({likes}) AND {where} "
-            f"ORDER BY m.id DESC LIMIT %s",
-            [*(f"%{escape_like(r)}%" for r in runs), *params, tuning.pool]).fetchall())
+            f"{window} ORDER BY m.id DESC LIMIT %s",
+            [*(f"%{escape_like(r)}%" for r in runs), *params, *window_params,
+             tuning.pool]).fetchall())
     conn.execute("SET LOCAL enable_indexscan = on")
     if parsed.terms:
-        candidates.update(_word_scores(conn, parsed, filters, tuning, set()))
+        candidates.update(_word_scores(conn, parsed, filters, tuning, set(), tuning.pool))
     if not candidates:
         return {}
     needles = [*parsed.cjk, *(t.text for t in parsed.terms)]

@@ -59,6 +59,7 @@ class SearchTuning:
     rank_budget: int = 2_000  # most rows BM25 ranks per query (the latest matches)
     term_budget: int = 10_000  # a word in more messages is not ranked by if rarer ones are
     literal_scan: int = 20_000  # latest messages a symbols-only query reads
+    cjk_scan: int = 5_000  # latest CJK messages a 1-2 character CJK run reads
     context_pool: int = 50  # how many of the best look at their neighbours
 
 
@@ -312,11 +313,20 @@ def _cjk_scores(
         )
     if short_runs:
         likes = " OR ".join(f"{_BODY} LIKE ? ESCAPE '\\'" for _ in short_runs)
+        # Too short for trigrams: a substring test of the CJK messages, newest first, of
+        # the latest ``cjk_scan`` only (a rare pair of characters would read them all);
+        # within one session all of them.
+        window, window_params = "", []
+        if filters.session_id is None:
+            window = ("AND m.id >= (SELECT coalesce(min(id), 0) FROM (SELECT id FROM "
+                      "messages WHERE cjk = 1 ORDER BY id DESC LIMIT ?))")
+            window_params = [tuning.cjk_scan]
         candidates.update(
             int(r[0]) for r in conn.execute(
                 f"SELECT m.id FROM messages m WHERE m.cjk = 1 AND ({likes}) AND {where} "
-                f"ORDER BY m.id DESC LIMIT ?",
-                [*(f"%{escape_like(r)}%" for r in short_runs), *params, tuning.pool],
+                f"{window} ORDER BY m.id DESC LIMIT ?",
+                [*(f"%{escape_like(r)}%" for r in short_runs), *params, *window_params,
+                 tuning.pool],
             )
         )
     if parsed.terms:
