@@ -74,6 +74,13 @@ def test_names_match_whole_words_not_stems() -> None:
     assert not check_grounding("Colleague Danny reviews code", evidence).grounded
 
 
+def test_a_capital_after_a_comma_is_a_clause_start_not_a_name() -> None:
+    evidence = ["I'm Priya; I maintain the payments API."]
+    assert check_grounding("Name: Priya, Maintains the payments API.", evidence).grounded
+    assert not check_grounding("Name: Priya, Maintains the payments API, Pria.",
+                               evidence).grounded  # a name still matches only whole
+
+
 def test_numbers_and_number_words() -> None:
     assert check_grounding("User has three cats", ["I have 3 cats"]).grounded
     assert check_grounding("User has 3 cats", ["I have three cats"]).grounded

@@ -345,11 +345,12 @@ def _normalise(text: str) -> str:
 
 
 def _is_name(raw: str, start: int, text: str) -> bool:
-    """A capitalised word that is not merely the first word of a sentence."""
+    """A capitalised word that is not merely the first word of a sentence or clause
+    (small models capitalise after a comma too: "Name: Priya, Maintains the API")."""
     if not raw[:1].isupper() or raw.lower() in _STOP_WORDS:
         return False
     before = text[:start].rstrip()
-    sentence_start = not before or before[-1] in ".!?:;\n-•*"
+    sentence_start = not before or before[-1] in ".!?:;,\n-•*"
     return not sentence_start or (len(raw) > 1 and raw[1:].lower() != raw[1:])
 
 
