@@ -109,6 +109,38 @@ def test_a_text_call_written_twice_is_not_shown_to_the_user(
     assert result.text.startswith("[The model replied with a session_search call")
 
 
+def test_tool_results_copied_out_as_the_answer_are_not_shown(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    echo = '{"usage": "1% — 40/1,375 chars", "entry_count": 1, "message": "Entry added."}'
+    client = StreamingScriptedClient([CALL_TEXT, echo, "Noted, Ana."], context_length=8192)
+    shown: list[str] = []
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.caller.on_text = shown.append
+        result = agent.run_turn("I'm Ana.")
+    assert "".join(shown) == "Noted, Ana." == result.text
+    assert client.requests[-1].tools is None  # the retry is asked to answer, no tools
+
+
+def test_tool_results_copied_out_twice_become_a_notice(mnemo_home: Home,
+                                                       tmp_path: Path) -> None:
+    echo = '{"usage": "1% — 40/1,375 chars", "message": "Entry added."}'
+    client = StreamingScriptedClient([CALL_TEXT, echo, echo], context_length=8192)
+    shown: list[str] = []
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.caller.on_text = shown.append
+        result = agent.run_turn("I'm Ana.")
+    assert shown == [] and result.text.startswith("[The model repeated its tools' results")
+    assert "mnemo memory show" in result.text
+
+
+def test_json_the_user_may_want_is_still_an_answer(mnemo_home: Home, tmp_path: Path) -> None:
+    answer = '{"name": "Ana", "likes": "short answers"}'
+    client = ScriptedChatClient([CALL_TEXT, answer], context_length=8192)
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn("I'm Ana. Show my profile as JSON.")
+    assert result.text == answer
+
+
 def test_ctrl_c_keeps_what_was_shown_and_the_next_turn_runs(
         mnemo_home: Home, tmp_path: Path) -> None:
     class HalfStreamed(StreamingScriptedClient):

@@ -8,6 +8,7 @@ from mnemo.llm.text_tool_calls import (
     StreamGate,
     accept_text_tool_calls,
     call_attempt,
+    echoes_results,
     parse_text_tool_calls,
     schema_problem,
 )
@@ -103,6 +104,15 @@ def test_words_around_the_json_or_an_unknown_name_are_no_call_attempt() -> None:
     assert call_attempt(json.dumps({"name": "terminal", "arguments": {}}), TOOLS) is None
     assert call_attempt('{"name": "memory"} and {"a": 1}', TOOLS) is None
     assert call_attempt(bad, []) is None
+
+
+def test_a_copy_of_tool_results_is_an_echo_and_other_json_is_not() -> None:
+    results = ['{"success": true, "usage": "1%", "entry_count": 1, "message": "Entry added."}']
+    echo = '{"usage": "1%", "entry_count": 1} {"message": "Entry added."}'
+    assert echoes_results(echo, results)
+    assert not echoes_results('{"usage": "1%", "colour": "red"}', results)
+    assert not echoes_results('Done: {"usage": "1%"}', results)
+    assert not echoes_results(echo, [])
 
 
 def test_stream_gate_passes_prose_and_holds_a_possible_call() -> None:

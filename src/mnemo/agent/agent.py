@@ -65,7 +65,7 @@ from mnemo.context.window import RequestMeter
 from mnemo.errors import ContextLengthExceededError, UsageError
 from mnemo.home import Home
 from mnemo.llm import ChatClient, ChatResponse
-from mnemo.llm.text_tool_calls import accept_text_tool_calls, call_attempt
+from mnemo.llm.text_tool_calls import accept_text_tool_calls, call_attempt, echoes_results
 from mnemo.memory import MemoryManager, MemoryStore, build_memory_context_block
 from mnemo.memory.builtin import WRITE_ACTIONS
 from mnemo.memory.grounding import GroundingMode
@@ -419,14 +419,17 @@ class Agent:
             message = self._call(extra, tools, result).message
             calls = list(message.get("tool_calls") or [])
             retry = "" if calls else self._retry_hint(message, tools)
-            if retry:
-                # A small model may answer with nothing, or with a tool call written as
-                # text that cannot run: ask once more, saying why, before the user sees it.
-                hint = "\n\n".join(part for part in (extra, retry) if part)
-                message = self._call(hint, tools, result).message
+            echo = not calls and echoes_results(content_text(message), self._turn_results())
+            if retry or echo:
+                # A small model may answer with nothing, with a tool call written as text
+                # that cannot run, or with its tools' answers copied out: ask once more,
+                # saying why, before the user sees it.
+                hint = "\n\n".join(part for part in (extra, retry or ANSWER_NOW) if part)
+                message = self._call(hint, None if echo else tools, result).message
                 calls = list(message.get("tool_calls") or [])
                 if not calls:
-                    message = self._shown_instead_of_call(message, tools)
+                    message = self._shown_instead_of_call(message, None if echo else tools,
+                                                          result)
             self._append(message)
             if not calls:
                 result.text = content_text(message)
@@ -469,10 +472,27 @@ class Agent:
                 f"{problem}. Call the tool with the parameters its schema lists, or answer "
                 "the user in plain words.]")
 
-    def _shown_instead_of_call(self, message: Message,
-                               tools: list[dict[str, Any]] | None) -> Message:
+    def _turn_results(self) -> list[str]:
+        """The tool results of the current turn (after its last user message)."""
+        results: list[str] = []
+        for message in reversed(self.messages):
+            if message.get("role") == "user":
+                break
+            if message.get("role") == "tool":
+                results.append(content_text(message))
+        return results
+
+    def _shown_instead_of_call(self, message: Message, tools: list[dict[str, Any]] | None,
+                               result: TurnResult) -> Message:
         """``message``, or a one-line notice when it is still only a tool call written as
-        text: the user sees that the model did not answer, not its JSON."""
+        text, or the tools' answers copied out: the user sees that the model did not
+        answer (and what it saved), not its JSON."""
+        if echoes_results(content_text(message), self._turn_results()):
+            done = (" Memory was updated this turn (`mnemo memory show` lists it)."
+                    if result.memory_written else "")
+            return {"role": "assistant", "content": (
+                f"[The model repeated its tools' results instead of answering.{done} Ask "
+                "again, or rephrase.]")}
         attempt = call_attempt(content_text(message).strip(), tools or self._offered_tools())
         if attempt is None:
             return message
@@ -531,7 +551,8 @@ class Agent:
                     self.client.complete(fit.messages, tools=tools), tools)
             else:
                 response = self.caller.complete(fit.messages, tools,
-                                                known=self._offered_tools())
+                                                known=self._offered_tools(),
+                                                results=self._turn_results())
         self.window.observe(fit.messages, tools, response.usage.prompt_tokens)
         return response
 

@@ -19,7 +19,12 @@ from typing import Any
 
 from mnemo.llm import ChatClient, ChatResponse
 from mnemo.llm.streaming import StreamHandlers
-from mnemo.llm.text_tool_calls import StreamGate, accept_text_tool_calls, call_attempt
+from mnemo.llm.text_tool_calls import (
+    StreamGate,
+    accept_text_tool_calls,
+    call_attempt,
+    echoes_results,
+)
 from mnemo.messages import Message
 
 __all__ = ["ModelCaller"]
@@ -41,10 +46,12 @@ class ModelCaller:
 
     def complete(self, messages: Sequence[Message],
                  tools: Sequence[Mapping[str, Any]] | None,
-                 known: Sequence[Mapping[str, Any]] = ()) -> ChatResponse:
+                 known: Sequence[Mapping[str, Any]] = (),
+                 results: Sequence[str] = ()) -> ChatResponse:
         """The reply to ``messages``, with text tool calls made real. A streamed reply that
         is nothing but a call written as text — of ``tools`` or of the ``known`` ones not
-        offered this time — is not shown: the agent decides what the user sees instead."""
+        offered this time — or a copy of this turn's tool ``results`` is not shown: the
+        agent decides what the user sees instead."""
         self.partial_text = ""
         if not self.streams or self.on_text is None:
             response = self.client.complete(messages, tools=tools)
@@ -60,6 +67,8 @@ class ModelCaller:
         complete: Any = self.client.complete  # the streaming keyword is a capability
         response = accept_text_tool_calls(complete(messages, tools=tools, stream=handlers),
                                           tools)
-        attempt = call_attempt(response.text or "", [*(tools or ()), *known])
-        gate.finish(was_call=bool(response.tool_calls) or attempt is not None)
+        text = response.text or ""
+        attempt = call_attempt(text, [*(tools or ()), *known])
+        gate.finish(was_call=bool(response.tool_calls) or attempt is not None
+                    or echoes_results(text, results))
         return response

@@ -33,6 +33,7 @@ __all__ = [
     "StreamGate",
     "accept_text_tool_calls",
     "call_attempt",
+    "echoes_results",
     "parse_text_tool_calls",
     "schema_problem",
 ]
@@ -182,12 +183,7 @@ def call_attempt(text: str,
         return None
     body = _FENCE.sub("", _TAG.sub(lambda m: m.group(1), text)).strip()
     found = _candidates(body)
-    outside, last = [], 0
-    for start, end, _ in found:
-        outside.append(body[last:start])
-        last = end
-    outside.append(body[last:])
-    if not found or "".join(outside).strip():
+    if not found or "".join(_outside(body, found)).strip():
         return None
     for _, _, value in found:
         if isinstance(value, dict) and isinstance(value.get("function"), dict):
@@ -205,6 +201,39 @@ def call_attempt(text: str,
             return name, "its arguments are not a JSON object"
         return name, schema_problem(args, offered[name].get("parameters") or {"type": "object"})
     return None
+
+
+def echoes_results(text: str, results: Sequence[str]) -> bool:
+    """``text`` is nothing but JSON objects, each made of the fields of one of the tool
+    ``results`` (JSON texts): a small model repeating what its tools answered, not an
+    answer to the user."""
+    if "{" not in text or not results:
+        return False
+    body = _FENCE.sub("", text).strip()
+    found = _candidates(body)
+    if not found or "".join(_outside(body, found)).strip():
+        return False
+    shapes = []
+    for result in results:
+        try:
+            value = json.loads(result)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            shapes.append(set(value))
+    return all(isinstance(value, dict) and value and any(set(value) <= shape
+                                                         for shape in shapes)
+               for _, _, value in found)
+
+
+def _outside(body: str, found: list[tuple[int, int, Any]]) -> list[str]:
+    """The text of ``body`` between and around the ``found`` JSON objects."""
+    outside, last = [], 0
+    for start, end, _ in found:
+        outside.append(body[last:start])
+        last = end
+    outside.append(body[last:])
+    return outside
 
 
 def _tool_call(number: int, name: str, args: dict[str, Any]) -> ToolCall:
