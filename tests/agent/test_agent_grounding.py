@@ -216,6 +216,18 @@ def test_after_the_loop_breaker_the_memory_tool_is_not_offered_again(
     assert result.text == "Hi Ana."
 
 
+def test_an_add_without_a_target_gets_no_routing_note(mnemo_home: Home,
+                                                      tmp_path: Path) -> None:
+    client = ScriptedChatClient([
+        assistant_tool_call("memory", {"action": "add",
+                                       "content": "The staging API runs on port 8443"}),
+        "ok"])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn("FYI the staging API runs on port 8443.")
+    answer = json.loads(result.tool_runs[0].result)
+    assert answer["success"] and "note" not in answer
+
+
 def test_a_batch_is_refused_whole_when_one_entry_is_invented(mnemo_home: Home,
                                                              tmp_path: Path) -> None:
     client = ScriptedChatClient([

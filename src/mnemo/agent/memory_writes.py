@@ -71,7 +71,7 @@ class MemoryWrites:
                          "not said by the user, so it was left out.")
         elif verdict is not None:
             return verdict
-        return self._run(intended, str(args.get("target")), manager, notes), False
+        return self._run(intended, args.get("target"), manager, notes), False
 
     def _check(self, args: dict[str, Any], messages: Sequence[Message]
                ) -> tuple[str, bool] | _Trim | None:
@@ -112,7 +112,7 @@ class MemoryWrites:
                                "error": refusal_message(verdict, suggestion)}), True
         return None
 
-    def _run(self, args: dict[str, Any], asked_target: str, manager: MemoryManager,
+    def _run(self, args: dict[str, Any], asked_target: Any, manager: MemoryManager,
              notes: list[str]) -> str:
         """Run a checked call: routed to the right store, a repeated fact not stored again."""
         routed = _route(args, self.memory)
