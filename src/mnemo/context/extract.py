@@ -248,8 +248,10 @@ class _Reader:
             self.today = prose.date
         self.texts.append((text, prose))
         self.soft += [(kind, sentence, order) for kind, sentence in prose.soft]
+        # A soft claim's note is kept only in a conversation, and a session that used a
+        # tool is none (``finish``): from the first tool call on, they are not taken.
         notes = read_notes(prose, speaker=speaker, role=role, order=order, today=self.today,
-                           names=self.names())
+                           names=self.names(), soft=not self.facts.tools)
         self.facts.notes += notes
         return prose, speaker
 

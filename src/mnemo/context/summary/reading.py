@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from mnemo.context.failures import (
     COMMAND_KEYS,
@@ -87,8 +87,10 @@ _WORK_WORDS = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class Values:
+# The readings are named tuples, not frozen dataclasses: each message and each new
+# sentence of a first read makes one, and a frozen dataclass's ``__init__`` sets every
+# field through ``object.__setattr__`` (two to three times the cost).
+class Values(NamedTuple):
     """URLs, file paths, config values and commands written in a text."""
 
     urls: tuple[str, ...] = ()
@@ -97,8 +99,7 @@ class Values:
     commands: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Prose:
+class Prose(NamedTuple):
     """One user or assistant text, read (see the module docstring)."""
 
     kept: tuple[str, ...]  # sentences without phatic ones and headers
@@ -180,11 +181,13 @@ def is_talk(texts: Sequence[tuple[str, Prose]], *, tools: bool, named: bool) -> 
 
 
 def read_notes(prose: Prose, *, speaker: str, role: str, order: int, today: date | None,
-               names: Sequence[str]) -> list[Note]:
-    """The notes of ``prose``'s unclaimed sentences, for a message at ``order``."""
-    if not prose.unclaimed and not prose.soft:
+               names: Sequence[str], soft: bool = True) -> list[Note]:
+    """The notes of ``prose``'s unclaimed sentences, for a message at ``order``;
+    ``soft``: also those of its soft claims (which only a conversation keeps)."""
+    claims = prose.soft if soft else ()
+    if not prose.unclaimed and not claims:
         return []
-    key = ("notes", speaker, role, today, tuple(names), prose.unclaimed, prose.soft)
+    key = ("notes", speaker, role, today, tuple(names), prose.unclaimed, claims)
 
     def read() -> tuple[Note, ...]:
         def notes(sentences: Sequence[str], soft: bool) -> list[Note]:
@@ -192,7 +195,7 @@ def read_notes(prose: Prose, *, speaker: str, role: str, order: int, today: date
             return take_notes(sentences, speaker=speaker, role=role, order=order,
                               today=today, names=names, soft=soft, checked=True)
         return tuple(notes(prose.unclaimed, False)
-                     + notes([s for _, s in prose.soft], True))
+                     + notes([s for _, s in claims], True))
 
     found: tuple[Note, ...] = CACHE.get(key, read)
     return [n.at(order) for n in found]
@@ -260,8 +263,7 @@ def _read_prose(text: str, role: str, names: Sequence[str]) -> Prose:
                  tuple(remaining), tuple(asks), tuple(unclaimed), read_values(text), errors)
 
 
-@dataclass(frozen=True)
-class _Sentence:
+class _Sentence(NamedTuple):
     """What one sentence of a user or assistant text is, by itself (``_sentence``)."""
 
     header: bool = False  # a session header line (``[Session 3, 1:14 pm on …]``)

