@@ -206,9 +206,9 @@ def read_result(text: str, kind: str) -> Result:
     A near-copy of a result read before (the same rest behind another first line) is
     found in ``results.RESTS`` without hashing the text; anything else by content hash.
     """
-    where = None if text.startswith(PRUNED_TOOL_PLACEHOLDER) else RESTS.where(text)
-    if where is not None:
-        rest = RESTS.find(text, where)
+    where = None
+    if not text.startswith(PRUNED_TOOL_PLACEHOLDER):
+        rest, where = RESTS.find(text)
         if rest is not None:
             CACHE.hits += 1
             return _rest_result(rest, kind)

@@ -38,6 +38,7 @@ __all__ = ["FIRST_LINE_MAX", "RESTS", "Rest", "RestCache", "view_error_lines"]
 FIRST_LINE_MAX = 300  # a longer first line is not a near-copy's (a read checks 300 chars)
 _MARK = len(TRUNCATION_MARKER)
 _SAMPLE = 32  # characters of each window in the cheap key
+_may_hold_error = may_hold_error
 
 
 def _windows(size: int) -> tuple[int, int]:
@@ -109,29 +110,29 @@ class RestCache:
         self.misses = 0  # rests read
         self.chars = 0  # characters those readings read
 
-    def where(self, text: str) -> _Where | None:
-        """Where the rest of ``text``'s view lies, or None when its first line could
-        add an error line (or is not a first line worth splitting off: see above)."""
+    def find(self, text: str) -> tuple[Rest | None, _Where | None]:
+        """The rest kept for ``text`` (read before behind any first line) and where it
+        lies in ``text``; ``(None, where)`` when it is not kept yet, ``(None, None)``
+        when its first line could add an error line or is not one worth splitting off
+        (see the module docstring)."""
         size = len(text)
         if size <= BLOCK or text[0].isspace():
-            return None
+            return None, None
         begin = text.find("\n", 0, FIRST_LINE_MAX + 1) + 1
-        if not begin or may_hold_error(text[:begin - 1]):
-            return None
-        head_end, tail_start = _windows(size)
+        if not begin or _may_hold_error(text[:begin - 1]):
+            return None, None
+        if size <= CONTENT_MAX:  # not cut: the view is the text
+            head_end = tail_start = size
+        else:
+            head_end, tail_start = CONTENT_HEAD, size - CONTENT_TAIL
         middle = (begin + head_end) // 2
         key = (head_end - begin, size - tail_start, text[middle:middle + _SAMPLE],
                text[size - _SAMPLE:])
-        return key, begin, head_end, tail_start
-
-    def find(self, text: str, where: _Where) -> Rest | None:
-        """The rest kept for ``text`` (read before behind any first line), or None."""
-        key, begin = where[0], where[1]
         for rest in self._entries.get(key, ()):
             if text.startswith(rest.head, begin) and text.endswith(rest.tail):
                 self.hits += 1
-                return rest
-        return None
+                return rest, None
+        return None, (key, begin, head_end, tail_start)
 
     def read(self, text: str, where: _Where) -> Rest:
         """Read the rest of ``text``'s view (its blocks once) and keep it."""
