@@ -58,17 +58,17 @@ def view_error_lines(text: str) -> list[str]:
     first = text.find("\n", 0, head_end) + 1 or head_end  # a block of its own
     candidates: Candidates = []
     scan(text, 0, first, 0, candidates, first_line=True)
-    _scan_rest(text, first, head_end, tail_start, candidates)
+    _scan_rest(text, first, head_end, tail_start, candidates, 0)
     return _collect(text, 0, head_end, tail_start, candidates)
 
 
 def _scan_rest(text: str, begin: int, head_end: int, tail_start: int,
-               into: Candidates) -> None:
+               into: Candidates, base: int) -> None:
     """The candidates of the view from ``begin`` (a line's start in the head) on, at
-    their offsets in the view from there."""
-    scan(text, begin, head_end, -begin, into)
+    their offsets in the view from ``base``."""
+    scan(text, begin, head_end, -base, into)
     if tail_start < len(text):  # the tail follows the marker in the view
-        scan(text, tail_start, len(text), head_end + _MARK - tail_start - begin, into)
+        scan(text, tail_start, len(text), head_end + _MARK - tail_start - base, into)
 
 
 def _collect(text: str, begin: int, head_end: int, tail_start: int,
@@ -138,14 +138,16 @@ class RestCache:
         """Read the rest of ``text``'s view (its blocks once) and keep it."""
         key, begin, head_end, tail_start = where
         candidates: Candidates = []
-        _scan_rest(text, begin, head_end, tail_start, candidates)
+        _scan_rest(text, begin, head_end, tail_start, candidates, begin)
         lines = tuple(_collect(text, begin, head_end, tail_start, candidates))
         rest = Rest(text[begin:head_end], text[tail_start:] if tail_start < len(text) else "",
                     lines)
         held = len(rest.head) + len(rest.tail)
         self.misses += 1
         self.chars += held
-        if self.kept_chars + held > self.limit_chars:
+        if held > self.limit_chars:
+            return rest  # read, not kept: it alone would fill the cache
+        while self._entries and self.kept_chars + held > self.limit_chars:
             # The oldest half goes (a session's oldest outputs are compacted away
             # first); pop, not del: a background summariser (C17) may be evicting too.
             for old in list(self._entries)[: len(self._entries) // 2 + 1]:
