@@ -210,3 +210,26 @@ def test_pruning_hashes_only_outputs_that_may_be_copies() -> None:
     assert result[6]["content"].endswith("(1,500 chars)")  # c2: same ends, another text
     assert result[10]["content"].endswith("(1,500 chars)")  # c4: the newest copy
     assert result[12] is messages[12]
+
+
+def test_random_outputs_read_as_their_views() -> None:
+    """Outputs of random sizes, lines and first lines, errors and tracebacks anywhere
+    (across the cuts too), each read twice behind other first lines: always the
+    reading of the view."""
+    r = random.Random(12)
+    pieces = ["ok", "  frame", "Traceback (most recent call last):", "KeyError: 'k'",
+              "E   AssertionError: a", "FAILED t.py::x", "İstanbul", "x\r", "", "   ",
+              "    raise ValueError('v')", "2 failed, 3 passed", "exit code 3", "fine " * 30]
+    firsts = ["# call_1", "# call_2", "# call_12", "# call_34", "$ make", "Error: no",
+              "  lead", "", "x" * 299, "Traceback (most recent call last):"]
+    for _ in range(60):
+        size = r.choice((300, BLOCK, 5_000, CONTENT_MAX, 9_000, 40_000))
+        lines: list[str] = []
+        while sum(len(x) + 1 for x in lines) < size:
+            lines.append(r.choice(pieces) if r.random() < 0.3 else f"line {len(lines)}")
+        body = "\n".join(lines)
+        for first in r.sample(firsts, 5):
+            text = f"{first}\n{body}"
+            for kind in KINDS:
+                assert read_result(text, kind) == _expected(text, kind), (first, kind)
+    assert RESTS.hits > 20  # kept rests were used (near-copies, other kinds of call)
