@@ -3,7 +3,8 @@
 Agent transcripts are mostly tool output: megabytes of file listings, logs and test runs
 in which a few lines say what failed. ``error_lines`` finds those lines (every branch of
 its pattern contains one of a few cheap substrings, so clean output is skipped by
-``str.find`` at memory speed), ``best_error_lines`` ranks them — the line an error is
+``str.find`` at memory speed; ``may_hold_error`` tells from those substrings alone that a
+short text holds none), ``best_error_lines`` ranks them — the line an error is
 raised with beats a "FAILED" summary that only points at it, a pass/fail tally tells
 least — and ``failure_lines`` applies the rule for reads: a file's text is content, so
 ``raise ValueError`` in a listing is not a failure, while a log file's

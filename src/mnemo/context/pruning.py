@@ -87,7 +87,7 @@ def prune_tool_results(
     # hashing every one (186 MB on the bench transcript) cost more than the rest of
     # this step. The calls are gathered in the same pass.
     outputs: list[tuple[int, str, _Key]] = []
-    last: dict[_Key, int] = {}
+    seen: set[_Key] = set()
     shared: set[_Key] = set()
     calls: dict[str, tuple[str, Any]] = {}
     for i, message in enumerate(messages):
@@ -99,9 +99,10 @@ def prune_tool_results(
             if len(text) > PRUNE_MIN_CHARS and not text.startswith(PRUNED_TOOL_PLACEHOLDER):
                 key = (len(text), text[:_PEEK], text[-_PEEK:])
                 outputs.append((i, text, key))
-                if key in last:
+                if key in seen:
                     shared.add(key)
-                last[key] = i
+                else:
+                    seen.add(key)
         elif role == "assistant" and (listed := message.get("tool_calls")):
             _add_calls(listed, calls)
     if not outputs:
@@ -114,11 +115,12 @@ def prune_tool_results(
     result = list(messages)
     pruned: list[int] = []
     for i, text, key in outputs:
-        duplicate = key in shared and newest[text] != i
+        duplicate = bool(shared) and key in shared and newest[text] != i
         if i >= start and not duplicate:
             continue  # in the tail and the newest of its text: kept as it is
         message = messages[i]
-        found = calls.get(str(message.get("tool_call_id", "")))
+        call_id = message.get("tool_call_id", "")
+        found = calls.get(call_id if isinstance(call_id, str) else str(call_id))
         label = _label(*found) if found else "tool"
         note = (f"{len(text):,} chars; identical to a later result" if duplicate
                 else f"{len(text):,} chars")
