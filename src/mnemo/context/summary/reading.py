@@ -31,7 +31,6 @@ from mnemo.context.failures import (
     COMMAND_KEYS,
     best_error_lines,
     error_lines,
-    is_logged_error,
     tool_kind,
 )
 from mnemo.context.markers import PRUNED_TOOL_PLACEHOLDER
@@ -40,7 +39,13 @@ from mnemo.context.pruning import key_arguments, parse_call
 from mnemo.context.summary.cache import MessageCache, text_key
 from mnemo.context.summary.dates import find_date
 from mnemo.context.summary.notes import Note, take_notes
-from mnemo.context.summary.results import RESTS, Rest, view_error_lines
+from mnemo.context.summary.results import (
+    RESTS,
+    Rest,
+    first_line,
+    kept_lines,
+    view_error_lines,
+)
 from mnemo.context.summary.salience import is_instruction, is_phatic
 from mnemo.context.textscan import (
     BACKTICK,
@@ -361,8 +366,8 @@ def _read_result(text: str, kind: str) -> Result:
                       else "")
     # A read returns a file's text: an error in it is content, not a failure, unless
     # the tool says so on its first line ("Error: no such file").
-    head = error_lines(_first_line(text)) if kind == "read" else []
-    return _result(view_error_lines(text), head, kind == "read")
+    head = error_lines(first_line(text)) if kind == "read" else []
+    return Result(*kept_lines(view_error_lines(text), head, read=kind == "read"))
 
 
 def _rest_result(rest: Rest, kind: str) -> Result:
@@ -371,28 +376,8 @@ def _rest_result(rest: Rest, kind: str) -> Result:
     read = kind == "read"
     found = rest.readings.get(read)
     if found is None:
-        found = rest.readings[read] = _result(rest.lines, [], read)
+        found = rest.readings[read] = Result(*kept_lines(rest.lines, [], read=read))
     return found  # type: ignore[return-value]
-
-
-def _result(lines: Sequence[str], head: list[str], read: bool) -> Result:
-    """A result from the error lines of a view and those of its first line (a read's)."""
-    if read:
-        # Only log-shaped error lines are kept from a file's text: a listing's ``raise``
-        # is not one.
-        logged = [ln for ln in lines if is_logged_error(ln)]
-        return Result(tuple(best_error_lines(head + logged, 3)),
-                      one_line(head[0], 200) if head else "")
-    return Result(tuple(best_error_lines(lines, 3)),
-                  one_line(best_error_lines(lines, 1)[0], 200) if lines else "")
-
-
-def _first_line(text: str) -> str:
-    """The first line of the summariser's view of ``text`` after leading whitespace (at
-    most 300 characters): the view's first 300 are the text's."""
-    if text and not text[0].isspace():
-        return text[:300].partition("\n")[0]
-    return truncate_for_summary(text).lstrip()[:300].partition("\n")[0]
 
 
 def _read_call(call: Any) -> Call:

@@ -21,19 +21,36 @@ first-line check (``reading.py``) finds nothing either. Anything else is read wh
 (``view_error_lines``).
 
 ``RESTS`` keeps the windows it checks against, so it is bounded in characters, not
-entries; a rest it has dropped is read again, its blocks from ``blockscan.BLOCKS``.
+entries. A result whose rest it has dropped is still in ``reading.CACHE`` by content
+hash; a new text with that rest is read again, its blocks from ``blockscan.BLOCKS``.
+``first_line`` and ``kept_lines`` turn error lines into what a result keeps, the same
+for a rest found here and for a view read whole.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
-from mnemo.context.failures import collect_error_lines, error_lines, may_hold_error
-from mnemo.context.prompt import CONTENT_HEAD, CONTENT_MAX, CONTENT_TAIL, TRUNCATION_MARKER
+from mnemo.context.failures import (
+    best_error_lines,
+    collect_error_lines,
+    error_lines,
+    is_logged_error,
+    may_hold_error,
+)
+from mnemo.context.prompt import (
+    CONTENT_HEAD,
+    CONTENT_MAX,
+    CONTENT_TAIL,
+    TRUNCATION_MARKER,
+    truncate_for_summary,
+)
 from mnemo.context.summary.blockscan import BLOCK, Candidates, scan
+from mnemo.context.textscan import one_line
 
-__all__ = ["FIRST_LINE_MAX", "RESTS", "Rest", "RestCache", "view_error_lines"]
+__all__ = ["FIRST_LINE_MAX", "RESTS", "Rest", "RestCache", "first_line", "kept_lines",
+           "view_error_lines"]
 
 FIRST_LINE_MAX = 300  # a longer first line is not a near-copy's (a read checks 300 chars)
 _MARK = len(TRUNCATION_MARKER)
@@ -81,6 +98,30 @@ def _collect(text: str, begin: int, head_end: int, tail_start: int,
         if tail_start < len(text):
             view += TRUNCATION_MARKER + text[tail_start:]
     return collect_error_lines(view, candidates)
+
+
+def first_line(text: str) -> str:
+    """The first line of the summariser's view of ``text`` after leading whitespace (at
+    most ``FIRST_LINE_MAX`` characters; the view's first 4,000 are the text's), where a
+    read's tool says that it failed."""
+    if text and not text[0].isspace():
+        return text[:FIRST_LINE_MAX].partition("\n")[0]
+    return truncate_for_summary(text).lstrip()[:FIRST_LINE_MAX].partition("\n")[0]
+
+
+def kept_lines(lines: Sequence[str], head: list[str], *, read: bool
+               ) -> tuple[tuple[str, ...], str]:
+    """What a tool result keeps of the error lines of its view (and, for a ``read``,
+    those of its ``first_line``): the (at most three) most telling, and the line that
+    says the call failed, or ""."""
+    if read:
+        # A file's text: an error in it is content, so only log-shaped lines are kept
+        # (a listing's ``raise`` is not one), and only the first line says it failed.
+        logged = [ln for ln in lines if is_logged_error(ln)]
+        return (tuple(best_error_lines(head + logged, 3)),
+                one_line(head[0], 200) if head else "")
+    return (tuple(best_error_lines(lines, 3)),
+            one_line(best_error_lines(lines, 1)[0], 200) if lines else "")
 
 
 @dataclass(eq=False)
