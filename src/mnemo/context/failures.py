@@ -3,7 +3,8 @@
 Agent transcripts are mostly tool output: megabytes of file listings, logs and test runs
 in which a few lines say what failed. ``error_lines`` finds those lines (every branch of
 its pattern contains one of a few cheap substrings, so clean output is skipped by
-``str.find`` at memory speed), ``best_error_lines`` ranks them — the line an error is
+``str.find`` at memory speed; ``may_hold_error`` tells from those substrings alone that a
+short text holds none), ``best_error_lines`` ranks them — the line an error is
 raised with beats a "FAILED" summary that only points at it, a pass/fail tally tells
 least — and ``failure_lines`` applies the rule for reads: a file's text is content, so
 ``raise ValueError`` in a listing is not a failure, while a log file's
@@ -36,6 +37,7 @@ __all__ = [
     "failure_lines",
     "is_logged_error",
     "keep_failure_lines",
+    "may_hold_error",
     "tool_kind",
 ]
 
@@ -70,6 +72,8 @@ _ERROR_HINTS = ("rror", "RROR", "xception", "Traceback", "fatal", "FATAL", "FAIL
 _LOWER_HINTS = ("error", "exception", "traceback (most recent call last)", "fatal", "failed",
                 "panic:", "permission denied", "no such file or directory",
                 "command not found", "exit ")
+# The same, as one pattern: ``may_hold_error`` runs on every tool output's first line.
+_LOWER_HINT = re.compile("|".join(re.escape(hint) for hint in _LOWER_HINTS))
 _SHORT = 512
 COMMAND_KEYS = ("command", "cmd", "script")
 _WRITE_TOOL = re.compile(r"write|edit|patch|create|replace|apply|save|append|insert|delete"
@@ -87,6 +91,16 @@ def error_lines(text: str) -> list[str]:
     any regex can.
     """
     return collect_error_lines(text, error_line_candidates(text))
+
+
+def may_hold_error(text: str) -> bool:
+    """False when ``text`` holds no error line for sure (``error_lines`` finds none):
+    none of the hints is in it. Cheaper than the full pattern on a short text.
+
+    Lowering works a character at a time, so the lowered form of a match is in the
+    lowered text even where lowering changes lengths.
+    """
+    return _LOWER_HINT.search(text.lower()) is not None
 
 
 def error_line_candidates(text: str) -> list[tuple[int, str | None]]:

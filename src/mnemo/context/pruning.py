@@ -7,9 +7,11 @@ than 200 characters becomes a placeholder plus one line that says which call pro
 so the model still knows what it did. Of identical large outputs (the same file read three
 times) only the newest copy is kept, wherever the older ones are.
 
-The walk is one pass backwards plus one dictionary of output texts: linear in the size of
-the transcript. ``parse_call`` reads a tool call (its arguments are JSON text, a dict, or
-whatever a client sent) for everything in this package that needs to say what a call did.
+The walk is one pass backwards for the tail plus one forwards over the messages: linear
+in the number of messages, and outputs are compared whole only when their lengths and
+ends agree (the same file read twice), so the text of the others is not even hashed.
+``parse_call`` reads a tool call (its arguments are JSON text, a dict, or whatever a
+client sent) for everything in this package that needs to say what a call did.
 """
 
 from __future__ import annotations
@@ -80,31 +82,55 @@ def prune_tool_results(
     Messages that are not cleared are the caller's own objects; cleared ones are copies.
     """
     start = protected_start(tokens, budget)
-    texts: dict[int, str] = {}
-    newest: dict[str, int] = {}
+    # Outputs are told apart by a cheap key first — length, first and last characters —
+    # and only those that share one are compared whole: most outputs are unique, and
+    # hashing every one (186 MB on the bench transcript) cost more than the rest of
+    # this step. The calls are gathered in the same pass.
+    outputs: list[tuple[int, str, _Key]] = []
+    seen: set[_Key] = set()
+    shared: set[_Key] = set()
+    calls: dict[str, tuple[str, Any]] = {}
     for i, message in enumerate(messages):
-        if message.get("role") != "tool":
-            continue
-        text = content_text(message)
-        if len(text) > PRUNE_MIN_CHARS and not text.startswith(PRUNED_TOOL_PLACEHOLDER):
-            texts[i] = text
-            newest[text] = i
-    if not texts:
+        role = message.get("role")
+        if role == "tool":
+            text = message.get("content")
+            if not isinstance(text, str):
+                text = content_text(message)
+            if len(text) > PRUNE_MIN_CHARS and not text.startswith(PRUNED_TOOL_PLACEHOLDER):
+                key = (len(text), text[:_PEEK], text[-_PEEK:])
+                outputs.append((i, text, key))
+                if key in seen:
+                    shared.add(key)
+                else:
+                    seen.add(key)
+        elif role == "assistant" and (listed := message.get("tool_calls")):
+            _add_calls(listed, calls)
+    if not outputs:
         return list(messages), []
-    cleared = [i for i, text in texts.items() if i < start or newest[text] != i]
-    calls = _raw_calls(messages, {str(messages[i].get("tool_call_id", "")) for i in cleared})
+    newest: dict[str, int] = {}  # the texts that share a key: the last index of each
+    if shared:
+        for i, text, key in outputs:
+            if key in shared:
+                newest[text] = i
     result = list(messages)
     pruned: list[int] = []
-    for i in cleared:
-        text = texts[i]
-        duplicate = newest[text] != i
-        found = calls.get(str(messages[i].get("tool_call_id", "")))
+    for i, text, key in outputs:
+        duplicate = bool(shared) and key in shared and newest[text] != i
+        if i >= start and not duplicate:
+            continue  # in the tail and the newest of its text: kept as it is
+        message = messages[i]
+        call_id = message.get("tool_call_id", "")
+        found = calls.get(call_id if isinstance(call_id, str) else str(call_id))
         label = _label(*found) if found else "tool"
         note = (f"{len(text):,} chars; identical to a later result" if duplicate
                 else f"{len(text):,} chars")
-        result[i] = with_content(messages[i], f"{PRUNED_TOOL_PLACEHOLDER}\n{label} ({note})")
+        result[i] = with_content(message, f"{PRUNED_TOOL_PLACEHOLDER}\n{label} ({note})")
         pruned.append(i)
     return result, pruned
+
+
+_PEEK = 32  # characters at each end of an output in its cheap key
+_Key = tuple[int, str, str]
 
 
 # ``describe_call``'s label by (name, arguments as sent): a session clears the same calls
@@ -129,21 +155,17 @@ def _label(name: str, raw: Any) -> str:
     return found
 
 
-def _raw_calls(messages: Sequence[Message], wanted: Container[str]) -> dict[str, tuple[str, Any]]:
-    """Name and unparsed arguments of the calls whose ids are in ``wanted``."""
-    calls: dict[str, tuple[str, Any]] = {}
-    for message in messages:
-        if message.get("role") != "assistant":
-            continue
-        for call in tool_calls_of(message):
-            call_id = str(call.get("id", ""))
-            if call_id in wanted:
-                function: Any = call.get("function")
-                if not isinstance(function, dict):
-                    function = {}
-                calls[call_id] = (str(function.get("name", "") or ""),
-                                  function.get("arguments"))
-    return calls
+def _add_calls(listed: Any, calls: dict[str, tuple[str, Any]]) -> None:
+    """Add the name and unparsed arguments of the tool calls ``listed``, by id."""
+    for call in listed:
+        if not isinstance(call, dict):
+            continue  # as ``tool_calls_of`` skips it
+        function: Any = call.get("function")
+        if not isinstance(function, dict):
+            function = {}
+        call_id = call.get("id", "")
+        calls[call_id if isinstance(call_id, str) else str(call_id)] = (
+            str(function.get("name", "") or ""), function.get("arguments"))
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,8 @@ the last compaction costs a lookup the next time:
 * ``read_notes`` — the notes of the sentences no pattern claimed (``notes.py``),
   keyed by the session date they are resolved against;
 * ``read_result`` — a tool result: the error lines to keep, and the one that says the
-  call failed;
+  call failed, read in place; a near-copy of one read before (the same output behind
+  another first line) is found in ``results.RESTS`` instead;
 * ``read_call`` — a tool call: its name, key arguments, kind, and the paths, commands
   and URL in its arguments.
 """
@@ -35,10 +36,16 @@ from mnemo.context.failures import (
 from mnemo.context.markers import PRUNED_TOOL_PLACEHOLDER
 from mnemo.context.prompt import CONTENT_MAX, truncate_for_summary
 from mnemo.context.pruning import key_arguments, parse_call
-from mnemo.context.summary.blockscan import error_lines_by_block
 from mnemo.context.summary.cache import MessageCache, text_key
 from mnemo.context.summary.dates import find_date
 from mnemo.context.summary.notes import Note, take_notes
+from mnemo.context.summary.results import (
+    RESTS,
+    Rest,
+    first_line,
+    kept_lines,
+    view_error_lines,
+)
 from mnemo.context.summary.salience import is_instruction, is_phatic
 from mnemo.context.textscan import (
     BACKTICK,
@@ -202,10 +209,24 @@ def read_notes(prose: Prose, *, speaker: str, role: str, order: int, today: date
 
 
 def read_result(text: str, kind: str) -> Result:
-    """A tool result read once; cached by content and the kind of its call."""
-    return CACHE.get(("result", kind, *text_key(text)),
-                     lambda: _read_result(truncate_for_summary(text), kind),
-                     size=min(len(text), CONTENT_MAX))
+    """A tool result read once; cached by content and the kind of its call.
+
+    A near-copy of a result read before (the same rest behind another first line) is
+    found in ``results.RESTS`` without hashing the text; anything else by content hash.
+    """
+    where = None
+    if not text.startswith(PRUNED_TOOL_PLACEHOLDER):
+        rest, where = RESTS.find(text)
+        if rest is not None:
+            CACHE.hits += 1
+            return _rest_result(rest, kind)
+
+    def read() -> Result:
+        if where is None:
+            return _read_result(text, kind)
+        return _rest_result(RESTS.read(text, where), kind)
+
+    return CACHE.get(("result", kind, *text_key(text)), read, size=min(len(text), CONTENT_MAX))
 
 
 def read_call(call: Any) -> Call:
@@ -338,23 +359,27 @@ def read_values(text: str) -> Values:
 
 
 def _read_result(text: str, kind: str) -> Result:
+    """``text`` (a tool result, or the summariser's view of one) read whole."""
     if text.startswith(PRUNED_TOOL_PLACEHOLDER):
         # Cleared output: the lines under the placeholder and its description are the
         # failure lines the compressor kept (already known to report an error).
-        lines = [ln for ln in text.split("\n")[2:] if ln.strip()]
+        lines = [ln for ln in truncate_for_summary(text).split("\n")[2:] if ln.strip()]
         return Result(tuple(lines), one_line(lines[0], 200) if lines and kind != "read"
                       else "")
-    if kind == "read":
-        # A read returns a file's text: an error in it is content, not a failure, unless
-        # the tool says so on its first line ("Error: no such file"). Only log-shaped
-        # error lines are kept from it — a listing's ``raise`` is not one.
-        head = error_lines(text.lstrip()[:300].split("\n", 1)[0])
-        logged = error_lines_by_block(text, logged_only=True)
-        return Result(tuple(best_error_lines(head + logged, 3)),
-                      one_line(head[0], 200) if head else "")
-    lines = error_lines_by_block(text)
-    return Result(tuple(best_error_lines(lines, 3)),
-                  one_line(best_error_lines(lines, 1)[0], 200) if lines else "")
+    # A read returns a file's text: an error in it is content, not a failure, unless
+    # the tool says so on its first line ("Error: no such file").
+    head = error_lines(first_line(text)) if kind == "read" else []
+    return Result(*kept_lines(view_error_lines(text), head, read=kind == "read"))
+
+
+def _rest_result(rest: Rest, kind: str) -> Result:
+    """The result of a view whose first line adds nothing (``results.py``), kept with
+    its rest for each kind of call."""
+    read = kind == "read"
+    found = rest.readings.get(read)
+    if found is None:
+        found = rest.readings[read] = Result(*kept_lines(rest.lines, [], read=read))
+    return found  # type: ignore[return-value]
 
 
 def _read_call(call: Any) -> Call:
