@@ -134,3 +134,36 @@ def test_stream_gate_passes_prose_and_holds_a_possible_call() -> None:
         gate.feed(piece)
     gate.finish(was_call=False)
     assert "".join(shown) == "{not a call}"
+
+
+def test_a_stray_mark_before_the_json_is_no_word() -> None:
+    # Seen on the embedded model: ``>{"name": "session_search", …}`` as the whole reply.
+    call = json.dumps({"name": "session_search", "arguments": {"query": "port 6543"}})
+    assert call_attempt(f">{call}", TOOLS) == ("session_search", None)
+    assert call_attempt(f"> quoted: {call}", TOOLS) is None  # words: an answer
+    response = accept_text_tool_calls(reply(f">{call}"), TOOLS)
+    assert response.finish_reason == "tool_calls"
+    assert response.message["content"] is None  # nothing but the mark was left
+    results = ['{"success": true, "message": "Entry added."}']
+    assert echoes_results('> {"message": "Entry added."}', results)
+
+
+def test_stream_gate_looks_past_a_stray_mark() -> None:
+    shown: list[str] = []
+    gate = StreamGate(shown.append)
+    for piece in (">", '{"name": "session_search", ', '"arguments": {}}'):
+        gate.feed(piece)
+    assert shown == []  # held: it may be a call
+    gate.finish(was_call=True)
+    assert shown == []
+
+    for piece in ("> ", "Quoted", " text"):  # a blockquote is shown whole
+        gate.feed(piece)
+    gate.finish(was_call=False)
+    assert "".join(shown) == "> Quoted text"
+
+    shown.clear()
+    for piece in ("**", "Bold", "** move"):
+        gate.feed(piece)
+    gate.finish(was_call=False)
+    assert "".join(shown) == "**Bold** move"

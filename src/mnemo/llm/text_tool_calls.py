@@ -176,14 +176,15 @@ def call_attempt(text: str,
     but a call of one of ``tools`` written as text; None for anything else.
 
     Such a reply is an attempt at a call, not an answer: shown to the user it is noise.
-    A reply with any words around the JSON stays an answer (it may be quoting JSON).
+    A reply with any words around the JSON stays an answer (it may be quoting JSON); a
+    stray mark is no word (the embedded model writes ``>{"name": …}``).
     """
     offered = _offered(tools)
     if not offered or "{" not in text:
         return None
     body = _FENCE.sub("", _TAG.sub(lambda m: m.group(1), text)).strip()
     found = _candidates(body)
-    if not found or "".join(_outside(body, found)).strip():
+    if not found or _has_words("".join(_outside(body, found))):
         return None
     for _, _, value in found:
         if isinstance(value, dict) and isinstance(value.get("function"), dict):
@@ -211,7 +212,7 @@ def echoes_results(text: str, results: Sequence[str]) -> bool:
         return False
     body = _FENCE.sub("", text).strip()
     found = _candidates(body)
-    if not found or "".join(_outside(body, found)).strip():
+    if not found or _has_words("".join(_outside(body, found))):
         return False
     shapes = []
     for result in results:
@@ -224,6 +225,11 @@ def echoes_results(text: str, results: Sequence[str]) -> bool:
     return all(isinstance(value, dict) and value and any(set(value) <= shape
                                                          for shape in shapes)
                for _, _, value in found)
+
+
+def _has_words(text: str) -> bool:
+    """True when ``text`` holds a letter or a digit: words, not just marks."""
+    return any(c.isalnum() for c in text)
 
 
 def _outside(body: str, found: list[tuple[int, int, Any]]) -> list[str]:
@@ -255,12 +261,16 @@ def accept_text_tool_calls(response: ChatResponse,
     calls, left = parse_text_tool_calls(response.text, tools)
     if not calls:
         return response
+    if not _has_words(left):
+        left = ""  # a stray mark before the call (">") is not a reply to show
     message: Message = {"role": "assistant", "content": left or None, "tool_calls": calls}
     return replace(response, message=message, finish_reason="tool_calls")
 
 
-# A reply that begins like one of these may be a tool call written as text.
+# A reply that begins like one of these may be a tool call written as text; marks a
+# small model sometimes puts before one (``>{"name": …}``) are looked past.
 _CALL_OPENINGS = ("{", "<tool_call>", "```")
+_STRAY_MARKS = ">:*-"
 
 
 class StreamGate:
@@ -283,11 +293,12 @@ class StreamGate:
         self._seen += delta
         if self._holding is None:
             head = self._seen.lstrip()
-            if not head:
+            opening = head.lstrip(_STRAY_MARKS).lstrip()
+            if not opening:
                 return
-            if any(o.startswith(head) and o != head for o in _CALL_OPENINGS):
+            if any(o.startswith(opening) and o != opening for o in _CALL_OPENINGS):
                 return  # e.g. "<tool" so far: wait for a few more characters
-            self._holding = head.startswith(_CALL_OPENINGS)
+            self._holding = opening.startswith(_CALL_OPENINGS)
             delta = head if not self._holding else delta
             if self._holding:
                 self._held.append(head)
