@@ -224,3 +224,14 @@ def test_a_cjk_question_is_resolved_by_its_answer() -> None:
     assert any(x.startswith("数据库端口是多少？ →") and "5432" in x
                for x in s["Resolved Questions"])
     assert "缓存的过期时间呢？" in s["Pending User Asks"]
+
+
+def test_a_sentence_repeated_in_a_request_is_quoted_once() -> None:
+    # Seen by hand: a pasted paragraph repeated a dozen times filled the Goal line.
+    filler = "Here is some background about my week, which was busy with errands."
+    turns = [user(f"I adopted a beagle named Biscuit in March 2024. {filler} {filler} {filler}"),
+             assistant("", [call("c1", "memory", action="add", content="Beagle: Biscuit")]),
+             tool("c1", '{"success": true}'), assistant("Saved.")]
+    goal = parse_summary_sections(summarize_locally(turns, budget_tokens=2_000))["Goal"]
+    line = next(item for item in goal if "Biscuit" in item)
+    assert line.count(filler) == 1

@@ -265,7 +265,9 @@ class _Reader:
         facts = self.facts
         self.answer("user", speaker, prose, order)
         if prose.kept:
-            facts.asks.append(Item(one_line(" ".join(prose.kept), 300), order))
+            # A sentence pasted again and again is quoted once: the 300 characters of
+            # the line are for what the user asked.
+            facts.asks.append(Item(one_line(" ".join(dict.fromkeys(prose.kept)), 300), order))
         for sentence in prose.preferences:
             self.add(facts.preferences, "pref", sentence, order)
         for sentence in prose.decisions:
