@@ -133,6 +133,17 @@ def test_tool_results_copied_out_twice_become_a_notice(mnemo_home: Home,
     assert "mnemo memory show" in result.text
 
 
+def test_an_empty_answer_twice_becomes_a_notice(mnemo_home: Home, tmp_path: Path) -> None:
+    # Seen with the README's first command: the embedded model ended both replies at
+    # its first token, and the user saw no answer at all.
+    client = StreamingScriptedClient([CALL_TEXT, "", ""], context_length=8192)
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn("I'm Ana.")
+        assert validate_c12(agent.messages) == []
+    assert result.text.startswith("[The model gave no answer. Memory was updated")
+    assert client.requests[-1].tools is None  # the retry was asked to answer
+
+
 def test_json_the_user_may_want_is_still_an_answer(mnemo_home: Home, tmp_path: Path) -> None:
     answer = '{"name": "Ana", "likes": "short answers"}'
     client = ScriptedChatClient([CALL_TEXT, answer], context_length=8192)

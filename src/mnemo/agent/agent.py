@@ -419,7 +419,9 @@ class Agent:
             message = self._call(extra, tools, result).message
             calls = list(message.get("tool_calls") or [])
             retry = "" if calls else self._retry_hint(message, tools)
-            echo = not calls and echoes_results(content_text(message), self._turn_results())
+            # An empty reply is no answer either: asked again like an echo, without tools.
+            echo = not calls and (not content_text(message).strip() or echoes_results(
+                content_text(message), self._turn_results()))
             if retry or echo:
                 # A small model may answer with nothing, with a tool call written as text
                 # that cannot run, or with its tools' answers copied out: ask once more,
@@ -487,12 +489,18 @@ class Agent:
         """``message``, or a one-line notice when it is still only a tool call written as
         text, or the tools' answers copied out: the user sees that the model did not
         answer (and what it saved), not its JSON."""
+        done = (" Memory was updated this turn (`mnemo memory show` lists it)."
+                if result.memory_written else "")
         if echoes_results(content_text(message), self._turn_results()):
-            done = (" Memory was updated this turn (`mnemo memory show` lists it)."
-                    if result.memory_written else "")
             return {"role": "assistant", "content": (
                 f"[The model repeated its tools' results instead of answering.{done} Ask "
                 "again, or rephrase.]")}
+        if not content_text(message).strip():
+            # Asked again and still nothing (the embedded model can end its reply at the
+            # first token): the user is told so rather than shown a blank answer.
+            log.warning("the model gave an empty answer twice")
+            return {"role": "assistant", "content": (
+                f"[The model gave no answer.{done} Ask again, or rephrase.]")}
         attempt = call_attempt(content_text(message).strip(), tools or self._offered_tools())
         if attempt is None:
             return message
