@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import random
 from collections.abc import Sequence
 from typing import Any
 
@@ -61,6 +62,27 @@ def agent_turns(count: int, *, output_chars: int = 1200, start: int = 0) -> list
 
 
 # -- the C12 checks (one definition: mnemo.context.validate_c12) -------------------------
+
+
+def sample_log(seed: int, lines: int = 400) -> str:
+    """A pytest-like log of ``lines`` lines with the odd traceback, failure, ``raise`` in
+    a listing and compiler error, the same for the same ``seed`` (error-line tests)."""
+    r = random.Random(seed)
+    out = []
+    for i in range(lines):
+        roll = r.random()
+        if roll < 0.02:
+            out += ["Traceback (most recent call last):", '  File "app.py", line 3',
+                    "    main()", f"KeyError: 'tenant_{i}'"]
+        elif roll < 0.04:
+            out.append(f"FAILED tests/test_x.py::test_{i} - AssertionError: assert {i} == 1")
+        elif roll < 0.05:
+            out.append('    raise ValueError("empty order")')
+        elif roll < 0.06:
+            out.append("error[E0382]: borrow of moved value")
+        else:
+            out.append(f"tests/test_x.py::test_{i} PASSED")
+    return "\n".join(out)
 
 
 def c12_violations(output: Sequence[Msg], source: Sequence[Msg]) -> list[str]:

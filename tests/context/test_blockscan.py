@@ -4,36 +4,17 @@ characters, not seconds)."""
 
 from __future__ import annotations
 
-import random
+from convgen import sample_log
 
 from mnemo.context.failures import error_lines, is_logged_error
 from mnemo.context.prompt import truncate_for_summary
 from mnemo.context.summary.blockscan import BLOCK, BLOCKS, error_lines_by_block
 
 
-def _log(seed: int, lines: int = 400) -> str:
-    r = random.Random(seed)
-    out = []
-    for i in range(lines):
-        roll = r.random()
-        if roll < 0.02:
-            out += ["Traceback (most recent call last):", '  File "app.py", line 3',
-                    "    main()", f"KeyError: 'tenant_{i}'"]
-        elif roll < 0.04:
-            out.append(f"FAILED tests/test_x.py::test_{i} - AssertionError: assert {i} == 1")
-        elif roll < 0.05:
-            out.append('    raise ValueError("empty order")')
-        elif roll < 0.06:
-            out.append("error[E0382]: borrow of moved value")
-        else:
-            out.append(f"tests/test_x.py::test_{i} PASSED")
-    return "\n".join(out)
-
-
 def test_the_same_lines_as_a_whole_text_scan() -> None:
     BLOCKS.clear()
     for seed in range(15):
-        text = _log(seed, lines=50 + seed * 40)
+        text = sample_log(seed, lines=50 + seed * 40)
         for window in (text, truncate_for_summary(text), text[: BLOCK + 7]):
             expected = error_lines(window)
             assert error_lines_by_block(window) == expected
@@ -49,7 +30,7 @@ def test_near_copies_are_scanned_once() -> None:
     """The same output behind another first line (a call id, a timestamp) — and cut to
     the summariser's window — costs only its first line the second time."""
     BLOCKS.clear()
-    body = _log(7, lines=600)
+    body = sample_log(7, lines=600)
     first = truncate_for_summary(f"# call_1\n{body}")
     assert len(first) > 2 * BLOCK
     found = error_lines_by_block(first)

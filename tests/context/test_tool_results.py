@@ -9,6 +9,7 @@ import random
 from typing import ClassVar
 
 import pytest
+from convgen import sample_log
 
 from mnemo.context.failures import best_error_lines, error_lines, is_logged_error
 from mnemo.context.markers import PRUNED_TOOL_PLACEHOLDER
@@ -44,23 +45,6 @@ def _cold() -> None:
     CACHE.clear()
     BLOCKS.clear()
     RESTS.clear()
-
-
-def _log(seed: int, lines: int) -> str:
-    r = random.Random(seed)
-    out = []
-    for i in range(lines):
-        roll = r.random()
-        if roll < 0.02:
-            out += ["Traceback (most recent call last):", '  File "app.py", line 3',
-                    "    main()", f"KeyError: 'tenant_{i}'"]
-        elif roll < 0.04:
-            out.append(f"FAILED tests/test_x.py::test_{i} - AssertionError: assert {i} == 1")
-        elif roll < 0.05:
-            out.append('    raise ValueError("empty order")')
-        else:
-            out.append(f"tests/test_x.py::test_{i} PASSED")
-    return "\n".join(out)
 
 
 def _at(position: int, line: str, filler: str = "ok line\n", size: int = 20_000) -> str:
@@ -102,7 +86,7 @@ def _tricky() -> list[str]:
         "# c\n" + "ok line\n" * 740 + "exit code 2",
         f"{PRUNED_TOOL_PLACEHOLDER}\nterminal command=pytest (9,000 chars)\nKeyError: 'k'",
     ]
-    texts += [f"# call_{seed}\n{_log(seed, 100 + 90 * seed)}" for seed in range(12)]
+    texts += [f"# call_{seed}\n{sample_log(seed, 100 + 90 * seed)}" for seed in range(12)]
     return texts
 
 
@@ -114,7 +98,7 @@ def test_the_same_reading_as_the_view_gives() -> None:
 
 
 def test_a_near_copy_reads_the_same_as_itself_read_cold() -> None:
-    bodies = [_log(seed, 700) for seed in range(4)] + [t.split("\n", 1)[1] for t in _tricky()]
+    bodies = [sample_log(seed, 700) for seed in range(4)] + [t.split("\n", 1)[1] for t in _tricky()]
     heads = ["# call_1", "# call_22", "Error: disk full", "$ pytest -q", "   padded"]
     for body in bodies:
         for head in heads:
@@ -134,7 +118,7 @@ def test_a_near_copy_is_one_lookup() -> None:
             Counted.hashed += 1
             return super().__hash__()
 
-    body = _log(3, 900)
+    body = sample_log(3, 900)
     assert len(body) > 2 * (CONTENT_HEAD + CONTENT_TAIL)
     first = read_result(f"# call_101\n{body}", "run")
     assert first.keep and RESTS.misses == 1
@@ -154,7 +138,7 @@ def test_a_near_copy_is_one_lookup() -> None:
 
 
 def test_only_the_windows_of_a_long_output_are_read() -> None:
-    text = f"# call_1\n{_log(5, 20_000)}"
+    text = f"# call_1\n{sample_log(5, 20_000)}"
     assert len(text) > 50 * (CONTENT_HEAD + CONTENT_TAIL)
     read_result(text, "other")
     rest = CONTENT_HEAD - len("# call_1\n") + CONTENT_TAIL
@@ -168,12 +152,12 @@ def test_only_the_windows_of_a_long_output_are_read() -> None:
 def test_the_rests_kept_are_bounded_in_characters() -> None:
     cache = RestCache(limit_chars=20_000)
     for seed in range(12):
-        text = f"# call_{seed}\n{_log(seed, 600)}"
+        text = f"# call_{seed}\n{sample_log(seed, 600)}"
         found, where = cache.find(text)
         assert found is None and where is not None
         cache.read(text, where)
         assert cache.kept_chars <= 20_000
-    newest = f"# call_99\n{_log(11, 600)}"
+    newest = f"# call_99\n{sample_log(11, 600)}"
     assert cache.find(newest)[0] is not None  # the newest stays
     assert len(cache) < 12
 

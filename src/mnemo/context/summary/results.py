@@ -55,7 +55,6 @@ __all__ = ["FIRST_LINE_MAX", "RESTS", "Rest", "RestCache", "first_line", "kept_l
 FIRST_LINE_MAX = 300  # a longer first line is not a near-copy's (a read checks 300 chars)
 _MARK = len(TRUNCATION_MARKER)
 _SAMPLE = 32  # characters of each window in the cheap key
-_may_hold_error = may_hold_error
 
 
 def _windows(size: int) -> tuple[int, int]:
@@ -160,12 +159,9 @@ class RestCache:
         if size <= BLOCK or text[0].isspace():
             return None, None
         begin = text.find("\n", 0, FIRST_LINE_MAX + 1) + 1
-        if not begin or _may_hold_error(text[:begin - 1]):
+        if not begin or may_hold_error(text[:begin - 1]):
             return None, None
-        if size <= CONTENT_MAX:  # not cut: the view is the text
-            head_end = tail_start = size
-        else:
-            head_end, tail_start = CONTENT_HEAD, size - CONTENT_TAIL
+        head_end, tail_start = _windows(size)
         middle = (begin + head_end) // 2
         key = (head_end - begin, size - tail_start, text[middle:middle + _SAMPLE],
                text[size - _SAMPLE:])
