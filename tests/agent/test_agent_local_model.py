@@ -19,6 +19,7 @@ from mnemo.home import Home
 from mnemo.llm.streaming import StreamHandlers
 from mnemo.llm.testing import ScriptedChatClient
 from mnemo.llm.types import ChatResponse
+from mnemo.memory import MemoryStore
 from mnemo.messages import Message, content_text
 from mnemo.tokens import estimate_tokens_rough
 
@@ -142,6 +143,63 @@ def test_an_empty_answer_twice_becomes_a_notice(mnemo_home: Home, tmp_path: Path
         assert validate_c12(agent.messages) == []
     assert result.text.startswith("[The model gave no answer. Memory was updated")
     assert client.requests[-1].tools is None  # the retry was asked to answer
+
+
+def test_without_tools_a_small_model_is_asked_with_its_calls_as_a_note(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    # Seen with the README's first command: after its tool messages, with no tools
+    # offered, the embedded model ended its reply at the first token; with the tool
+    # guidance still in the system prompt it wrote the memory call as text again.
+    search = json.dumps({"name": "session_search", "arguments": {"query": "Ana"}})
+    client = ScriptedChatClient([CALL_TEXT, search, search, "Hi Ana. I keep it short."],
+                                context_length=8192)
+    MemoryStore(mnemo_home.memories_dir).add("user", "Works on a bakery's website.")
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn("I'm Ana and I like short answers.")
+        stored = agent.messages
+        assert validate_c12(stored) == []
+    asked = client.requests[-1]
+    assert result.text == "Hi Ana. I keep it short."
+    assert asked.tools is None
+    assert [m["role"] for m in asked.messages] == ["system", "user"]
+    system, note = (content_text(m) for m in asked.messages)
+    assert "Works on a bakery's website." in system  # the memory notes stay
+    assert "Conversation started: 2026-03-14" in system
+    assert "# Memory" not in system and "tool_call" not in system  # no tool guidance
+    assert note.startswith("I'm Ana and I like short answers.")
+    assert "memory " + json.dumps(ANA) + " returned:" in note and "Entry added" in note
+    assert note.count("session_search {\"query\": \"Ana\"} returned:") == 1
+    assert note.endswith("Answer the user's last message directly, in plain words.]")
+    # Only the request changed: the conversation keeps its calls and results.
+    assert [m["role"] for m in stored] == ["user", "assistant", "tool", "assistant", "tool",
+                                           "assistant", "tool", "assistant"]
+
+
+def test_without_tools_a_large_model_gets_the_conversation_as_it_is(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    client = ScriptedChatClient([CALL_TEXT, CALL_TEXT, "Hi Ana."], context_length=128_000)
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.run_turn("I'm Ana and I like short answers.")
+        system = agent.system_prompt.text if agent.system_prompt else ""
+    asked = client.requests[-1]
+    assert asked.tools is None
+    assert content_text(asked.messages[0]) == system
+    assert [m["role"] for m in asked.messages][-2:] == ["assistant", "tool"]
+
+
+def test_a_call_repeated_in_one_reply_is_run_and_kept_once(mnemo_home: Home,
+                                                           tmp_path: Path) -> None:
+    search = json.dumps({"name": "session_search", "arguments": {"query": "Ana"}})
+    client = ScriptedChatClient(["\n".join([CALL_TEXT, search, CALL_TEXT, search, CALL_TEXT]),
+                                 "Saved."], context_length=8192)
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn("I'm Ana and I like short answers.")
+        stored = agent.messages
+    assert [run.name for run in result.tool_runs] == ["memory", "session_search"]
+    calls = stored[1].get("tool_calls") or []
+    assert [c["function"]["name"] for c in calls] == ["memory", "session_search"]
+    assert [m["role"] for m in stored] == ["user", "assistant", "tool", "tool", "assistant"]
+    assert validate_c12(stored) == []
 
 
 def test_json_the_user_may_want_is_still_an_answer(mnemo_home: Home, tmp_path: Path) -> None:

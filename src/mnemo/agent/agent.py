@@ -42,6 +42,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from mnemo.agent.answer_only import (
+    ANSWER_NOW,
+    answer_only_request,
+    answer_only_system,
+    with_extra,
+)
 from mnemo.agent.memory_writes import MemoryWrites
 from mnemo.agent.nudges import FLUSH_PROMPT, NUDGE_TEXT, MemoryNudger
 from mnemo.agent.replies import ModelCaller
@@ -82,11 +88,6 @@ __all__ = ["Agent", "Compaction", "TurnResult"]
 log = logging.getLogger("mnemo.agent")
 
 _FLUSH_MAX_CALLS = 3
-
-# Added to the request when a reply without tools came back empty or as a tool call.
-ANSWER_NOW = ("[Tools are not available for this reply. Answer the user's last message "
-              "directly, in plain words.]")
-
 
 @dataclass(frozen=True)
 class Compaction:
@@ -432,11 +433,15 @@ class Agent:
                 if not calls:
                     message = self._shown_instead_of_call(message, None if echo else tools,
                                                           result)
+            if calls:
+                # A small model writes the same call several times in one reply: it is
+                # run, and kept in the conversation, once.
+                message, calls = _without_repeated_calls(message, calls)
             self._append(message)
             if not calls:
                 result.text = content_text(message)
                 return
-            signatures = {json.dumps(call.get("function"), sort_keys=True) for call in calls}
+            signatures = {_signature(call) for call in calls}
             # Once a write is saved, a round of nothing but more memory calls is the last
             # with tools: small models go on re-adding, or "replacing" the tool's own
             # answer, until the loop breaker stops them, a model call each.
@@ -528,8 +533,9 @@ class Agent:
               result: TurnResult) -> ChatResponse:
         self._emit("model_call", calls_so_far=result.model_calls)
         self._fit_live(extra, tools, result)
+        answer_only = tools is None and is_small_window(self.engine.context_length)
         try:
-            response = self._send(self._request(extra), tools)
+            response = self._send(self._request(extra, answer_only=answer_only), tools)
         except ContextLengthExceededError as exc:
             learned = self.window.observe_overflow(*self._last_sent, exc)
             log.warning("context length exceeded by the API (%s); compacting and retrying "
@@ -539,7 +545,7 @@ class Agent:
             cut = self._fit_live(extra, tools, result)
             if not (compaction.changed or learned or cut):
                 raise
-            response = self._send(self._request(extra), tools)
+            response = self._send(self._request(extra, answer_only=answer_only), tools)
         self._record_usage(response, result)
         return response
 
@@ -632,21 +638,27 @@ class Agent:
         log.info("model call: prompt_tokens=%d completion_tokens=%d threshold=%d",
                  usage.prompt_tokens, usage.completion_tokens, self.engine.threshold_tokens)
 
-    def _request(self, extra: str = "", *, ask: str = "") -> list[Message]:
+    def _request(self, extra: str = "", *, ask: str = "",
+                 answer_only: bool = False) -> list[Message]:
         """System prompt + conversation, API-valid (C12), with ``extra`` appended to the
         latest user message and ``ask`` (a request of the agent's own, like the flush
         prompt) at the end: joined to the last message when that is the user's, so two
-        user messages never follow each other."""
+        user messages never follow each other. ``answer_only``: the request a small
+        model answers in words (``answer_only.py``)."""
+        if answer_only:
+            assert self.system_prompt is not None
+            return self._valid(answer_only_request(
+                answer_only_system(self.system_prompt), self.messages, extra))
         request: list[Message] = [self._system_message(), *self.messages]
         if ask:
             if request[-1].get("role") == "user":
-                request[-1] = _with_extra(request[-1], ask)
+                request[-1] = with_extra(request[-1], ask)
             else:
                 request.append({"role": "user", "content": ask})
         if extra:
             for index in range(len(request) - 1, 0, -1):
                 if request[index].get("role") == "user":
-                    request[index] = _with_extra(request[index], extra)
+                    request[index] = with_extra(request[index], extra)
                     break
         return self._valid(request)
 
@@ -803,14 +815,23 @@ class Agent:
         return line
 
 
-def _with_extra(message: Message, extra: str) -> Message:
-    copy: dict[str, Any] = dict(message)
-    content = message.get("content")
-    if isinstance(content, list):
-        copy["content"] = [*content, {"type": "text", "text": extra}]
-    else:
-        copy["content"] = f"{content or ''}\n\n{extra}"
-    return copy  # type: ignore[return-value]
+def _signature(call: Any) -> str:
+    """What a call does (its name and arguments), whatever its id."""
+    return json.dumps(call.get("function"), sort_keys=True)
+
+
+def _without_repeated_calls(message: Message,
+                            calls: list[Any]) -> tuple[Message, list[Any]]:
+    """``message`` and ``calls`` with each call's repeats in the same reply left out."""
+    first: dict[str, Any] = {}
+    for call in calls:
+        first.setdefault(_signature(call), call)
+    distinct = list(first.values())
+    if len(distinct) == len(calls):
+        return message, calls
+    log.info("the model repeated %d of its %d calls in one reply; each is run once",
+             len(calls) - len(distinct), len(calls))
+    return {**message, "tool_calls": distinct}, distinct
 
 
 def _title_of(text: str) -> str:

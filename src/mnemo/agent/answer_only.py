@@ -1,0 +1,89 @@
+"""The request that asks a small model to answer in words once its tools are withheld.
+
+The agent withholds tools when a turn reaches ``max_tool_iterations``, when the model only
+repeats calls it already made, and when it asks again after a reply that was no answer.
+A large model answers such a request as it is. The embedded 0.5B model does not (seen
+with the README's first command):
+
+* after a tool message, with no tools offered, it ends its reply at the first token;
+* with the system prompt's tool guidance still there ("your reply starts with a memory
+  tool call"), it writes that call as text again, however the request asks for words.
+
+So for a small window the request is reshaped, and only the request: the stored
+conversation keeps its calls and results. The system prompt drops its tool guidance
+parts. The current turn's calls and what they returned become a note on the user's
+message, which ends the request, followed by the instruction to answer now.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from mnemo.messages import Message, content_text, tool_calls_of
+from mnemo.prompt import SystemPrompt
+from mnemo.prompt.builder import PART_SEPARATOR
+
+__all__ = ["ANSWER_NOW", "answer_only_request", "answer_only_system", "with_extra"]
+
+# Added to the request when the model has to answer without tools.
+ANSWER_NOW = ("[Tools are not available for this reply. Answer the user's last message "
+              "directly, in plain words.]")
+
+# The system prompt's parts that tell the model how and when to call its tools.
+_TOOL_GUIDANCE = frozenset({"memory_guidance", "session_search_guidance",
+                            "skills_guidance", "tool_use_guidance"})
+
+
+def answer_only_system(prompt: SystemPrompt) -> str:
+    """``prompt``'s text without its tool guidance (the memory notes themselves stay)."""
+    return PART_SEPARATOR.join(p.text for p in prompt.parts if p.name not in _TOOL_GUIDANCE)
+
+
+def answer_only_request(system: str, messages: Sequence[Message], extra: str) -> list[Message]:
+    """``[system, *messages]`` with the turn after the last user message folded into a
+    note on that message, then ``extra`` and ``ANSWER_NOW`` (once). Earlier turns are
+    sent as they are: each of them ends with an answer."""
+    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    if last_user < 0:
+        return [{"role": "system", "content": system}, *messages]
+    done = _what_the_tools_did(messages[last_user + 1:])
+    hints = [part for part in (done, extra) if part]
+    if ANSWER_NOW not in extra:
+        hints.append(ANSWER_NOW)
+    asked = with_extra(messages[last_user], "\n\n".join(hints))
+    return [{"role": "system", "content": system}, *messages[:last_user], asked]
+
+
+def _what_the_tools_did(turn: Sequence[Message]) -> str:
+    """One line per distinct call of ``turn`` and what it returned ("" for none)."""
+    results = {str(m.get("tool_call_id", "")): content_text(m)
+               for m in turn if m.get("role") == "tool"}
+    lines: dict[str, None] = {}  # a small model repeats its calls: each is told once
+    for message in turn:
+        for call in tool_calls_of(message):
+            function: Any = call.get("function")
+            if not isinstance(function, dict):
+                continue
+            name = str(function.get("name") or "tool")
+            arguments = function.get("arguments")
+            if not isinstance(arguments, str):
+                arguments = json.dumps(arguments, ensure_ascii=False)
+            answer = results.get(str(call.get("id", "")), "(no result)")
+            lines[f"- {name} {arguments} returned: {answer}"] = None
+    if not lines:
+        return ""
+    return "[Your tool calls this turn, and what they returned:\n" + "\n".join(lines) + "]"
+
+
+def with_extra(message: Message, extra: str) -> Message:
+    """A copy of ``message`` with ``extra`` after its text (in a part of its own when
+    the content is in parts)."""
+    copy: dict[str, Any] = dict(message)
+    content = message.get("content")
+    if isinstance(content, list):
+        copy["content"] = [*content, {"type": "text", "text": extra}]
+    else:
+        copy["content"] = f"{content or ''}\n\n{extra}"
+    return copy  # type: ignore[return-value]
