@@ -17,7 +17,7 @@ from mnemo.agent import Agent, build_agent
 from mnemo.agent.nudges import NUDGE_TEXT
 from mnemo.config import MnemoConfig
 from mnemo.context import SUMMARY_PREFIX
-from mnemo.errors import ContextLengthExceededError, ProviderConnectionError
+from mnemo.errors import ContextLengthExceededError, ProviderConnectionError, UsageError
 from mnemo.home import Home
 from mnemo.llm.testing import ChatRequest, ScriptedChatClient, assistant_tool_call
 from mnemo.messages import Message, content_text
@@ -100,6 +100,17 @@ def test_bad_tool_calls_come_back_as_errors_not_exceptions(mnemo_home: Home,
     assert "There is no tool 'nonexistent'" in errors[0]
     assert "not a valid JSON object" in errors[1]
     assert result.text == "ok"
+
+
+def test_a_blank_message_is_refused_before_anything_is_stored(mnemo_home: Home,
+                                                              tmp_path: Path) -> None:
+    client = ScriptedChatClient(["hi"])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.run_turn("hello")
+        with pytest.raises(UsageError, match="the message is empty"):
+            agent.run_turn(" \n")
+        assert [m["role"] for m in agent.messages] == ["user", "assistant"]
+    assert len(client.requests) == 1
 
 
 def test_tool_iterations_are_bounded(mnemo_home: Home, tmp_path: Path) -> None:

@@ -67,6 +67,20 @@ def test_once_json_output(mnemo_home: Home, fake_openai: FakeOpenAIServer,
     assert data["status"]["compactions"] == 0 and data["session_id"]
 
 
+@pytest.mark.parametrize("blank", ["", "  \n\t"])
+def test_an_empty_once_message_is_one_clear_line_and_no_session(
+        mnemo_home: Home, fake_openai: FakeOpenAIServer, tmp_path: Path, blank: str) -> None:
+    # Seen by hand: `--once ""` ran a turn, and the embedded model answered its prompt's
+    # example ("Sam prefers tabs.").
+    env = configure(mnemo_home, fake_openai)
+    done = run(["chat", "--once", blank], env, tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1].startswith("error: --once needs a message")
+    assert fake_openai.requests == []
+    with SessionStore(mnemo_home.state_db) as store:
+        assert store.list_sessions() == []
+
+
 def test_unreachable_model_is_one_clear_line(mnemo_home: Home, tmp_path: Path) -> None:
     mnemo_home.config_file.write_text(
         "model: {name: m, base_url: 'http://127.0.0.1:9/v1', max_retries: 0}\n",

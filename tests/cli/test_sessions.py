@@ -104,6 +104,9 @@ def test_errors_and_empty_states(tmp_path: Path) -> None:
     for hostile in ('"', "AND (", "🎉", "col:*"):
         code, _, err = run("sessions", "search", "--", hostile)
         assert code == 0, err
+    for blank in ("", "  "):
+        code, _, err = run("sessions", "search", blank)
+        assert code == 2 and err.startswith("error: the query is empty") and err.count("\n") == 1
 
 
 def test_delete_asks_unless_yes(tmp_path: Path) -> None:

@@ -382,7 +382,12 @@ class Agent:
     # -- a turn ---------------------------------------------------------------------------
 
     def run_turn(self, text: str) -> TurnResult:
-        """Send the user's ``text``; run the model and its tools until it answers."""
+        """Send the user's ``text``; run the model and its tools until it answers.
+
+        Raises ``UsageError`` for a blank ``text`` (an API may reject an empty message,
+        and a model asked nothing makes something up), before anything is stored."""
+        if not text.strip():
+            raise UsageError("the message is empty; give the agent some text to answer")
         self.start()
         assert self.manager is not None and self.session_id is not None
         self.turn += 1

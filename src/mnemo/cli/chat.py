@@ -147,6 +147,9 @@ def chat(state: CliState, message: str | None, as_json: bool, resume: str | None
     """
     if as_json and message is None:
         raise UsageError("--json goes with --once MESSAGE (the interactive chat prints text)")
+    if message is not None and not message.strip():
+        raise UsageError("--once needs a message, and this one is empty: "
+                         "mnemo chat --once \"What did we decide yesterday?\"")
     if continue_last and resume:
         raise UsageError("use either --continue (the latest session) or --resume ID, not both")
     if continue_last:

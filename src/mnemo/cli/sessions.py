@@ -131,6 +131,9 @@ def search(state: CliState, query: tuple[str, ...], limit: int, session_id: str 
     that starts with a dash: mnemo sessions search -- -Xmx2g
     """
     text = " ".join(query)
+    if not text.strip():
+        raise UsageError("the query is empty; give keywords to search for: "
+                         "mnemo sessions search staging port")
     with _open(state) as store:
         hits = store.search(text, limit=limit, session_id=session_id, role=role or None)
     note = limits_note(text)
