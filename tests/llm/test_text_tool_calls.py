@@ -115,6 +115,18 @@ def test_a_copy_of_tool_results_is_an_echo_and_other_json_is_not() -> None:
     assert not echoes_results(echo, [])
 
 
+def test_a_copy_in_the_templates_result_tags_is_an_echo() -> None:
+    # Seen on the embedded model, as its whole answer to "My name is Lee…".
+    results = ['{"success": true, "usage": "1% — 40/2,200 chars", "entry_count": 1, '
+               '"message": "Entry added."}',
+               '{"success": true, "mode": "search", "query": "work", "count": 0}']
+    echo = ('{"usage": "1% — 40/2,200 chars", "entry_count": 1, "message": "Entry added."}\n'
+            '<tool_response>\n{"success": true, "mode": "search", "count": 0}\n'
+            '</tool_response>')
+    assert echoes_results(echo, results)
+    assert not echoes_results("<tool_response> is the tag: " + echo, results)
+
+
 def test_stream_gate_passes_prose_and_holds_a_possible_call() -> None:
     shown: list[str] = []
     gate = StreamGate(shown.append)
@@ -129,6 +141,11 @@ def test_stream_gate_passes_prose_and_holds_a_possible_call() -> None:
     assert shown == []  # held while it may be a call
     gate.finish(was_call=True)
     assert shown == []
+
+    for piece in ("<tool_", "response>", '{"message": "Entry added."}'):
+        gate.feed(piece)
+    assert shown == []  # held: it may be the tools' results copied out
+    gate.finish(was_call=True)
 
     for piece in ("{not", " a call}"):
         gate.feed(piece)

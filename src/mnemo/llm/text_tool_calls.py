@@ -40,6 +40,8 @@ __all__ = [
 
 _TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 _FENCE = re.compile(r"```(?:json)?\s*|```")
+# The chat template's wrapper of a tool result, which a small model copies with it.
+_RESPONSE_TAG = re.compile(r"</?tool_response>")
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "object": (dict,),
     "array": (list,),
@@ -210,7 +212,7 @@ def echoes_results(text: str, results: Sequence[str]) -> bool:
     answer to the user."""
     if "{" not in text or not results:
         return False
-    body = _FENCE.sub("", text).strip()
+    body = _FENCE.sub("", _RESPONSE_TAG.sub("", text)).strip()
     found = _candidates(body)
     if not found or _has_words("".join(_outside(body, found))):
         return False
@@ -267,9 +269,10 @@ def accept_text_tool_calls(response: ChatResponse,
     return replace(response, message=message, finish_reason="tool_calls")
 
 
-# A reply that begins like one of these may be a tool call written as text; marks a
-# small model sometimes puts before one (``>{"name": …}``) are looked past.
-_CALL_OPENINGS = ("{", "<tool_call>", "```")
+# A reply that begins like one of these may be a tool call written as text, or tool
+# results copied out; marks a small model sometimes puts before one (``>{"name": …}``)
+# are looked past.
+_CALL_OPENINGS = ("{", "<tool_call>", "<tool_response>", "```")
 _STRAY_MARKS = ">:*-"
 
 
