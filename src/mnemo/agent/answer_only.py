@@ -44,16 +44,18 @@ def answer_only_system(prompt: SystemPrompt) -> str:
 def answer_only_request(system: str, messages: Sequence[Message], extra: str) -> list[Message]:
     """``[system, *messages]`` with the turn after the last user message folded into a
     note on that message, then ``extra`` and ``ANSWER_NOW`` (once). Earlier turns are
-    sent as they are: each of them ends with an answer."""
+    sent as they are: each of them ends with an answer. With no user message at all (a
+    conversation left as a summary and calls) the note is a user message of its own."""
     last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
-    if last_user < 0:
-        return [{"role": "system", "content": system}, *messages]
     done = _what_the_tools_did(messages[last_user + 1:])
     hints = [part for part in (done, extra) if part]
     if ANSWER_NOW not in extra:
         hints.append(ANSWER_NOW)
-    asked = with_extra(messages[last_user], "\n\n".join(hints))
-    return [{"role": "system", "content": system}, *messages[:last_user], asked]
+    note = "\n\n".join(hints)
+    head: list[Message] = [{"role": "system", "content": system}, *messages[:max(last_user, 0)]]
+    if last_user < 0:
+        return [*head, {"role": "user", "content": note}]
+    return [*head, with_extra(messages[last_user], note)]
 
 
 def _what_the_tools_did(turn: Sequence[Message]) -> str:

@@ -1,0 +1,89 @@
+"""The request a small model answers in words once its tools are withheld
+(``mnemo.agent.answer_only``): the turn's calls folded into a note, the tool guidance
+left out of the system prompt."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mnemo.agent.answer_only import ANSWER_NOW, answer_only_request, answer_only_system
+from mnemo.context.validity import validate_c12
+from mnemo.messages import Message, content_text
+from mnemo.prompt import SystemPrompt
+from mnemo.prompt.builder import PromptPart
+
+
+def _call(call_id: str, name: str, arguments: dict[str, Any]) -> Message:
+    return {"role": "assistant", "content": None, "tool_calls": [{
+        "id": call_id, "type": "function",
+        "function": {"name": name, "arguments": json.dumps(arguments)}}]}
+
+
+def _result(call_id: str, text: str) -> Message:
+    return {"role": "tool", "tool_call_id": call_id, "content": text}
+
+
+EARLIER: list[Message] = [
+    {"role": "user", "content": "Hello"},
+    _call("a", "session_search", {"query": "old"}),
+    _result("a", '{"count": 0}'),
+    {"role": "assistant", "content": "Nothing earlier."},
+]
+
+
+def test_the_turns_calls_become_one_note_each_told_once() -> None:
+    turn: list[Message] = [
+        {"role": "user", "content": "I'm Ana."},
+        _call("1", "memory", {"action": "add", "content": "Name: Ana"}),
+        _result("1", '{"message": "Entry added."}'),
+        _call("2", "memory", {"action": "add", "content": "Name: Ana"}),
+        _result("2", '{"message": "Entry added."}'),
+    ]
+    request = answer_only_request("SYSTEM", [*EARLIER, *turn], "")
+    assert request[:5] == [{"role": "system", "content": "SYSTEM"}, *EARLIER]
+    assert len(request) == 6 and request[-1]["role"] == "user"
+    note = content_text(request[-1])
+    assert note.startswith("I'm Ana.\n\n[Your tool calls this turn")
+    assert note.count('memory {"action": "add", "content": "Name: Ana"} returned: '
+                      '{"message": "Entry added."}') == 1
+    assert note.endswith(ANSWER_NOW) and note.count(ANSWER_NOW) == 1
+    assert validate_c12(request) == []
+
+
+def test_extra_comes_before_the_instruction_and_the_instruction_is_not_doubled() -> None:
+    turn: list[Message] = [{"role": "user", "content": "Hi"}]
+    once = content_text(answer_only_request("S", turn, "recalled: Ana")[-1])
+    assert once == f"Hi\n\nrecalled: Ana\n\n{ANSWER_NOW}"
+    retry = content_text(answer_only_request("S", turn, ANSWER_NOW)[-1])
+    assert retry == f"Hi\n\n{ANSWER_NOW}"
+
+
+def test_without_a_user_message_the_note_is_a_message_of_its_own() -> None:
+    only_calls: list[Message] = [
+        {"role": "assistant", "content": "[summary of earlier turns]"},
+        _call("1", "session_search", {"query": "port"}),
+        _result("1", '{"count": 2}'),
+    ]
+    request = answer_only_request("S", only_calls, "")
+    assert [m["role"] for m in request] == ["system", "user"]
+    assert 'session_search {"query": "port"} returned: {"count": 2}' in content_text(request[1])
+
+
+def test_content_in_parts_gets_the_note_as_a_part() -> None:
+    asked: Message = {"role": "user", "content": [{"type": "text", "text": "What is this?"}]}
+    request = answer_only_request("S", [asked], "")
+    parts: Any = request[-1]["content"]
+    assert parts[0] == {"type": "text", "text": "What is this?"}
+    assert parts[-1] == {"type": "text", "text": ANSWER_NOW}
+    assert asked["content"] == [{"type": "text", "text": "What is this?"}]  # not mutated
+
+
+def test_the_system_prompt_keeps_everything_but_the_tool_guidance() -> None:
+    parts = tuple(PromptPart(name, text, len(text), 1) for name, text in (
+        ("identity", "You are mnemo."), ("user", "USER PROFILE: Ana"),
+        ("memory_guidance", "# Memory ..."), ("session_search_guidance", "# Past ..."),
+        ("tool_use_guidance", "# Tools ..."), ("date", "Conversation started: today")))
+    prompt = SystemPrompt(text="\n\n".join(p.text for p in parts), parts=parts)
+    assert answer_only_system(prompt) == (
+        "You are mnemo.\n\nUSER PROFILE: Ana\n\nConversation started: today")
