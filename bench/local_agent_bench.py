@@ -11,7 +11,8 @@ tokens llama.cpp reports it read anew and took from its cache (from the agent lo
 
 **memory** gives 20 memory-worthy first messages (names, preferences, project facts, in
 several phrasings) each to a new session in its own home, with one shared model server,
-and counts those that end with a memory write holding the expected words (target ≥ 70%).
+and counts those that end with a memory write holding the expected words (target ≥ 70%),
+and those that end with an answer in words rather than a notice that the model gave none.
 
 Requests over the window in a paste-heavy session are the window invariant's bench:
 ``bench/window_bench.py`` (50 turns against a model that counts with a real tokenizer and
@@ -116,7 +117,7 @@ def memory(model_file: Path, threads: int, limit: int) -> None:
     # Replies capped at 256 tokens: what is measured is the tool call, which comes first.
     client = LocalChatClient(model_file, context_length=8192, threads=threads, timeout=600,
                              max_tokens=256, prompt_cache=False)
-    good = 0
+    good = answered = 0
     cases = MEMORY_CASES[:limit]
     try:
         for number, (message, words) in enumerate(cases, start=1):
@@ -132,9 +133,15 @@ def memory(model_file: Path, threads: int, limit: int) -> None:
                     if (home.memories_dir / name).exists()).lower()
                 ok = result.memory_written and all(w in saved for w in words)
                 good += ok
+                # An answer in words, not a notice that the model gave none.
+                words_back = bool(result.text.strip()) and not result.text.startswith(
+                    "[The model")
+                answered += words_back
                 tools = ",".join(run.name for run in result.tool_runs) or "-"
                 print(f"{number:2d}. {'ok ' if ok else 'MISS'} tools={tools:<20} "
                       f"{message[:50]!r} → {saved.strip()[:70]!r}", flush=True)
+                print(f"      answer ({result.model_calls} calls): "
+                      f"{' '.join(result.text.split())[:100]!r}", flush=True)
                 if not ok:  # why: what the model sent and what the tool answered
                     for run in result.tool_runs:
                         print(f"      {run.name}({json.dumps(run.arguments)[:120]}) → "
@@ -144,6 +151,7 @@ def memory(model_file: Path, threads: int, limit: int) -> None:
         stop_shared_servers()
     print(f"\nmemory writes: {good}/{len(cases)} ({100 * good / len(cases):.0f}%), "
           f"targets {', '.join(TARGETS)}")
+    print(f"turns ending with an answer in words: {answered}/{len(cases)}")
 
 
 def main() -> None:
