@@ -115,6 +115,20 @@ def test_a_copy_of_tool_results_is_an_echo_and_other_json_is_not() -> None:
     assert not echoes_results(echo, [])
 
 
+def test_a_call_one_closing_brace_short_is_still_a_call() -> None:
+    # Seen on the embedded model, shown to the user as the answer to "Call me Kenji".
+    short = ('{"name": "memory", "arguments": {"action": "add", "target": "user", '
+             '"content": "Kenji"}')
+    calls, left = parse_text_tool_calls(short, TOOLS)
+    assert [c["function"]["name"] for c in calls] == ["memory"] and left == ""
+    assert json.loads(calls[0]["function"]["arguments"])["content"] == "Kenji"
+    assert call_attempt(short + "\n", TOOLS) == ("memory", None)
+    # Cut inside a value, or words after it: not a call.
+    assert parse_text_tool_calls(short[:-3], TOOLS)[0] == []
+    assert call_attempt('{"name": "memory", "arguments": {"action": "ad', TOOLS) is None
+    assert parse_text_tool_calls('Use {"a": 1 like this', TOOLS) == ([], 'Use {"a": 1 like this')
+
+
 def test_a_copy_in_the_templates_result_tags_is_an_echo() -> None:
     # Seen on the embedded model, as its whole answer to "My name is Lee…".
     results = ['{"success": true, "usage": "1% — 40/2,200 chars", "entry_count": 1, '

@@ -84,7 +84,10 @@ def schema_problem(value: Any, schema: Mapping[str, Any], path: str = "arguments
 
 
 def _candidates(text: str) -> list[tuple[int, int, Any]]:
-    """Every top-level JSON object in ``text`` as (start, end, value), left to right."""
+    """Every top-level JSON object in ``text`` as (start, end, value), left to right.
+
+    An object that runs to the end of ``text`` one or two closing braces short counts
+    too: the embedded model sometimes stops before the last ``}`` of a call."""
     decoder = json.JSONDecoder()
     found: list[tuple[int, int, Any]] = []
     position = 0
@@ -92,11 +95,30 @@ def _candidates(text: str) -> list[tuple[int, int, Any]]:
         try:
             value, end = decoder.raw_decode(text, start)
         except ValueError:
+            closed = _closed_at_the_end(decoder, text[start:])
+            if closed is not None:
+                found.append((start, len(text), closed))
+                break
             position = start + 1
             continue
         found.append((start, end, value))
         position = end
     return found
+
+
+def _closed_at_the_end(decoder: json.JSONDecoder, tail: str) -> Any:
+    """The object ``tail`` holds once one or two ``}`` are added, or None."""
+    stripped = tail.rstrip()
+    if not stripped.endswith(("}", '"')):  # cut inside a value: not a missing brace
+        return None
+    for missing in ("}", "}}"):
+        try:
+            value, end = decoder.raw_decode(stripped + missing)
+        except ValueError:
+            continue
+        if end == len(stripped) + len(missing):
+            return value
+    return None
 
 
 def _as_call(value: Any,
