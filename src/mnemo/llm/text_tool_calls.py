@@ -90,14 +90,17 @@ def _candidates(text: str) -> list[tuple[int, int, Any]]:
     too: the embedded model sometimes stops before the last ``}`` of a call."""
     decoder = json.JSONDecoder()
     found: list[tuple[int, int, Any]] = []
+    closed: list[str] | None = None  # ``text`` with one and two braces added, made once
     position = 0
     while (start := text.find("{", position)) != -1:
         try:
             value, end = decoder.raw_decode(text, start)
         except ValueError:
-            closed = _closed_at_the_end(decoder, text[start:])
-            if closed is not None:
-                found.append((start, len(text), closed))
+            if closed is None:
+                closed = _with_closing_braces(text)
+            value = _decoded_to_the_end(decoder, closed, start)
+            if value is not None:
+                found.append((start, len(text), value))
                 break
             position = start + 1
             continue
@@ -106,17 +109,23 @@ def _candidates(text: str) -> list[tuple[int, int, Any]]:
     return found
 
 
-def _closed_at_the_end(decoder: json.JSONDecoder, tail: str) -> Any:
-    """The object ``tail`` holds once one or two ``}`` are added, or None."""
-    stripped = tail.rstrip()
-    if not stripped.endswith(("}", '"')):  # cut inside a value: not a missing brace
-        return None
-    for missing in ("}", "}}"):
+def _with_closing_braces(text: str) -> list[str]:
+    """``text`` with one and with two ``}`` added; none when it does not end like an
+    object short of its braces (a reply cut inside a value is no missing brace)."""
+    stripped = text.rstrip()
+    if not stripped.endswith(("}", '"')):
+        return []
+    return [stripped + "}", stripped + "}}"]
+
+
+def _decoded_to_the_end(decoder: json.JSONDecoder, texts: list[str], start: int) -> Any:
+    """The object at ``start`` of the first of ``texts`` it fills to the end, or None."""
+    for text in texts:
         try:
-            value, end = decoder.raw_decode(stripped + missing)
+            value, end = decoder.raw_decode(text, start)
         except ValueError:
             continue
-        if end == len(stripped) + len(missing):
+        if end == len(text):
             return value
     return None
 
