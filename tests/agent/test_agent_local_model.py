@@ -175,6 +175,19 @@ def test_without_tools_a_small_model_is_asked_with_its_calls_as_a_note(
                                            "assistant", "tool", "assistant"]
 
 
+def test_a_copy_of_the_note_is_not_kept_in_the_conversation(mnemo_home: Home,
+                                                            tmp_path: Path) -> None:
+    # Seen by hand: the answer went on with the note written out, and the next turn's
+    # answer copied it again from the conversation.
+    copied = ("Hi Omar.\n\n[Your tool calls this turn, and what they returned:\n"
+              f"- memory {json.dumps(ANA)} returned: Entry added.]")
+    client = ScriptedChatClient([CALL_TEXT, CALL_TEXT, copied], context_length=8192)
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn("Call me Omar.")
+        stored = content_text(agent.messages[-1])
+    assert result.text == stored == "Hi Omar."
+
+
 def test_without_tools_a_large_model_gets_the_conversation_as_it_is(
         mnemo_home: Home, tmp_path: Path) -> None:
     client = ScriptedChatClient([CALL_TEXT, CALL_TEXT, "Hi Ana."], context_length=128_000)

@@ -7,7 +7,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mnemo.agent.answer_only import ANSWER_NOW, answer_only_request, answer_only_system
+from mnemo.agent.answer_only import (
+    ANSWER_NOW,
+    answer_only_request,
+    answer_only_system,
+    without_copied_note,
+)
 from mnemo.context.validity import validate_c12
 from mnemo.messages import Message, content_text
 from mnemo.prompt import SystemPrompt
@@ -87,3 +92,14 @@ def test_the_system_prompt_keeps_everything_but_the_tool_guidance() -> None:
     prompt = SystemPrompt(text="\n\n".join(p.text for p in parts), parts=parts)
     assert answer_only_system(prompt) == (
         "You are mnemo.\n\nUSER PROFILE: Ana\n\nConversation started: today")
+
+
+def test_a_copy_of_the_note_or_the_instruction_is_cut_from_the_answer() -> None:
+    request = answer_only_request("S", [{"role": "user", "content": "Hi"},
+                                        _call("1", "memory", {"action": "add"}),
+                                        _result("1", "{}")], "")
+    note = content_text(request[-1]).removeprefix("Hi\n\n")
+    assert without_copied_note(f"Hello!\n\n{note}") == "Hello!"
+    assert without_copied_note(f"Hello! {ANSWER_NOW}") == "Hello!"
+    assert without_copied_note(note) == ""
+    assert without_copied_note("Your tool calls were fine.") == "Your tool calls were fine."

@@ -123,6 +123,10 @@ def test_a_call_one_closing_brace_short_is_still_a_call() -> None:
     assert [c["function"]["name"] for c in calls] == ["memory"] and left == ""
     assert json.loads(calls[0]["function"]["arguments"])["content"] == "Kenji"
     assert call_attempt(short + "\n", TOOLS) == ("memory", None)
+    # A mark in place of the last brace (seen by hand: '… "content": "Omar"})').
+    assert call_attempt(short + ")", TOOLS) == ("memory", None)
+    assert [c["function"]["name"] for c in parse_text_tool_calls(short + ");", TOOLS)[0]] == [
+        "memory"]
     # Cut inside a value, or words after it: not a call.
     assert parse_text_tool_calls(short[:-3], TOOLS)[0] == []
     assert call_attempt('{"name": "memory", "arguments": {"action": "ad', TOOLS) is None

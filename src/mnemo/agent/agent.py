@@ -47,6 +47,7 @@ from mnemo.agent.answer_only import (
     answer_only_request,
     answer_only_system,
     with_extra,
+    without_copied_note,
 )
 from mnemo.agent.memory_writes import MemoryWrites
 from mnemo.agent.nudges import FLUSH_PROMPT, NUDGE_TEXT, MemoryNudger
@@ -552,6 +553,14 @@ class Agent:
                 raise
             response = self._send(self._request(extra, answer_only=answer_only), tools)
         self._record_usage(response, result)
+        if answer_only:
+            # A streamed copy of the note was already shown, but the conversation never
+            # keeps it: the next turn would copy it again.
+            text = content_text(response.message)
+            kept = without_copied_note(text)
+            if kept != text:
+                response = replace(response, message={**response.message,
+                                                      "content": kept or None})
         return response
 
     def _send(self, request: list[Message], tools: list[dict[str, Any]] | None, *,

@@ -25,11 +25,14 @@ from mnemo.messages import Message, content_text, tool_calls_of
 from mnemo.prompt import SystemPrompt
 from mnemo.prompt.builder import PART_SEPARATOR
 
-__all__ = ["ANSWER_NOW", "answer_only_request", "answer_only_system", "with_extra"]
+__all__ = ["ANSWER_NOW", "answer_only_request", "answer_only_system", "with_extra",
+           "without_copied_note"]
 
 # Added to the request when the model has to answer without tools.
 ANSWER_NOW = ("[Tools are not available for this reply. Answer the user's last message "
               "directly, in plain words.]")
+
+_NOTE_OPENING = "[Your tool calls this turn"
 
 # The system prompt's parts that tell the model how and when to call its tools.
 _TOOL_GUIDANCE = frozenset({"memory_guidance", "session_search_guidance",
@@ -76,7 +79,15 @@ def _what_the_tools_did(turn: Sequence[Message]) -> str:
             lines[f"- {name} {arguments} returned: {answer}"] = None
     if not lines:
         return ""
-    return "[Your tool calls this turn, and what they returned:\n" + "\n".join(lines) + "]"
+    return f"{_NOTE_OPENING}, and what they returned:\n" + "\n".join(lines) + "]"
+
+
+def without_copied_note(text: str) -> str:
+    """``text`` cut where it starts copying the note or the instruction (seen by hand:
+    the embedded model answered, then wrote out the note, and the next turn copied it
+    again from the conversation)."""
+    found = [at for opening in (_NOTE_OPENING, ANSWER_NOW) if (at := text.find(opening)) >= 0]
+    return text[:min(found)].rstrip() if found else text
 
 
 def with_extra(message: Message, extra: str) -> Message:

@@ -42,6 +42,8 @@ _TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 _FENCE = re.compile(r"```(?:json)?\s*|```")
 # The chat template's wrapper of a tool result, which a small model copies with it.
 _RESPONSE_TAG = re.compile(r"</?tool_response>")
+# Marks that cannot end a JSON object, which a small model writes after a call.
+_END_MARKS = ");,."
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "object": (dict,),
     "array": (list,),
@@ -111,8 +113,9 @@ def _candidates(text: str) -> list[tuple[int, int, Any]]:
 
 def _with_closing_braces(text: str) -> list[str]:
     """``text`` with one and with two ``}`` added; none when it does not end like an
-    object short of its braces (a reply cut inside a value is no missing brace)."""
-    stripped = text.rstrip()
+    object short of its braces (a reply cut inside a value is no missing brace). A
+    mark written in place of the last brace (``"Omar"})``, seen) is dropped first."""
+    stripped = text.rstrip().rstrip(_END_MARKS).rstrip()
     if not stripped.endswith(("}", '"')):
         return []
     return [stripped + "}", stripped + "}}"]
