@@ -141,6 +141,21 @@ def test_relative_dates_are_resolved_against_the_session_date() -> None:
     ("See you tomorrow", "See you tomorrow [9 May 2023]"),
     ("3 days ago it rained", "3 days ago [5 May 2023] it rained"),
     ("No dates here.", "No dates here."),
+    # Short weekday names, read only when capitalised.
+    ("Last Fri I took the kids", "Last Fri [5 May 2023] I took the kids"),
+    ("I joined a group last Tues.", "I joined a group last Tues [2 May 2023]."),
+    ("I last sat down in March", "I last sat down in March"),
+    # "On Friday": before the session when told in the past, after it otherwise.
+    ("We went there on Friday", "We went there on Friday [5 May 2023]"),
+    ("See you on Friday", "See you on Friday [12 May 2023]"),
+    ("I'll have finished it on Friday", "I'll have finished it on Friday [12 May 2023]"),
+    # Weekends, couples and the days around today.
+    ("We camped two weekends ago", "We camped two weekends ago [weekend of 29 Apr 2023]"),
+    ("This past weekend was fun", "This past weekend [weekend of 6 May 2023] was fun"),
+    ("a couple weeks ago", "a couple weeks ago [week of 24 Apr 2023]"),
+    ("a couple of days ago", "a couple of days ago [6 May 2023]"),
+    ("the day before yesterday", "the day before yesterday [6 May 2023]"),
+    ("earlier today I ran", "earlier today [8 May 2023] I ran"),
 ])
 def test_resolve_relative(text: str, expected: str) -> None:
     assert resolve_relative(text, date(2023, 5, 8)) == expected

@@ -7,8 +7,11 @@ a text; the reader keeps the latest one seen as the date of the turns that follo
 
 ``resolve_relative`` rewrites the relative expressions of a sentence with the date they
 stand for in brackets after them — ``yesterday [7 May 2023]``, ``last week [week of
-1 May 2023]``, ``two months ago [March 2023]``, ``last year [2022]`` — so the summary
-keeps a date a reader can use after the session's own date has been compacted away.
+1 May 2023]``, ``two months ago [March 2023]``, ``last year [2022]``, ``last Fri
+[5 May 2023]``, ``two weekends ago [weekend of 22 Apr 2023]`` — so the summary keeps a
+date a reader can use after the session's own date has been compacted away. A weekday
+with "on" is the one before the session when the sentence tells of the past ("we went
+there on Friday"), the one after it otherwise.
 Every pattern is bounded, so a pass is linear in the text.
 """
 
@@ -24,9 +27,13 @@ _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "augu
 _MONTH = {name: i + 1 for i, name in enumerate(_MONTHS)} | {
     name[:3]: i + 1 for i, name in enumerate(_MONTHS)} | {"sept": 9}
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+# Short weekday names as people write them ("last Fri", "on Tues"). Read only when
+# capitalised: "I last sat down" is no Saturday.
+_SHORT_WEEKDAYS = {"mon": 0, "tue": 1, "tues": 1, "wed": 2, "weds": 2, "thu": 3, "thur": 3,
+                   "thurs": 3, "fri": 4, "sat": 5, "sun": 6}
+_WEEKDAY_WORD = "|".join(_WEEKDAYS + tuple(sorted(_SHORT_WEEKDAYS, key=len, reverse=True)))
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
-            "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "couple of": 2,
-            "few": 3}
+            "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "couple": 2, "few": 3}
 _MONTH_WORD = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?" \
               r"|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
 _DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)? {_MONTH_WORD},? (\d{{4}})\b",
@@ -34,15 +41,25 @@ _DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)? {_MONTH_WORD},? (\
 _MONTH_DAY_YEAR = re.compile(rf"\b{_MONTH_WORD} (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b",
                              re.IGNORECASE)
 _ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})(?!\d)")
+# Longer alternatives first: at one place the first that matches wins ("the day before
+# yesterday" over "yesterday", "this past" over "this", "a couple of" over "a").
 _RELATIVE = re.compile(
-    r"\b(?:(yesterday|today|tonight|tomorrow|last night|this morning|this weekend"
-    r"|last weekend|next weekend)"
-    r"|(last|this|next|past) (week|month|year|summer|winter|spring|fall|autumn)"
-    rf"|(last|this|next|on) ({'|'.join(_WEEKDAYS)})"
-    r"|(a|an|one|two|three|four|five|six|seven|eight|nine|ten|few|couple of|\d{1,2}) "
-    r"(days?|weeks?|months?|years?) ago)\b",
+    r"\b(?:(the day before yesterday|the day after tomorrow|yesterday|earlier today|today"
+    r"|tonight|tomorrow|last night|this morning|this afternoon|this evening)"
+    r"|(this past|last|this|next|past) (weekend|week|month|year|summer|winter|spring|fall"
+    r"|autumn)"
+    rf"|(this past|last|this|next|on) ({_WEEKDAY_WORD})"
+    r"|(an?|one|two|three|four|five|six|seven|eight|nine|ten|a few|few|a couple of"
+    r"|a couple|couple of|couple|\d{1,2}) (days?|weekends?|weeks?|months?|years?) ago)\b",
     re.IGNORECASE,
 )
+# "On Friday" is the one before the session in a sentence told in the past ("we went
+# there on Friday"), the one after it otherwise ("see you on Friday").
+_PAST = re.compile(r"\b(?:was|were|had|did|went|got|saw|took|made|came|met|felt|told|said"
+                   r"|found|gave|ran|bought|left|won|lost|spent|began|\w{2,}ed)\b",
+                   re.IGNORECASE)
+_FUTURE = re.compile(r"\b(?:will|going to|gonna|plan(?:s|ning)? to|hope to|can't wait)\b"
+                     r"|'ll\b", re.IGNORECASE)
 
 
 def format_date(day: date) -> str:
@@ -84,33 +101,34 @@ def _month(word: str) -> int:
     return _MONTH.get(word) or _MONTH[word[:3]]
 
 
-def _weekday(today: date, name: str, which: str) -> date:
-    target = _WEEKDAYS.index(name.lower())
+def _weekday(today: date, target: int, which: str, past: bool) -> date:
     delta = (today.weekday() - target) % 7
-    if which == "last":
+    if which in ("last", "this past") or (which == "on" and past):
         return today - timedelta(days=delta or 7)
-    if which == "next":
+    if which == "next" or which == "on":
         return today + timedelta(days=((target - today.weekday()) % 7) or 7)
-    # "this Friday" / "on Friday": the one of this week, before or after today
+    # "this Friday": the one of this week, before or after today
     return today + timedelta(days=target - today.weekday())
 
 
-def _resolve(match: re.Match[str], today: date) -> str | None:
+def _saturday(today: date, weeks: int) -> str:
+    """The weekend ``weeks`` from the one of ``today``'s week (Monday to Sunday)."""
+    saturday = today + timedelta(days=5 - today.weekday(), weeks=weeks)
+    return f"weekend of {format_date(saturday)}"
+
+
+def _resolve(match: re.Match[str], sentence: str, today: date) -> str | None:
     fixed, which, unit, wday_which, wday, count, count_unit = match.groups()
     if fixed:
         word = fixed.lower()
-        if word in ("yesterday", "last night"):
-            return format_date(today - timedelta(days=1))
-        if word in ("today", "tonight", "this morning"):
-            return format_date(today)
-        if word == "tomorrow":
-            return format_date(today + timedelta(days=1))
-        saturday = today + timedelta(days=5 - today.weekday())
-        shift = {"this weekend": 0, "last weekend": -7, "next weekend": 7}[word]
-        return f"weekend of {format_date(saturday + timedelta(days=shift))}"
+        days = {"the day before yesterday": -2, "yesterday": -1, "last night": -1,
+                "tomorrow": 1, "the day after tomorrow": 2}.get(word, 0)
+        return format_date(today + timedelta(days=days))
     if unit:
-        step = {"last": -1, "past": -1, "this": 0, "next": 1}[which.lower()]
+        step = {"last": -1, "past": -1, "this past": -1, "this": 0, "next": 1}[which.lower()]
         unit = unit.lower()
+        if unit == "weekend":
+            return _saturday(today, step)
         if unit == "week":
             monday = today - timedelta(days=today.weekday()) + timedelta(weeks=step)
             return f"week of {format_date(monday)}"
@@ -121,11 +139,19 @@ def _resolve(match: re.Match[str], today: date) -> str | None:
             return str(today.year + step)
         return f"{unit} {today.year + (step if unit != 'winter' or step else 0)}"
     if wday:
-        return format_date(_weekday(today, wday, wday_which.lower()))
-    n = int(count) if count.isdigit() else _NUMBERS[count.lower()]
+        short = _SHORT_WEEKDAYS.get(wday.lower())
+        if short is not None and not wday[0].isupper():
+            return None  # "last sat", "on wed…": a word, not a day
+        target = _WEEKDAYS.index(wday.lower()) if short is None else short
+        past = bool(_PAST.search(sentence)) and not _FUTURE.search(sentence)
+        return format_date(_weekday(today, target, wday_which.lower(), past))
+    number = [w for w in count.lower().split() if w not in ("a", "of")] or ["a"]
+    n = int(count) if count.isdigit() else _NUMBERS[number[0]]
     unit = count_unit.lower().rstrip("s")
     if unit == "day":
         return format_date(today - timedelta(days=n))
+    if unit == "weekend":
+        return _saturday(today, -n)
     if unit == "week":
         monday = today - timedelta(days=today.weekday()) - timedelta(weeks=n)
         return f"week of {format_date(monday)}"
@@ -142,7 +168,7 @@ def resolve_relative(sentence: str, today: date | None) -> str:
     out: list[str] = []
     last = 0
     for match in _RELATIVE.finditer(sentence):
-        resolved = _resolve(match, today)
+        resolved = _resolve(match, sentence, today)
         out.append(sentence[last:match.end()])
         if resolved:
             out.append(f" [{resolved}]")
