@@ -161,6 +161,23 @@ def test_resolve_relative(text: str, expected: str) -> None:
     assert resolve_relative(text, date(2023, 5, 8)) == expected
 
 
+def test_a_date_past_the_calendar_is_left_as_written() -> None:
+    # A header typed by hand can name the calendar's first or last day: the summary
+    # still comes, the relative dates that would fall off it unresolved.
+    assert resolve_relative("See you tomorrow, next month", date(9999, 12, 31)) == (
+        "See you tomorrow, next month")
+    assert resolve_relative("yesterday and a week ago", date(1, 1, 1)) == (
+        "yesterday and a week ago")
+    assert resolve_relative("today, last year", date(1, 1, 1)) == (
+        "today [1 Jan 1], last year")
+    turns: list[Message] = [
+        {"role": "user", "name": "Ana", "content": "[Session 1, 31 Dec, 9999]\nI sold my "
+         "boat yesterday. See you tomorrow at the lake."},
+        {"role": "assistant", "name": "Ben", "content": "I moved to Paris last year."}]
+    summary = summarize_locally(turns, budget_tokens=2_000)
+    assert "I sold my boat yesterday [30 Dec 9999]." in summary
+
+
 def test_session_dates_are_read_in_common_forms() -> None:
     assert find_date("1:56 pm on 8 May, 2023") == date(2023, 5, 8)
     assert find_date("on Sept 3, 2021") == date(2021, 9, 3)

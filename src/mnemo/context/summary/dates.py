@@ -67,6 +67,12 @@ def format_date(day: date) -> str:
     return f"{day.day} {_MONTHS[day.month - 1][:3].capitalize()} {day.year}"
 
 
+def _year(year: int) -> str:
+    if not 1 <= year <= 9999:  # as ``date`` does: the caller leaves the words unresolved
+        raise ValueError(f"year {year} is out of range")
+    return str(year)
+
+
 def _month_year(day: date) -> str:
     return f"{_MONTHS[day.month - 1][:3].capitalize()} {day.year}"
 
@@ -136,8 +142,8 @@ def _resolve(match: re.Match[str], sentence: str, today: date) -> str | None:
             month = today.month - 1 + step
             return _month_year(date(today.year + month // 12, month % 12 + 1, 1))
         if unit == "year":
-            return str(today.year + step)
-        return f"{unit} {today.year + (step if unit != 'winter' or step else 0)}"
+            return _year(today.year + step)
+        return f"{unit} {_year(today.year + (step if unit != 'winter' or step else 0))}"
     if wday:
         short = _SHORT_WEEKDAYS.get(wday.lower())
         if short is not None and not wday[0].isupper():
@@ -158,7 +164,7 @@ def _resolve(match: re.Match[str], sentence: str, today: date) -> str | None:
     if unit == "month":
         month = today.month - 1 - n
         return _month_year(date(today.year + month // 12, month % 12 + 1, 1))
-    return str(today.year - n)
+    return _year(today.year - n)
 
 
 def resolve_relative(sentence: str, today: date | None) -> str:
@@ -168,7 +174,10 @@ def resolve_relative(sentence: str, today: date | None) -> str:
     out: list[str] = []
     last = 0
     for match in _RELATIVE.finditer(sentence):
-        resolved = _resolve(match, sentence, today)
+        try:
+            resolved = _resolve(match, sentence, today)
+        except (OverflowError, ValueError):  # a session at the calendar's edge (year 1, 9999)
+            resolved = None
         out.append(sentence[last:match.end()])
         if resolved:
             out.append(f" [{resolved}]")
