@@ -4,7 +4,8 @@
   later: greetings, thanks, compliments, agreement, "how have you been?". A sentence is
   phatic when, once its phatic phrases, interjections, the participants' names and
   function words are taken out, no content word is left — "Keep it up!", "That must have
-  been awesome", "Thanks so much, Mel!" — so a sentence that also says something
+  been awesome", "Thanks so much, Mel!", "No worries, that makes sense" (some phrases
+  are taken out whole: ``_PHATIC_PHRASE``) — so a sentence that also says something
   ("Thanks, the 3 pm slot on Friday works") is not.
 * ``salience`` — a score: named people, places and things (capitalised words inside a
   sentence, acronyms), numbers and dates, first-person facts, plans, preferences and
@@ -52,6 +53,22 @@ know knew see seeing saw nice same too think thought wonder wondering kind kindn
 sweet course mean glad great keep proud super don won isn aren wasn weren didn doesn
 couldn wouldn shouldn haven hasn hadn ain let
 """.split()  # noqa: SIM905 - a word list reads better as text
+)
+# Phrases of chit-chat whose words also carry facts elsewhere ("it makes sense", "no
+# worries", "enjoy your day", "thanks for the support"): taken out as phrases, so "the
+# day I moved" and "a support group" keep their words.
+_PHATIC_PHRASE = re.compile(
+    r"\b(?:makes? (?:total |perfect )?sense|no (?:worries|worry|problem)|not a problem"
+    r"|(?:don'?t|do not|no need to) worry|can'?t wait|cannot wait|sounds like a plan"
+    r"|(?:i'?m |i am )?(?:gonna|going to) keep (?:it|that) up"
+    r"|enjoy (?:your|the) (?:day|weekend|evening|night|time|trip|holiday|vacation|ride)"
+    r"|have (?:a|an) (?:great|good|nice|wonderful|fun|amazing|awesome) (?:day|time|weekend"
+    r"|evening|night|one|trip)"
+    r"|wish(?:ing|es)? (?:you|u) (?:all )?(?:the best|luck|well)"
+    r"|thanks? (?:you )?(?:so much )?for (?:the|your|all the|all your) (?:support|help"
+    r"|kind words|encouragement|advice|tips|chat|talk|reminder)"
+    r"|good (?:night|morning|evening)|take it easy|(?:talk|speak) (?:to you )?(?:soon|later)"
+    r"|that'?s the spirit|you deserve it|me neither|let (?:me|us) know)\b"
 )
 _INTERJECTION = re.compile(
     r"^(?:(?:hey|hi|hello|wow|whoa|oh|ooh|aw+|ah|yeah|yep|yes|no|ok(?:ay)?|haha(?:ha)*"
@@ -182,7 +199,7 @@ def _content(sentence: str, names: Iterable[str]) -> list[str]:
     out = [] if sentence.isascii() else [
         stripped[i:i + 2] for run in _CJK_RUN.findall(sentence)
         if (stripped := _CJK_PHATIC.sub("", run)) for i in range(0, len(stripped), 2)]
-    out += [w for w in _BASE_WORD.findall(sentence.lower())
+    out += [w for w in _BASE_WORD.findall(_PHATIC_PHRASE.sub(" ", sentence.lower()))
             if w not in skip and (len(w) >= 3 or w[0].isdigit())]
     return out
 
@@ -195,7 +212,7 @@ def is_phatic(sentence: str, names: Iterable[str] = ()) -> bool:
     # Word by word, to stop at the first content word: most sentences have one early,
     # and every unique sentence of a transcript is asked (four times faster than
     # collecting all the words first).
-    for match in _BASE_WORD.finditer(sentence.lower()):
+    for match in _BASE_WORD.finditer(_PHATIC_PHRASE.sub(" ", sentence.lower())):
         word = match.group()
         if word not in skip and (len(word) >= 3 or word[0].isdigit()):
             return False
