@@ -17,6 +17,11 @@ conversation is compressed once by a ``ContextCompressor`` with an 8k and a 32k 
   conversations and windows given (slow on a CPU: one conversation at 8k by default;
   ``--model-conversations ''`` skips it).
 
+A second table (``live``) compacts the way a chat session does: the messages are added
+one at a time and the context is compressed whenever it passes the compressor's
+threshold, each summary merged into the next (C10). The random baseline there replaces
+the last summary by random sentences of every message no longer in the context.
+
 A question counts if it is answerable (categories 1-4) and every content word of its
 gold answer (lower-cased, stop words removed) occurs in its own evidence turns; it is
 kept if every one of those words occurs in the compressed context. Answers that sit in
@@ -47,6 +52,7 @@ from mnemo.context import ContextCompressor
 from mnemo.context.textscan import sentences
 from mnemo.messages import Message, content_text
 from mnemo.sessions.query import STOP_WORDS
+from mnemo.tokens import estimate_messages_tokens_rough
 
 # Next to the checkout (../shared), or where the team keeps it.
 DEFAULT_DATA = next((p for p in (Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo",
@@ -134,6 +140,29 @@ def compress(conv: Conversation, window: int, summarizer: Callable[[str], str] |
     context = "\n".join(content_text(m) for m in out)
     return context, report.summary, removed, Row(kept(conv.questions, context),
                                                  len(report.summary), seconds)
+
+
+def live(conv: Conversation, window: int, seeds: int) -> tuple[int, int, float]:
+    """Compacted as a live chat is (see the module docstring): (compactions, answers
+    kept, random baseline)."""
+    engine = ContextCompressor(context_length=window, summarizer=None)
+    context: list[Message] = []
+    compactions = 0
+    summary = ""
+    for message in conv.messages:
+        context.append(message)
+        if estimate_messages_tokens_rough(context) > engine.threshold_tokens:
+            context = engine.compress(context)
+            compactions += 1
+            report = engine.last_report
+            summary = (report.summary if report and report.summary else summary)
+    text = "\n".join(content_text(m) for m in context)
+    kept_texts = {content_text(m) for m in context}
+    removed = [m for m in conv.messages if content_text(m) not in kept_texts]
+    found = kept(conv.questions, text)
+    if not summary or summary not in text:  # never compacted: no summary to stand in for
+        return compactions, found, float(found)
+    return compactions, found, random_row(conv, text, summary, removed, seeds)
 
 
 def random_row(conv: Conversation, context: str, summary: str, removed: list[Message],
@@ -230,6 +259,20 @@ def main() -> int:
               f"mnemo / random = {ratio:.2f}")
     for mine, theirs in model_pairs:
         print(f"embedded model: {theirs} answers kept, mnemo {mine}")
+    print(f"\nlive: compacted whenever over the threshold\n{'conv':>5} {'window':>7} "
+          f"{'compactions':>11} {'mnemo':>6} {'random':>7}")
+    for window in WINDOWS:
+        found_all, base_all = 0, 0.0
+        for conv in convs:
+            compactions, found, base = live(conv, window, args.seeds)
+            if not compactions:  # it fits the window: nothing to compare
+                print(f"{conv.name:>5} {window:>7,} {0:>11}  (fits the window: not counted)")
+                continue
+            found_all, base_all = found_all + found, base_all + base
+            print(f"{conv.name:>5} {window:>7,} {compactions:>11} {found:>6} {base:>7.1f}")
+        ratio = found_all / base_all if base_all else float("inf")
+        print(f"all   {window:>7,} {'':>11} {found_all:>6} {base_all:>7.1f}  "
+              f"mnemo / random = {ratio:.2f}")
     return 0
 
 

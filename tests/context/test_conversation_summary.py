@@ -15,6 +15,7 @@ from mnemo.context import ContextCompressor, summarize_locally
 from mnemo.context.extract import extract_facts, is_conversation
 from mnemo.context.local_summary import parse_summary_sections
 from mnemo.context.summary.dates import find_date, resolve_relative
+from mnemo.context.summary.notes import carried_notes
 from mnemo.context.summary.reading import CACHE
 from mnemo.context.summary.salience import is_phatic
 from mnemo.messages import Message
@@ -300,3 +301,48 @@ def test_the_cache_is_bounded() -> None:
     assert len(cache) <= 10
     assert cache.get(("k", 24), lambda: -1) == 48  # the newest entries stay
     assert cache.misses == 25 and cache.hits == 1
+
+
+def test_a_previous_summarys_notes_are_read_back_as_notes() -> None:
+    participants = {"user": "Caroline", "assistant": "Melanie"}
+    notes, others = carried_notes([
+        "8 May 2023 · Caroline: I went to a support group yesterday [7 May 2023]. "
+        "Melanie: I painted a sunrise over Lake Tahoe.",
+        "Melanie: My pottery class starts on Monday. We have two kids.",
+        "Never deploy on Fridays.",
+        "ValueError: bad input",
+    ], participants, -500)
+    assert [(n.speaker, n.role, n.day, n.text) for n in notes] == [
+        ("Caroline", "user", "8 May 2023",
+         "I went to a support group yesterday [7 May 2023]."),
+        ("Melanie", "assistant", "8 May 2023", "I painted a sunrise over Lake Tahoe."),
+        ("Melanie", "assistant", "", "My pottery class starts on Monday."),
+        ("Melanie", "assistant", "", "We have two kids."),
+    ]
+    assert [n.order for n in notes] == [-500, -499, -498, -498]
+    assert others == ["Never deploy on Fridays.", "ValueError: bad input"]
+
+
+def _chat(first: int, count: int) -> list[Message]:
+    """``count`` exchanges of plain facts, numbered from ``first`` (one session)."""
+    turns: list[Message] = []
+    for i in range(first, first + count):
+        turns.append(said("Caroline", f"I visited the {i}th museum in Lisbon with Ana."))
+        turns.append(said("Melanie", f"We bought {i} tickets for the Porto ferry."))
+    return turns
+
+
+def test_a_live_conversation_keeps_its_best_old_notes_through_compactions() -> None:
+    first = [said("Caroline", "[Session 1, 1:56 pm on 8 May, 2023]\nMy dog's name is Rex. "
+                              "I adopted him from the Oakland shelter in 2019."), *_chat(1, 20)]
+    summary = summarize_locally(first, budget_tokens=2_000)
+    assert "Oakland shelter" in summary
+    # The next compaction: many new notes, and one that replaces an old one.
+    second = [*_chat(100, 40), said("Caroline", "My dog's name is Max now.")]
+    merged = summarize_locally(second, budget_tokens=2_000, previous_summary=summary)
+    assert "Oakland shelter in 2019" in merged  # it tells more than most new notes
+    assert "My dog's name is Max now." in merged
+    assert "Rex" not in merged  # the newer note replaced it
+    assert estimate_tokens_rough(merged) <= 2_000
+    # The assistant's old notes count against the assistant's room, as new ones do.
+    assert "Melanie: We bought 1" in merged or "Melanie: We bought 2" in merged

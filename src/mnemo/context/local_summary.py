@@ -39,7 +39,7 @@ from mnemo.context.extract import Facts, FileNote, Item, extract_facts, is_conve
 from mnemo.context.failures import error_lines, error_shape
 from mnemo.context.prompt import PROGRESS_SUBSECTIONS, TEMPLATE_SECTIONS
 from mnemo.context.summary.cache import collector_paused
-from mnemo.context.summary.notes import rare_words
+from mnemo.context.summary.notes import Note, carried_notes, latest_notes, rare_words
 from mnemo.context.summary.salience import condensed, salience
 from mnemo.context.summary.secrets import may_hold_secrets, redact_secrets
 from mnemo.context.textscan import one_line, topic_matcher
@@ -139,6 +139,8 @@ def _summary(turns: Sequence[Message], budget_tokens: int, previous_summary: str
              focus_topic: str | None, extra_context: str) -> str:
     previous = parse_summary_sections(previous_summary or "")
     facts = extract_facts(turns, prior_pending=previous.get("Pending User Asks", []))
+    if is_conversation(facts):
+        previous = _notes_carried(facts, previous)
     candidates = _candidates(facts, previous, focus_topic, extra_context)
     about = topic_matcher(focus_topic) if focus_topic else None
     for line, secret in zip(candidates, may_hold_secrets([c.text for c in candidates]),
@@ -354,6 +356,22 @@ _RARE = 3.0  # salience added per rare word (weighed 1/df: ``rare_words``)
 _MIN_SALIENCE = 3.0  # below it a note tells a reader nothing (salience.py)
 _PAIR_COST = 6.0  # a pair repeats its answer's note and pays for the question
 _NAMED = re.compile(r"^(?:\d{1,2} \w{3,9} \d{4} · )?[A-Z][\w .'’-]{0,40}: ")
+
+
+def _notes_carried(facts: Facts, previous: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Between people: the previous summary's notes become notes again, older than every
+    new one (``carried_notes``), and ``previous`` without them. A live conversation is
+    compacted again and again; its old notes compete with the new ones by what they
+    tell, and a newer note that repeats or replaces one wins."""
+    rest = dict(previous)
+    carried: list[Note] = []
+    for number, section in enumerate(dict.fromkeys(_NOTE_SECTIONS.values())):
+        notes, rest[section] = carried_notes(previous.get(section, []), facts.participants,
+                                             _EARLIER + 10_000 * number)
+        carried += notes
+    if carried:
+        facts.notes = latest_notes(carried + facts.notes)
+    return rest
 
 
 def _note_lines(facts: Facts, in_goal: set[int]) -> list[_Line]:

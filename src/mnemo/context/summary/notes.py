@@ -6,13 +6,18 @@ against the session date, and what is left becomes a ``Note`` with its salience 
 kind (``salience.py``). ``latest_notes`` then drops near-identical notes and notes
 about the same thing ("my dog's name is …") that a newer note of the same speaker
 replaces, in one pass from the newest.
+
+``carried_notes`` reads the notes of a previous summary back ("8 May 2023 · Caroline:
+a. b. Melanie: c."): at the next compaction of a live conversation they compete with
+the new notes as equals — ranked by what they tell, deduplicated against newer ones —
+instead of as lines of one flat weight that only ever lose ground.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
@@ -27,9 +32,10 @@ from mnemo.context.summary.salience import (
     subject_key,
     without_phatic_clauses,
 )
-from mnemo.context.textscan import STOPWORDS, one_line
+from mnemo.context.textscan import STOPWORDS, one_line, sentences
 
-__all__ = ["Note", "answer_text", "latest_notes", "rare_words", "take_notes"]
+__all__ = ["Note", "answer_text", "carried_notes", "latest_notes", "rare_words",
+           "take_notes"]
 
 _WORD = re.compile(r"[a-z][a-z'’]{2,}|\d+")
 _MIN_CHARS = 6  # shorter, a sentence tells nothing a reader needs ("Ok.", "Me too.")
@@ -84,10 +90,12 @@ class Note:
 
 def take_notes(sentences: Iterable[str], *, speaker: str, role: str, order: int,
                today: date | None, names: Sequence[str], soft: bool = False,
-               checked: bool = False) -> list[Note]:
+               checked: bool = False, day: str = "") -> list[Note]:
     """The notes of one message's sentences (see the module docstring); ``checked``:
-    the sentences are known not to be phatic (``reading.py`` tested them already)."""
-    day = format_date(today) if today else ""
+    the sentences are known not to be phatic (``reading.py`` tested them already);
+    ``day``: the notes' date when there is no ``today`` to resolve against (notes read
+    back from a summary, their relative dates resolved already)."""
+    day = format_date(today) if today else day
     notes: list[Note] = []
     names = tuple(names)
     for raw in sentences:
@@ -123,6 +131,39 @@ def _noted(raw: str, today: date | None, names: tuple[str, ...], checked: bool
     subject = subject_key(text) if "my " in low else None
     keys = ("=" + fact_key(text),) + (("my " + subject,) if subject else ())
     return text, keys, frozenset(w for w in lowered if w not in STOPWORDS)
+
+
+# A timeline line's date ("8 May 2023 · "), as ``format_date`` writes it.
+_DAY_PREFIX = re.compile(r"^(\d{1,2} [A-Z][a-z]{2} \d{1,4}) · ")
+
+
+def carried_notes(lines: Sequence[str], participants: Mapping[str, str], first_order: int
+                  ) -> tuple[list[Note], list[str]]:
+    """The notes in a previous summary's ``lines`` of the ``participants`` (role → name),
+    at orders from ``first_order`` on, one order per speaker's stretch of a line; and the
+    lines that are no notes of theirs, as they were (see the module docstring)."""
+    names = tuple(participants.values())
+    if not names:
+        return [], list(lines)
+    role_of = {name: role for role, name in participants.items()}
+    # Longest name first: "Jo: " must not cut "Joanna: " short.
+    labels = "|".join(re.escape(n) for n in sorted(set(names), key=len, reverse=True))
+    label = re.compile(rf"(?:^| )({labels}): ")
+    notes: list[Note] = []
+    others: list[str] = []
+    order = first_order
+    for line in lines:
+        dated = _DAY_PREFIX.match(line)
+        parts = label.split(line[dated.end():] if dated else line)
+        if len(parts) < 3 or parts[0].strip():
+            others.append(line)
+            continue
+        for speaker, text in zip(parts[1::2], parts[2::2], strict=True):
+            notes += take_notes(sentences(text), speaker=speaker,
+                                role=role_of.get(speaker, "user"), order=order, today=None,
+                                names=names, day=dated.group(1) if dated else "")
+            order += 1
+    return notes, others
 
 
 def answer_text(sentence: str, today: date | None, names: Sequence[str]) -> str:
