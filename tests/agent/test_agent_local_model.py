@@ -188,6 +188,19 @@ def test_a_copy_of_the_note_is_not_kept_in_the_conversation(mnemo_home: Home,
     assert result.text == stored == "Hi Omar."
 
 
+def test_a_copy_of_the_note_is_not_shown_as_it_streams(mnemo_home: Home,
+                                                       tmp_path: Path) -> None:
+    # Seen by hand on the README's first command: the streamed answer showed the note.
+    copied = ("Hi Omar.\n\n[Your tool calls this turn, and what they returned:\n"
+              f"- memory {json.dumps(ANA)} returned: Entry added.]")
+    client = StreamingScriptedClient([CALL_TEXT, CALL_TEXT, copied], context_length=8192)
+    shown: list[str] = []
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.caller.on_text = shown.append
+        result = agent.run_turn("Call me Omar.")
+    assert "".join(shown) == result.text == "Hi Omar."
+
+
 def test_without_tools_a_large_model_gets_the_conversation_as_it_is(
         mnemo_home: Home, tmp_path: Path) -> None:
     client = ScriptedChatClient([CALL_TEXT, CALL_TEXT, "Hi Ana."], context_length=128_000)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from mnemo.llm.text_tool_calls import (
     StreamGate,
     accept_text_tool_calls,
@@ -202,3 +204,36 @@ def test_stream_gate_looks_past_a_stray_mark() -> None:
         gate.feed(piece)
     gate.finish(was_call=False)
     assert "".join(shown) == "**Bold** move"
+
+
+STOP = ("[Your tool calls this turn", "[Tools are not available")
+
+
+@pytest.mark.parametrize("pieces", [
+    # The note copied after the answer, its opening cut anywhere between deltas.
+    ("Pixel is your ", "dog.\n\n[Your", " tool calls this turn, and what they returned:",
+     "\n- memory {} returned: ok]"),
+    ("Pixel is your dog.", "\n", "\n", "[", "Your tool", " calls this turn, and …]"),
+    ("Pixel is your dog. [Tools are not available for this reply.]",),
+])
+def test_stream_gate_stops_at_a_copied_note(pieces: tuple[str, ...]) -> None:
+    shown: list[str] = []
+    gate = StreamGate(shown.append, STOP)
+    for piece in pieces:
+        gate.feed(piece)
+    gate.finish(was_call=False)
+    assert "".join(shown) == "Pixel is your dog."
+
+
+def test_stream_gate_shows_text_that_only_looks_like_a_stop_string() -> None:
+    shown: list[str] = []
+    gate = StreamGate(shown.append, STOP)
+    for piece in ("Brackets: [Your", " turn] and ", "[Tools", " list]\n"):
+        gate.feed(piece)
+    assert "".join(shown) == "Brackets: [Your turn] and [Tools list]"  # the end held back
+    gate.finish(was_call=False)
+    assert "".join(shown) == "Brackets: [Your turn] and [Tools list]\n"
+    shown.clear()
+    gate.feed("[Your tool calls this turn, and what they returned: …]")  # nothing else
+    gate.finish(was_call=False)
+    assert shown == []

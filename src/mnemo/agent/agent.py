@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
@@ -44,6 +44,7 @@ from typing import Any
 
 from mnemo.agent.answer_only import (
     ANSWER_NOW,
+    COPIED_NOTE,
     answer_only_request,
     answer_only_system,
     with_extra,
@@ -541,7 +542,8 @@ class Agent:
         self._fit_live(extra, tools, result)
         answer_only = tools is None and is_small_window(self.engine.context_length)
         try:
-            response = self._send(self._request(extra, answer_only=answer_only), tools)
+            response = self._send(self._request(extra, answer_only=answer_only), tools,
+                                  stop_at=COPIED_NOTE if answer_only else ())
         except ContextLengthExceededError as exc:
             learned = self.window.observe_overflow(*self._last_sent, exc)
             log.warning("context length exceeded by the API (%s); compacting and retrying "
@@ -551,11 +553,12 @@ class Agent:
             cut = self._fit_live(extra, tools, result)
             if not (compaction.changed or learned or cut):
                 raise
-            response = self._send(self._request(extra, answer_only=answer_only), tools)
+            response = self._send(self._request(extra, answer_only=answer_only), tools,
+                                  stop_at=COPIED_NOTE if answer_only else ())
         self._record_usage(response, result)
         if answer_only:
-            # A streamed copy of the note was already shown, but the conversation never
-            # keeps it: the next turn would copy it again.
+            # A copy of the note is neither shown (``stop_at``) nor kept: the next turn
+            # would copy it again.
             text = content_text(response.message)
             kept = without_copied_note(text)
             if kept != text:
@@ -564,10 +567,11 @@ class Agent:
         return response
 
     def _send(self, request: list[Message], tools: list[dict[str, Any]] | None, *,
-              quiet: bool = False) -> ChatResponse:
+              quiet: bool = False, stop_at: Sequence[str] = ()) -> ChatResponse:
         """The only way a request reaches the model: fitted to the window first (C19), the
-        reply streamed to the face unless ``quiet`` (the flush turn), tool calls the model
-        wrote as text made real, and the reported size fed back to the token meter."""
+        reply streamed to the face unless ``quiet`` (the flush turn) and shown up to the
+        first of the ``stop_at`` strings, tool calls the model wrote as text made real,
+        and the reported size fed back to the token meter."""
         tools = self._tools_that_fit(tools)
         fit = self.window.checked(self.window.fit(request, tools))
         if fit.changed:
@@ -580,7 +584,8 @@ class Agent:
             else:
                 response = self.caller.complete(fit.messages, tools,
                                                 known=self._offered_tools(),
-                                                results=self._turn_results())
+                                                results=self._turn_results(),
+                                                stop_at=stop_at)
         self.window.observe(fit.messages, tools, response.usage.prompt_tokens)
         return response
 

@@ -25,14 +25,17 @@ from mnemo.messages import Message, content_text, tool_calls_of
 from mnemo.prompt import SystemPrompt
 from mnemo.prompt.builder import PART_SEPARATOR
 
-__all__ = ["ANSWER_NOW", "answer_only_request", "answer_only_system", "with_extra",
-           "without_copied_note"]
+__all__ = ["ANSWER_NOW", "COPIED_NOTE", "answer_only_request", "answer_only_system",
+           "with_extra", "without_copied_note"]
 
 # Added to the request when the model has to answer without tools.
 ANSWER_NOW = ("[Tools are not available for this reply. Answer the user's last message "
               "directly, in plain words.]")
 
 _NOTE_OPENING = "[Your tool calls this turn"
+# Where an answer that starts copying out its request's note or instruction is cut:
+# in what is stored (``without_copied_note``) and in what is streamed to the user.
+COPIED_NOTE = (_NOTE_OPENING, ANSWER_NOW)
 
 # The system prompt's parts that tell the model how and when to call its tools.
 _TOOL_GUIDANCE = frozenset({"memory_guidance", "session_search_guidance",
@@ -86,7 +89,7 @@ def without_copied_note(text: str) -> str:
     """``text`` cut where it starts copying the note or the instruction (seen by hand:
     the embedded model answered, then wrote out the note, and the next turn copied it
     again from the conversation)."""
-    found = [at for opening in (_NOTE_OPENING, ANSWER_NOW) if (at := text.find(opening)) >= 0]
+    found = [at for opening in COPIED_NOTE if (at := text.find(opening)) >= 0]
     return text[:min(found)].rstrip() if found else text
 
 

@@ -47,11 +47,12 @@ class ModelCaller:
     def complete(self, messages: Sequence[Message],
                  tools: Sequence[Mapping[str, Any]] | None,
                  known: Sequence[Mapping[str, Any]] = (),
-                 results: Sequence[str] = ()) -> ChatResponse:
+                 results: Sequence[str] = (), stop_at: Sequence[str] = ()) -> ChatResponse:
         """The reply to ``messages``, with text tool calls made real. A streamed reply that
         is nothing but a call written as text — of ``tools`` or of the ``known`` ones not
         offered this time — or a copy of this turn's tool ``results`` is not shown: the
-        agent decides what the user sees instead."""
+        agent decides what the user sees instead. Nor is a streamed reply from the first
+        of the ``stop_at`` strings on (``StreamGate``)."""
         self.partial_text = ""
         if not self.streams or self.on_text is None:
             response = self.client.complete(messages, tools=tools)
@@ -62,7 +63,7 @@ class ModelCaller:
             self.partial_text += text
             sink(text)
 
-        gate = StreamGate(show)
+        gate = StreamGate(show, stop_at)
         handlers = StreamHandlers(on_text=gate.feed, on_progress=self.on_progress)
         complete: Any = self.client.complete  # the streaming keyword is a capability
         response = accept_text_tool_calls(complete(messages, tools=tools, stream=handlers),

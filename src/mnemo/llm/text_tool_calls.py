@@ -314,14 +314,21 @@ class StreamGate:
     """Streamed text to ``sink``, except a reply that may turn out to be a text tool call.
 
     ``feed`` each delta; at the end of the reply call ``finish(was_call)``: the held text
-    is released to the sink when the reply was not a call, dropped when it was.
+    is released to the sink when the reply was not a call, dropped when it was. From the
+    first of the ``stop_at`` strings on, nothing more of the reply is shown (a small
+    model that copies out the note its request ended with: ``agent/answer_only.py``); the
+    end of the text shown so far that could be the start of one is held back until
+    the next delta tells.
     """
 
-    def __init__(self, sink: Callable[[str], None]) -> None:
+    def __init__(self, sink: Callable[[str], None], stop_at: Sequence[str] = ()) -> None:
         self._sink = sink
+        self._stop_at = tuple(m for m in stop_at if m)
         self._seen = ""
         self._held: list[str] = []
         self._holding: bool | None = None  # None: too early to tell
+        self._tail = ""  # shown text held back: it may begin a ``stop_at`` string
+        self._stopped = False  # a ``stop_at`` string was reached
         self.released = False  # any text reached the sink
 
     def feed(self, delta: str) -> None:
@@ -343,15 +350,43 @@ class StreamGate:
         if self._holding:
             self._held.append(delta)
         else:
-            self._emit(delta)
+            self._show(delta)
 
     def finish(self, was_call: bool) -> None:
         """The reply is complete; release what was held unless it was a tool call."""
         # Held: the text so far was kept back (a possible call, or too short to tell).
         pending = "".join(self._held) if self._holding else self._seen.lstrip()
         if self._holding is not False and pending and not was_call:
-            self._emit(pending)
+            self._show(pending)
+        if self._tail and not self._stopped:
+            self._emit(self._tail)
         self._seen, self._held, self._holding = "", [], None
+        self._tail, self._stopped = "", False
+
+    def _show(self, text: str) -> None:
+        """Emit ``text``, up to a ``stop_at`` string (see the class docstring)."""
+        if not self._stop_at:
+            self._emit(text)
+            return
+        if self._stopped:
+            return
+        text = self._tail + text
+        at = min((i for m in self._stop_at if (i := text.find(m)) >= 0), default=-1)
+        if at >= 0:
+            self._stopped, self._tail = True, ""
+            if text[:at].strip():
+                self._emit(text[:at].rstrip())
+            return
+        # Hold back whatever could begin a stop string, and the whitespace around it (the
+        # answer may end there).
+        body = text.rstrip()
+        body = body[:len(body) - max(
+            (k for m in self._stop_at for k in range(1, min(len(m), len(body) + 1))
+             if body.endswith(m[:k])), default=0)].rstrip()
+        cut = len(body)
+        if cut > 0:
+            self._emit(text[:cut])
+        self._tail = text[cut:]
 
     def _emit(self, text: str) -> None:
         self.released = True
