@@ -134,6 +134,38 @@ def test_tool_results_copied_out_twice_become_a_notice(mnemo_home: Home,
     assert "mnemo memory show" in result.text
 
 
+def test_made_up_results_in_a_later_turn_are_no_answer_either(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    # Seen by hand in a long `mnemo chat`: after one turn that saved a memory, the
+    # embedded model answered later statements with results of the same shape, made up
+    # ("10% — 64/1,375 chars"), and called no tool at all.
+    made_up = '{"usage": "10% — 64/1,375 chars", "entry_count": 1, "message": "Entry added."}'
+    client = StreamingScriptedClient([CALL_TEXT, "Noted, Ana.", made_up, "Pixel is a fine name."],
+                                     context_length=8192)
+    shown: list[str] = []
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.run_turn("I'm Ana.")
+        agent.caller.on_text = shown.append
+        result = agent.run_turn("Yesterday I adopted a beagle called Pixel.")
+        stored = [content_text(m) for m in agent.messages if m.get("role") == "assistant"]
+    assert "".join(shown) == result.text == "Pixel is a fine name."
+    assert not any("usage" in text for text in stored)
+
+
+def test_results_copied_beside_a_call_are_not_kept(mnemo_home: Home, tmp_path: Path) -> None:
+    # Kept, they were the example the next replies imitated (the test above).
+    echo = '{"usage": "1% — 40/1,375 chars", "entry_count": 1, "message": "Entry added."}'
+    second = {"action": "add", "target": "user", "content": "Has a beagle called Pixel"}
+    both = echo + "\n" + json.dumps({"name": "memory", "arguments": second})
+    client = ScriptedChatClient([CALL_TEXT, both, "Noted."], context_length=8192)
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn("I'm Ana and I have a beagle called Pixel.")
+        assert [run.name for run in result.tool_runs] == ["memory", "memory"]
+        calling = [m for m in agent.messages if m.get("tool_calls")]
+        assert [m.get("content") for m in calling] == [None, None]
+        assert validate_c12(agent.messages) == []
+
+
 def test_an_empty_answer_twice_becomes_a_notice(mnemo_home: Home, tmp_path: Path) -> None:
     # Seen with the README's first command: the embedded model ended both replies at
     # its first token, and the user saw no answer at all.

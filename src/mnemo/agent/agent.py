@@ -429,7 +429,7 @@ class Agent:
             retry = "" if calls else self._retry_hint(message, tools)
             # An empty reply is no answer either: asked again like an echo, without tools.
             echo = not calls and (not content_text(message).strip() or echoes_results(
-                content_text(message), self._turn_results()))
+                content_text(message), self._recent_results()))
             if retry or echo:
                 # A small model may answer with nothing, with a tool call written as text
                 # that cannot run, or with its tools' answers copied out: ask once more,
@@ -442,8 +442,12 @@ class Agent:
                                                           result)
             if calls:
                 # A small model writes the same call several times in one reply: it is
-                # run, and kept in the conversation, once.
+                # run, and kept in the conversation, once. Nor is a copy of earlier tool
+                # results beside its calls kept: the next replies would imitate it, and
+                # answer with made-up results instead of words (seen by hand).
                 message, calls = _without_repeated_calls(message, calls)
+                if echoes_results(content_text(message), self._recent_results()):
+                    message = {**message, "content": None}
             self._append(message)
             if not calls:
                 result.text = content_text(message)
@@ -486,14 +490,16 @@ class Agent:
                 f"{problem}. Call the tool with the parameters its schema lists, or answer "
                 "the user in plain words.]")
 
-    def _turn_results(self) -> list[str]:
-        """The tool results of the current turn (after its last user message)."""
+    def _recent_results(self) -> list[str]:
+        """The tool results of the live conversation, newest first (at most
+        ``_RECENT_RESULTS``): what a reply that only copies tool results out — or makes
+        up more of the same shape — is recognised by (``echoes_results``)."""
         results: list[str] = []
         for message in reversed(self.messages):
-            if message.get("role") == "user":
-                break
             if message.get("role") == "tool":
                 results.append(content_text(message))
+                if len(results) >= _RECENT_RESULTS:
+                    break
         return results
 
     def _shown_instead_of_call(self, message: Message, tools: list[dict[str, Any]] | None,
@@ -503,7 +509,7 @@ class Agent:
         answer (and what it saved), not its JSON."""
         done = (" Memory was updated this turn (`mnemo memory show` lists it)."
                 if result.memory_written else "")
-        if echoes_results(content_text(message), self._turn_results()):
+        if echoes_results(content_text(message), self._recent_results()):
             return {"role": "assistant", "content": (
                 f"[The model repeated its tools' results instead of answering.{done} Ask "
                 "again, or rephrase.]")}
@@ -584,7 +590,7 @@ class Agent:
             else:
                 response = self.caller.complete(fit.messages, tools,
                                                 known=self._offered_tools(),
-                                                results=self._turn_results(),
+                                                results=self._recent_results(),
                                                 stop_at=stop_at)
         self.window.observe(fit.messages, tools, response.usage.prompt_tokens)
         return response
@@ -837,6 +843,11 @@ class Agent:
 def _signature(call: Any) -> str:
     """What a call does (its name and arguments), whatever its id."""
     return json.dumps(call.get("function"), sort_keys=True)
+
+
+# Tool results looked back on for copies (``Agent._recent_results``): enough to hold
+# every kind of tool's answer, bounded so a long session does not parse them all.
+_RECENT_RESULTS = 50
 
 
 def _without_repeated_calls(message: Message,
