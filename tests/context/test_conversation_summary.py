@@ -7,6 +7,7 @@ keep the newest, every message is read once, and the summary stays within its bu
 
 from __future__ import annotations
 
+import json
 from datetime import date
 
 import pytest
@@ -346,3 +347,57 @@ def test_a_live_conversation_keeps_its_best_old_notes_through_compactions() -> N
     assert estimate_tokens_rough(merged) <= 2_000
     # The assistant's old notes count against the assistant's room, as new ones do.
     assert "Melanie: We bought 1" in merged or "Melanie: We bought 2" in merged
+
+
+def _saved(number: int, content: str) -> list[Message]:
+    """The memory call ``mnemo chat`` makes when the user tells it about themselves."""
+    call = {"id": f"m{number}", "type": "function", "function": {
+        "name": "memory", "arguments": json.dumps(
+            {"action": "add", "target": "user", "content": content})}}
+    return [{"role": "assistant", "content": None, "tool_calls": [call]},  # type: ignore[list-item]
+            {"role": "tool", "tool_call_id": f"m{number}",
+             "content": '{"success": true, "target": "user", "message": "Entry added."}'}]
+
+
+def test_a_chat_that_uses_the_memory_tool_is_still_a_conversation() -> None:
+    # As `mnemo chat` sends it: roles only, and a memory call after what the user says
+    # about themselves.
+    turns: list[Message] = [
+        {"role": "user", "content": "Yesterday I adopted a beagle puppy called Pixel."},
+        *_saved(1, "Has a beagle puppy called Pixel"),
+        {"role": "assistant", "content": "Congratulations on adopting Pixel!"},
+        {"role": "user", "content": "My sister Rita is getting married in Porto on 14 June."},
+        *_saved(2, "Sister Rita marries in Porto on 14 June"),
+        {"role": "assistant", "content": "I hope the wedding in Porto goes well."},
+        {"role": "user", "content": "I work as a nurse at Santa Maria hospital."},
+        {"role": "assistant", "content": "Nursing must keep you busy."},
+    ]
+    facts = extract_facts(turns)
+    assert is_conversation(facts)
+    summary = summarize_locally(turns, budget_tokens=2_000)
+    assert "User: Yesterday I adopted a beagle puppy called Pixel." in summary
+    assert "Rita is getting married in Porto on 14 June" in summary
+    # The memory tool's target is no file.
+    assert parse_summary_sections(summary).get("Relevant Files") is None
+    # Any other tool makes it work.
+    work = [*turns[:3], {"role": "assistant", "content": None, "tool_calls": [  # type: ignore[list-item]
+        {"id": "t1", "type": "function",
+         "function": {"name": "terminal", "arguments": '{"command": "ls"}'}}]},
+        {"role": "tool", "tool_call_id": "t1", "content": "notes.txt"}, *turns[3:]]
+    assert not is_conversation(extract_facts(work))
+
+
+def test_a_target_or_source_is_a_file_only_when_it_looks_like_one() -> None:
+    def call(number: int, name: str, args: dict[str, str]) -> list[Message]:
+        return [{"role": "assistant", "content": None, "tool_calls": [  # type: ignore[list-item]
+                    {"id": f"c{number}", "type": "function",
+                     "function": {"name": name, "arguments": json.dumps(args)}}]},
+                {"role": "tool", "tool_call_id": f"c{number}", "content": "ok"}]
+    turns: list[Message] = [
+        {"role": "user", "content": "Copy the config and save a note."},
+        *call(1, "copy_file", {"source": "conf/app.toml", "destination": "backup"}),
+        *call(2, "memory", {"action": "add", "target": "user", "content": "x"}),
+        *call(3, "read_file", {"path": "Makefile"}),
+        {"role": "assistant", "content": "Done."},
+    ]
+    assert sorted(extract_facts(turns).files) == ["Makefile", "conf/app.toml"]

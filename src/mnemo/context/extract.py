@@ -48,8 +48,8 @@ from mnemo.context.summary.resume import Resumes, turn_chain
 from mnemo.context.textscan import PREFERENCE, keywords, one_line, sentences
 from mnemo.messages import Message, content_text, tool_calls_of
 
-__all__ = ["RESUMES", "ActionNote", "Facts", "FileNote", "Item", "extract_facts",
-           "is_conversation"]
+__all__ = ["RESUMES", "TALK_TOOLS", "ActionNote", "Facts", "FileNote", "Item",
+           "extract_facts", "is_conversation"]
 
 
 @dataclass
@@ -119,10 +119,16 @@ class Facts:
     tools: Counter[str] = field(default_factory=Counter)
     tool_failures: Counter[str] = field(default_factory=Counter)
     last_intent: Item | None = None
+    worked: bool = False  # a tool other than ``TALK_TOOLS`` was called
     conversation: bool = False  # people talking rather than work (``is_conversation``)
 
 
 _LABELS = {"user": "User", "assistant": "Assistant"}
+# Tools an assistant uses while it talks with a person — its memory, its past sessions —
+# not to do work: a chat in which it saved "Ana has a beagle" is still a conversation
+# (``mnemo chat`` on any model calls ``memory`` whenever the user says something about
+# themselves).
+TALK_TOOLS = frozenset({"memory", "session_search"})
 
 
 def is_conversation(facts: Facts) -> bool:
@@ -249,9 +255,10 @@ class _Reader:
         self.texts.append((text, prose))
         self.soft += [(kind, sentence, order) for kind, sentence in prose.soft]
         # A soft claim's note is kept only in a conversation, and a session that used a
-        # tool is none (``finish``): from the first tool call on, they are not taken.
+        # tool for work is none (``finish``): from the first such call on, they are not
+        # taken.
         notes = read_notes(prose, speaker=speaker, role=role, order=order, today=self.today,
-                           names=self.names(), soft=not self.facts.tools)
+                           names=self.names(), soft=not self.facts.worked)
         self.facts.notes += notes
         return prose, speaker
 
@@ -338,6 +345,7 @@ class _Reader:
         note.count += 1
         note.last = order
         self.facts.tools[info.name] += 1
+        self.facts.worked = self.facts.worked or info.name not in TALK_TOOLS
         self.calls[str(call.get("id", "")) if isinstance(call, dict) else ""] = note
         for path in info.paths:
             self.note_file(path, order, "written" if info.kind == "write" else "read")
@@ -371,7 +379,7 @@ class _Reader:
         # ranked by what it tells. In a work session it is a preference or a decision,
         # ranked as one (a rule — "Never deploy on Fridays" — above a remark).
         facts = self.facts
-        facts.conversation = is_talk(self.texts, tools=bool(facts.tools),
+        facts.conversation = is_talk(self.texts, tools=facts.worked,
                                      named=bool(facts.participants))
         if facts.conversation:
             for role, label in _LABELS.items():  # unnamed speakers are "User", "Assistant"

@@ -78,6 +78,8 @@ _PREFERENCE_LC = _on_lowered(PREFERENCE)
 _DECISION_LC = _on_lowered(DECISION)
 _REMAINING_LC = _on_lowered(REMAINING)
 _HEADER = re.compile(r"^\[[^\]\n]{4,120}\]$")
+_FILE_KEYS = frozenset({"path", "file_path", "filepath", "file", "filename"})
+_PATH_LIKE = re.compile(r"[/\\]|^~|\.\w{1,8}$")
 # What marks a text as part of work on code or systems rather than talk between people:
 # a code fence, an indented or brace-ended line, a call ``name(…)``, a dotted call, a
 # traceback, or the words of software work. People's chat has almost none of these (a
@@ -169,7 +171,8 @@ _MIN_TALK_TEXTS = 4
 
 
 def is_talk(texts: Sequence[tuple[str, Prose]], *, tools: bool, named: bool) -> bool:
-    """People talking rather than work being done: no tool used, and either the
+    """People talking rather than work being done: no tool used for work (``tools``:
+    one other than the assistant's memory and session search was), and either the
     speakers are ``named`` (people) or the texts are prose (see ``_TECHNICAL_SHARE``):
     ``mnemo chat`` and most chat APIs carry no names."""
     if tools:
@@ -391,7 +394,10 @@ def _read_call(call: Any) -> Call:
     values: list[Values] = []
     url = ""
     if isinstance(args, dict):
-        paths = [v for k in PATH_KEYS if isinstance(v := args.get(k), str) and v]
+        # "path" and "file" name a file whatever their value; "target", "source" and the
+        # like only when the value looks like one (the memory tool's target is "user").
+        paths = [v for k in PATH_KEYS if isinstance(v := args.get(k), str) and v and (
+            k in _FILE_KEYS or _PATH_LIKE.search(v))]
         for k in COMMAND_KEYS:
             value = args.get(k)
             if isinstance(value, str) and value.strip():
