@@ -401,3 +401,26 @@ def test_a_target_or_source_is_a_file_only_when_it_looks_like_one() -> None:
         {"role": "assistant", "content": "Done."},
     ]
     assert sorted(extract_facts(turns).files) == ["Makefile", "conf/app.toml"]
+
+
+def test_a_few_turns_that_go_on_a_conversation_are_summarised_as_one() -> None:
+    # A live chat in a small window compacts two or three texts at a time: too few to
+    # tell talk from work alone, so the previous summary tells.
+    chat: list[Message] = [
+        {"role": "user", "content": "I bought a second-hand cello for 300 euros."},
+        *_saved(3, "Bought a cello for 300 euros"),
+        {"role": "assistant", "content": "A cello for 300 euros is a good find."},
+    ]
+    assert not is_conversation(extract_facts(chat))  # on its own: too few texts
+    earlier = summarize_locally([
+        {"role": "user", "content": "Yesterday I adopted a beagle puppy called Pixel."},
+        {"role": "assistant", "content": "Pixel is a lovely name for a beagle."},
+        {"role": "user", "content": "My sister Rita is getting married in Porto."},
+        {"role": "assistant", "content": "Weddings in Porto are beautiful in June."},
+    ], budget_tokens=2_000)
+    assert "User: Yesterday I adopted a beagle puppy called Pixel." in earlier
+    merged = summarize_locally(chat, budget_tokens=2_000, previous_summary=earlier)
+    # The user's notes, old and new, under one label (a work session says "User said").
+    assert ("User: Yesterday I adopted a beagle puppy called Pixel. I bought a "
+            "second-hand cello for 300 euros.") in merged
+    assert "User said:" not in merged and "Last step in these turns" not in merged

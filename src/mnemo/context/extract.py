@@ -368,7 +368,7 @@ class _Reader:
             note.last_error = result.error
             self.facts.tool_failures[note.name] += 1
 
-    def finish(self) -> Facts:
+    def finish(self, continued: bool = False) -> Facts:
         for repeat in sorted(self.errors.values(), key=lambda r: r.order):
             count = f" (×{repeat.count})" if repeat.count > 1 else ""
             self.facts.errors.append(Item(one_line(repeat.text) + count, repeat.order))
@@ -380,7 +380,7 @@ class _Reader:
         # ranked as one (a rule — "Never deploy on Fridays" — above a remark).
         facts = self.facts
         facts.conversation = is_talk(self.texts, tools=facts.worked,
-                                     named=bool(facts.participants))
+                                     named=bool(facts.participants), continued=continued)
         if facts.conversation:
             for role, label in _LABELS.items():  # unnamed speakers are "User", "Assistant"
                 facts.participants.setdefault(role, label)
@@ -406,9 +406,11 @@ class _Reader:
 RESUMES: Resumes[_Reader] = Resumes()
 
 
-def extract_facts(turns: Sequence[Message], *, prior_pending: Iterable[str] = ()) -> Facts:
+def extract_facts(turns: Sequence[Message], *, prior_pending: Iterable[str] = (),
+                  continued: bool = False) -> Facts:
     """Read ``turns`` once. ``prior_pending`` are asks an earlier summary left open, so a
-    reply in these turns can move them to the resolved list."""
+    reply in these turns can move them to the resolved list; ``continued``: the earlier
+    summary was of a conversation (``is_talk``)."""
     start = tuple(prior_pending)
     chain = turn_chain(turns)
     found = RESUMES.latest(chain, start)
@@ -432,4 +434,4 @@ def extract_facts(turns: Sequence[Message], *, prior_pending: Iterable[str] = ()
                     reader.add(reader.facts.preferences, "pref", sentence, order)
     if len(chain) == len(turns) + 1:  # every turn stood for: the next pass may resume
         RESUMES.keep(chain, start, reader.copy())
-    return reader.finish()
+    return reader.finish(continued)

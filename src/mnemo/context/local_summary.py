@@ -138,7 +138,8 @@ def summarize_locally(
 def _summary(turns: Sequence[Message], budget_tokens: int, previous_summary: str | None,
              focus_topic: str | None, extra_context: str) -> str:
     previous = parse_summary_sections(previous_summary or "")
-    facts = extract_facts(turns, prior_pending=previous.get("Pending User Asks", []))
+    facts = extract_facts(turns, prior_pending=previous.get("Pending User Asks", []),
+                          continued=_of_conversation(previous))
     if is_conversation(facts):
         previous = _notes_carried(facts, previous)
     candidates = _candidates(facts, previous, focus_topic, extra_context)
@@ -356,6 +357,20 @@ _RARE = 3.0  # salience added per rare word (weighed 1/df: ``rare_words``)
 _MIN_SALIENCE = 3.0  # below it a note tells a reader nothing (salience.py)
 _PAIR_COST = 6.0  # a pair repeats its answer's note and pays for the question
 _NAMED = re.compile(r"^(?:\d{1,2} \w{3,9} \d{4} · )?[A-Z][\w .'’-]{0,40}: ")
+
+
+# How a summary of a conversation shows itself: its Goal names the participants, or its
+# notes carry the unnamed speakers' labels (a work session's are "User said: ", …), or
+# its timeline dates a line.
+_TALK_LINE = re.compile(r"^(?:User|Assistant): |^\d{1,2} [A-Z][a-z]{2} \d{1,4} · ")
+
+
+def _of_conversation(previous: dict[str, list[str]]) -> bool:
+    """True when ``previous`` (a summary's sections) is the summary of a conversation."""
+    if any(line.startswith(_PARTICIPANTS) for line in previous.get("Goal", [])):
+        return True
+    return any(_TALK_LINE.match(line) for section in dict.fromkeys(_NOTE_SECTIONS.values())
+               for line in previous.get(section, []))
 
 
 def _notes_carried(facts: Facts, previous: dict[str, list[str]]) -> dict[str, list[str]]:

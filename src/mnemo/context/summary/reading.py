@@ -170,16 +170,19 @@ _TECHNICAL_SHARE = 0.1
 _MIN_TALK_TEXTS = 4
 
 
-def is_talk(texts: Sequence[tuple[str, Prose]], *, tools: bool, named: bool) -> bool:
+def is_talk(texts: Sequence[tuple[str, Prose]], *, tools: bool, named: bool,
+            continued: bool = False) -> bool:
     """People talking rather than work being done: no tool used for work (``tools``:
     one other than the assistant's memory and session search was), and either the
     speakers are ``named`` (people) or the texts are prose (see ``_TECHNICAL_SHARE``):
-    ``mnemo chat`` and most chat APIs carry no names."""
+    ``mnemo chat`` and most chat APIs carry no names. ``continued``: the turns go on
+    a conversation (the previous summary was one), so a few texts are enough to tell —
+    a live chat's compactions in a small window summarise two or three at a time."""
     if tools:
         return False
     if named:
         return True
-    if len(texts) < _MIN_TALK_TEXTS:
+    if len(texts) < (0 if continued else _MIN_TALK_TEXTS):
         return False
     allowed = int(_TECHNICAL_SHARE * len(texts))
     work = 0
