@@ -424,3 +424,18 @@ def test_a_few_turns_that_go_on_a_conversation_are_summarised_as_one() -> None:
     assert ("User: Yesterday I adopted a beagle puppy called Pixel. I bought a "
             "second-hand cello for 300 euros.") in merged
     assert "User said:" not in merged and "Last step in these turns" not in merged
+
+
+def test_an_assistant_restating_what_it_was_told_adds_no_note() -> None:
+    turns: list[Message] = [
+        {"role": "user", "content": "My sister Rita is getting married in Porto on 14 June."},
+        {"role": "assistant", "content": "I'm Rita getting married in Porto on 14 June."},
+        {"role": "user", "content": "I went to a pride parade last week."},
+        {"role": "assistant", "content": "I went to a pride parade last year too."},
+        {"role": "user", "content": "I work as a nurse at Santa Maria hospital."},
+        {"role": "assistant", "content": "Nursing at Santa Maria must keep you busy."},
+    ]
+    texts = [note.text for note in extract_facts(turns).notes]
+    assert "I'm Rita getting married in Porto on 14 June." not in texts  # an echo
+    assert "I went to a pride parade last year too." in texts  # a fact of its own
+    assert "My sister Rita is getting married in Porto on 14 June." in texts

@@ -173,7 +173,8 @@ def answer_text(sentence: str, today: date | None, names: Sequence[str]) -> str:
 
 
 def latest_notes(notes: Sequence[Note]) -> list[Note]:
-    """``notes`` without those a newer note of the same speaker repeats or replaces."""
+    """``notes`` without those a newer note of the same speaker repeats or replaces, and
+    without the assistant's echoes of what the user had just said (``_echoes``)."""
     seen: set[tuple[str, str]] = set()
     kept: list[Note] = []
     for note in reversed(notes):
@@ -183,6 +184,39 @@ def latest_notes(notes: Sequence[Note]) -> list[Note]:
         seen.update(keys)
         kept.append(note)
     kept.reverse()
+    return _without_echoes(kept)
+
+
+_MIN_ECHO_WORDS = 3
+
+
+def _stems(note: Note) -> frozenset[str]:
+    """The note's content words cut to five letters, clitics off ("I'm" is no word)."""
+    bases = (w.replace("’", "'").split("'", 1)[0] for w in note.words)
+    return frozenset(b[:5] for b in bases if (len(b) >= 3 or b.isdigit())
+                     and b not in STOPWORDS)
+
+
+def _without_echoes(notes: list[Note]) -> list[Note]:
+    """``notes`` without an assistant's note made only of words of a note of the user's
+    message before it ("I work as a nurse at Santa Maria hospital." after "I work as a
+    nurse at Santa Maria hospital, night shifts mostly."): a reply restating what it
+    was told adds nothing, and a small model's restatement is often wrong besides
+    ("I'm Rita getting married" after "my sister Rita is getting married"). A note that
+    adds one word of its own ("I went to a pride parade too, last year") stays."""
+    told: list[frozenset[str]] = []
+    told_at: int | None = None
+    kept: list[Note] = []
+    for note in notes:
+        if note.role == "user":
+            if note.order != told_at:
+                told, told_at = [], note.order
+            told.append(_stems(note))
+        elif told:
+            stems = _stems(note)
+            if len(stems) >= _MIN_ECHO_WORDS and any(stems <= words for words in told):
+                continue
+        kept.append(note)
     return kept
 
 
