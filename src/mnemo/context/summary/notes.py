@@ -174,7 +174,7 @@ def answer_text(sentence: str, today: date | None, names: Sequence[str]) -> str:
 
 def latest_notes(notes: Sequence[Note]) -> list[Note]:
     """``notes`` without those a newer note of the same speaker repeats or replaces, and
-    without the assistant's echoes of what the user had just said (``_echoes``)."""
+    without the assistant's echoes of what the user had just said (``_without_echoes``)."""
     seen: set[tuple[str, str]] = set()
     kept: list[Note] = []
     for note in reversed(notes):
