@@ -377,8 +377,12 @@ def test_a_chat_that_uses_the_memory_tool_is_still_a_conversation() -> None:
     summary = summarize_locally(turns, budget_tokens=2_000)
     assert "User: Yesterday I adopted a beagle puppy called Pixel." in summary
     assert "Rita is getting married in Porto on 14 June" in summary
-    # The memory tool's target is no file.
-    assert parse_summary_sections(summary).get("Relevant Files") is None
+    # The memory tool's target is no file, and what it saved is in the notes already:
+    # only its count is left, under Tools & Patterns.
+    sections = parse_summary_sections(summary)
+    assert sections.get("Relevant Files") is None
+    assert not any("memory" in line for line in sections.get("Progress/Done", []))
+    assert sections["Tools & Patterns"] == ["memory ×2"]
     # Any other tool makes it work.
     work = [*turns[:3], {"role": "assistant", "content": None, "tool_calls": [  # type: ignore[list-item]
         {"id": "t1", "type": "function",

@@ -35,7 +35,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from mnemo.context.extract import Facts, FileNote, Item, extract_facts, is_conversation
+from mnemo.context.extract import (
+    TALK_TOOLS,
+    Facts,
+    FileNote,
+    Item,
+    extract_facts,
+    is_conversation,
+)
 from mnemo.context.failures import error_lines, error_shape
 from mnemo.context.prompt import PROGRESS_SUBSECTIONS, TEMPLATE_SECTIONS
 from mnemo.context.summary.cache import collector_paused
@@ -497,7 +504,10 @@ def _progress_lines(facts: Facts, previous: dict[str, list[str]]) -> list[_Line]
             last_read.setdefault(match.group(1), _EARLIER)
         else:
             earlier_done.append(line)
+    talk = is_conversation(facts)
     for key, note in facts.actions.items():
+        if talk and note.name in TALK_TOOLS and not note.last_failed:
+            continue  # what was saved is in the notes already; the count under Tools
         if note.last_failed:
             blocked.append(_Candidate("blocked", f"{key} → {note.last_error}", note.last, 74))
         elif note.kind == "read":  # one line per reading tool: the files are listed below
