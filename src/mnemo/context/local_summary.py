@@ -521,7 +521,7 @@ def _progress_lines(facts: Facts, previous: dict[str, list[str]]) -> list[_Line]
     done += _earlier(earlier_done, _fixed("other", weights["other"]))
     in_progress = _earlier(_fresh_only(previous.get("Progress/In Progress", []), _LAST_STEP),
                            _fixed("earlier", 40))
-    if facts.last_intent is not None and not is_conversation(facts):
+    if facts.last_intent is not None and not talk:
         in_progress.append(_Candidate("last", f"{_LAST_STEP}{facts.last_intent.text}",
                                       facts.last_intent.order, 62))
     blocked += _earlier(previous.get("Progress/Blocked", []), _fixed("earlier", 50))
