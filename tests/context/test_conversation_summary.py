@@ -15,11 +15,12 @@ import pytest
 from mnemo.context import ContextCompressor, summarize_locally
 from mnemo.context.extract import extract_facts, is_conversation
 from mnemo.context.local_summary import parse_summary_sections
-from mnemo.context.summary.dates import find_date, resolve_relative
+from mnemo.context.summary.dates import conversation_started, find_date, resolve_relative
 from mnemo.context.summary.notes import carried_notes
 from mnemo.context.summary.reading import CACHE
 from mnemo.context.summary.salience import is_phatic
 from mnemo.messages import Message
+from mnemo.prompt.guidance import date_line
 from mnemo.tokens import estimate_tokens_rough
 
 PHATIC = ("Hey Mel! Good to see you!", "How have you been?", "Thanks so much, Mel!",
@@ -443,3 +444,31 @@ def test_an_assistant_restating_what_it_was_told_adds_no_note() -> None:
     assert "I'm Rita getting married in Porto on 14 June." not in texts  # an echo
     assert "I went to a pride parade last year too." in texts  # a fact of its own
     assert "My sister Rita is getting married in Porto on 14 June." in texts
+
+
+def test_a_chat_is_dated_by_the_day_its_system_prompt_says_it_started() -> None:
+    # `mnemo chat` sends no header lines; its system prompt ends with the date line.
+    started = date(2023, 5, 8)
+    assert conversation_started(f"You are mnemo.\n\n{date_line(started)}") == started
+    assert conversation_started("No date here. Deadline 2024-01-01.") is None
+    system: Message = {"role": "system", "content": f"You are mnemo.\n\n{date_line(started)}"}
+    chat: list[Message] = [system]
+    for i in range(60):
+        chat.append({"role": "user", "content": "Yesterday I adopted puppy number 5."
+                     if i == 5 else f"My {i}th cousin lives in a town called Vila {i}, by "
+                     f"the river, and she grows {i} kinds of tomatoes in her garden."})
+        chat.append({"role": "assistant", "content": f"Cousin {i} in Vila {i} sounds like "
+                     "a quiet place to live, with a garden full of tomatoes by the river."})
+    engine = ContextCompressor(context_length=8_000, summarizer=None)
+    engine.compress(chat)
+    report = engine.last_report
+    assert report is not None and report.summary is not None
+    assert "Yesterday [7 May 2023] I adopted puppy number 5." in report.summary
+    # A header line in the turns names the date from where it stands.
+    chat[17] = {"role": "user", "content": "[Session 2, 20 June, 2023]\nLast Friday I moved."}
+    engine = ContextCompressor(context_length=8_000, summarizer=None)
+    engine.compress(chat)
+    report = engine.last_report
+    assert report is not None and report.summary is not None
+    assert "Yesterday [7 May 2023]" in report.summary
+    assert "Last Friday [16 Jun 2023] I moved." in report.summary

@@ -29,6 +29,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import date
 from typing import TYPE_CHECKING, Any, Self
 
 from mnemo.context.assembly import assemble
@@ -49,13 +50,14 @@ from mnemo.context.pruning import prune_tool_results
 from mnemo.context.repair import Origins, Repair, repair_messages
 from mnemo.context.report import MIN_MIDDLE_TOKENS, Draft, check_messages, report_status
 from mnemo.context.summary.cache import collector_paused
+from mnemo.context.summary.dates import conversation_started
 from mnemo.errors import (
     ProviderAuthError,
     ProviderConnectionError,
     ProviderTimeoutError,
     UsageError,
 )
-from mnemo.messages import Message
+from mnemo.messages import Message, content_text
 from mnemo.tokens import estimate_message_tokens_rough, estimate_tokens_rough
 
 if TYPE_CHECKING:
@@ -346,6 +348,9 @@ class ContextCompressor(ContextEngine):
                       tokens)
         # Steps 2 and 3: the boundaries of the middle.
         system_end = system_offset(pruned_list)
+        # A chat's turns carry no dates: the system prompt says when it started.
+        session_date = conversation_started("\n".join(
+            content_text(m) for m in pruned_list[:system_end]))
         head_end = find_head_end(pruned_list, self.protect_first_n)
         measure = self._measure(pruned_list, tokens)
         tail_start = find_tail_start(pruned_list, measure, head_end, self.tail_token_budget)
@@ -389,11 +394,12 @@ class ContextCompressor(ContextEngine):
         room = budget - (estimate_tokens_rough(header) if header else 0)
         if swap is not None:  # C17: swap in what was prepared, fold in the rest
             made = swap_summary(swap.prepared, span, work[head_end:tail_start], room,
-                                self._pre_compress_text(middle))
+                                self._pre_compress_text(middle), session_date)
             outcome = SummaryOutcome(made.body, prepared=made.prepared, local=made.local)
         else:
             outcome = self._summarise(span.turns, span.previous, focus_topic, room,
-                                      self._pre_compress_text(middle), len(middle))
+                                      self._pre_compress_text(middle), len(middle),
+                                      session_date)
         draft.calls = outcome.calls
         draft.prepared, draft.local = outcome.prepared, outcome.local
         if outcome.body is None:  # auth or network failure: leave everything as it was
@@ -478,14 +484,16 @@ class ContextCompressor(ContextEngine):
             return ""
 
     def _summarise(self, turns: list[Message], previous: str | None, focus: str | None,
-                   budget: int, extra: str, removed: int) -> SummaryOutcome:
+                   budget: int, extra: str, removed: int,
+                   session_date: date | None = None) -> SummaryOutcome:
         def local(notice: bool) -> str:
             lead = (f"{FALLBACK_NOTICE} {removed} conversation turns were removed to free "
                     "context space; the summary below was built from them without a model."
                     if notice else "")
             room = budget - estimate_tokens_rough(lead) - 2
             body = summarize_locally(turns, budget_tokens=room, previous_summary=previous,
-                                     focus_topic=focus, extra_context=extra)
+                                     focus_topic=focus, extra_context=extra,
+                                     session_date=session_date)
             return f"{lead}\n\n{body}" if lead else body
 
         if self.summarizer is None:

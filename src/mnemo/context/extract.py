@@ -155,14 +155,14 @@ _OPEN_ASKS_LIMIT = 200  # an unbounded backlog would make the pass quadratic
 class _Reader:
     """The state of one pass over the turns."""
 
-    def __init__(self, prior_pending: Iterable[str]) -> None:
+    def __init__(self, prior_pending: Iterable[str], today: date | None) -> None:
         self.facts = Facts()
         self.calls: dict[str, ActionNote] = {}
         self.open_asks: list[_Ask] = [_Ask(q, -1, keywords(q)) for q in prior_pending]
         self.seen: set[tuple[str, str]] = set()
         self.answered: set[str] = set()
         self.errors: dict[str, _Repeat] = {}
-        self.today: date | None = None
+        self.today = today  # the session date, until a header line says another
         self.answers: set[str] = set()  # notes that a resolved question carries
         self.soft: list[tuple[str, str, int]] = []  # (kind, sentence, order): see finish
         self.texts: list[tuple[str, Prose]] = []  # user and assistant texts: see is_talk
@@ -407,14 +407,17 @@ RESUMES: Resumes[_Reader] = Resumes()
 
 
 def extract_facts(turns: Sequence[Message], *, prior_pending: Iterable[str] = (),
-                  continued: bool = False) -> Facts:
+                  continued: bool = False, session_date: date | None = None) -> Facts:
     """Read ``turns`` once. ``prior_pending`` are asks an earlier summary left open, so a
     reply in these turns can move them to the resolved list; ``continued``: the earlier
-    summary was of a conversation (``is_talk``)."""
-    start = tuple(prior_pending)
+    summary was of a conversation (``is_talk``); ``session_date``: what relative dates
+    are resolved against until a header line in the turns names a date."""
+    pending = tuple(prior_pending)
+    start = (pending, session_date)
     chain = turn_chain(turns)
     found = RESUMES.latest(chain, start)
-    done, reader = (found[0], found[1].copy()) if found else (0, _Reader(start))
+    done, reader = ((found[0], found[1].copy()) if found
+                    else (0, _Reader(pending, session_date)))
     for order in range(done, len(turns)):
         message = turns[order]
         role = message.get("role")

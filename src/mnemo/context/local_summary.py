@@ -33,6 +33,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import date
 from functools import lru_cache
 
 from mnemo.context.extract import (
@@ -136,17 +137,21 @@ def summarize_locally(
     previous_summary: str | None = None,
     focus_topic: str | None = None,
     extra_context: str = "",
+    session_date: date | None = None,
 ) -> str:
-    """The summary of ``turns`` (merged into ``previous_summary``) within ``budget_tokens``."""
+    """The summary of ``turns`` (merged into ``previous_summary``) within ``budget_tokens``;
+    ``session_date``: what relative dates ("yesterday") are resolved against where no
+    header line in the turns names a date."""
     with collector_paused():  # see there: the collector cost more than the reading
-        return _summary(turns, budget_tokens, previous_summary, focus_topic, extra_context)
+        return _summary(turns, budget_tokens, previous_summary, focus_topic, extra_context,
+                        session_date)
 
 
 def _summary(turns: Sequence[Message], budget_tokens: int, previous_summary: str | None,
-             focus_topic: str | None, extra_context: str) -> str:
+             focus_topic: str | None, extra_context: str, session_date: date | None) -> str:
     previous = parse_summary_sections(previous_summary or "")
     facts = extract_facts(turns, prior_pending=previous.get("Pending User Asks", []),
-                          continued=_of_conversation(previous))
+                          continued=_of_conversation(previous), session_date=session_date)
     if is_conversation(facts):
         previous = _notes_carried(facts, previous)
     candidates = _candidates(facts, previous, focus_topic, extra_context)

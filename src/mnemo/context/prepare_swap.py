@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 
 from mnemo.context.lcm_nodes import Span, take_apart_span
 from mnemo.context.local_summary import summarize_locally
@@ -57,7 +58,7 @@ class SwapSummary:
 
 
 def swap_summary(prepared: Prepared | None, span: Span, middle: Sequence[Message],
-                 budget: int, extra: str) -> SwapSummary:
+                 budget: int, extra: str, session_date: date | None = None) -> SwapSummary:
     """The prepared summary, with the middle messages that joined since (and the memory
     providers' text) folded in by the local summariser: milliseconds, no model call.
     With the first summary still being made (``prepared`` None), the local summariser
@@ -65,10 +66,11 @@ def swap_summary(prepared: Prepared | None, span: Span, middle: Sequence[Message
     if prepared is None:
         return SwapSummary(summarize_locally(span.turns, budget_tokens=budget,
                                              previous_summary=span.previous,
-                                             extra_context=extra), 0, True)
+                                             extra_context=extra,
+                                             session_date=session_date), 0, True)
     rest = take_apart_span(list(middle[prepared.covered:]))
     body = prepared.body
     if rest.turns or extra.strip():
         body = summarize_locally(rest.turns, budget_tokens=budget, previous_summary=body,
-                                 extra_context=extra)
+                                 extra_context=extra, session_date=session_date)
     return SwapSummary(body, prepared.covered, False)

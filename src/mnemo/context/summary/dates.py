@@ -5,6 +5,10 @@ A conversation says when it happens in a few ways: a header line such as
 (``25 May 2023``, ``May 25, 2023``, ``2023-05-25``). ``find_date`` finds the first one in
 a text; the reader keeps the latest one seen as the date of the turns that follow.
 
+A chat has no header lines: its date is the one its system prompt states
+(``conversation_started``: mnemo's prompt ends with "Conversation started: 2026-12-01"),
+and a header line in the turns still wins from where it stands.
+
 ``resolve_relative`` rewrites the relative expressions of a sentence with the date they
 stand for in brackets after them — ``yesterday [7 May 2023]``, ``last week [week of
 1 May 2023]``, ``two months ago [March 2023]``, ``last year [2022]``, ``last Fri
@@ -20,7 +24,7 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 
-__all__ = ["find_date", "format_date", "resolve_relative"]
+__all__ = ["conversation_started", "find_date", "format_date", "resolve_relative"]
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
            "september", "october", "november", "december")
@@ -60,6 +64,18 @@ _PAST = re.compile(r"\b(?:was|were|had|did|went|got|saw|took|made|came|met|felt|
                    re.IGNORECASE)
 _FUTURE = re.compile(r"\b(?:will|going to|gonna|plan(?:s|ning)? to|hope to|can't wait)\b"
                      r"|'ll\b", re.IGNORECASE)
+
+
+# The line mnemo's system prompt ends with (``prompt/guidance.date_line``): the date of
+# the session when no header line in the turns gives one.
+_STARTED = re.compile(r"^Conversation started: (\d{4})-(\d{2})-(\d{2})\b", re.MULTILINE)
+
+
+def conversation_started(system_text: str) -> date | None:
+    """The date a system prompt says the conversation started ("Conversation started:
+    2026-12-01 (Tuesday)"), if it says so."""
+    match = _STARTED.search(system_text)
+    return _to_date(match.groups(), "iso") if match else None
 
 
 def format_date(day: date) -> str:
