@@ -306,14 +306,14 @@ def test_the_cache_is_bounded() -> None:
 
 
 def test_a_previous_summarys_notes_are_read_back_as_notes() -> None:
-    participants = {"user": "Caroline", "assistant": "Melanie"}
+    speakers = {"Caroline": "user", "Melanie": "assistant"}
     notes, others = carried_notes([
         "8 May 2023 · Caroline: I went to a support group yesterday [7 May 2023]. "
         "Melanie: I painted a sunrise over Lake Tahoe.",
         "Melanie: My pottery class starts on Monday. We have two kids.",
         "Never deploy on Fridays.",
         "ValueError: bad input",
-    ], participants, -500)
+    ], speakers, -500)
     assert [(n.speaker, n.role, n.day, n.text) for n in notes] == [
         ("Caroline", "user", "8 May 2023",
          "I went to a support group yesterday [7 May 2023]."),
@@ -472,3 +472,27 @@ def test_a_chat_is_dated_by_the_day_its_system_prompt_says_it_started() -> None:
     assert report is not None and report.summary is not None
     assert "Yesterday [7 May 2023]" in report.summary
     assert "Last Friday [16 Jun 2023] I moved." in report.summary
+
+
+def test_a_group_chats_notes_are_carried_for_every_speaker() -> None:
+    def say(name: str, text: str) -> Message:
+        return {"role": "user" if name != "Bot" else "assistant", "name": name,
+                "content": text}  # type: ignore[typeddict-item]
+    previous = ("## Goal\n- Participants: Ana (user), Bot (assistant)\n\n"
+                "## Critical Context\n- Rui: My bakery is called Pão Quente. I bake at 4 am.\n"
+                "- Ana: I moved to Porto in March with my two cats.\n")
+    turns = [say("Ana", "I adopted a third cat called Miso."),
+             say("Bot", "Miso is a lovely name for a cat."),
+             say("Rui", "My bakery is called Pão Doce now, after the new owner."),
+             say("Bot", "Pão Doce is a sweet name.")]
+    for day in ("Monday", "Tuesday", "Wednesday", "Thursday"):
+        turns += [say("Ana", f"On {day} I walked along the Douro river to the old bridge "
+                             "and watched the rabelo boats carry tourists upstream."),
+                  say("Bot", f"The Douro on a {day} must be calm, with the boats and the "
+                             "old bridge in the evening light.")]
+    facts = extract_facts(turns)
+    assert facts.speakers == {"Ana": "user", "Bot": "assistant", "Rui": "user"}
+    merged = summarize_locally(turns, budget_tokens=2_000, previous_summary=previous)
+    # Rui is no participant of a role (Ana spoke first), yet his old notes are his: the
+    # newer name of his bakery replaces the old one.
+    assert "Pão Doce now" in merged and "Pão Quente" not in merged

@@ -105,6 +105,7 @@ class Facts:
     asks: list[Item] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)  # conversation worth keeping (C18)
     participants: dict[str, str] = field(default_factory=dict)  # role -> name
+    speakers: dict[str, str] = field(default_factory=dict)  # every name -> its role
     preferences: list[Item] = field(default_factory=list)
     decisions: list[Item] = field(default_factory=list)
     resolved: list[Item] = field(default_factory=list)
@@ -176,7 +177,7 @@ class _Reader:
         for name in ("asks", "notes", "preferences", "decisions", "resolved", "pending",
                      "remaining", "errors", "commands", "urls", "config_values"):
             setattr(facts, name, list(getattr(facts, name)))
-        facts.participants = dict(facts.participants)
+        facts.participants, facts.speakers = dict(facts.participants), dict(facts.speakers)
         facts.files = {p: dc_replace(n, actions=Counter(n.actions))
                        for p, n in facts.files.items()}
         facts.actions = {k: dc_replace(n) for k, n in facts.actions.items()}
@@ -238,6 +239,7 @@ class _Reader:
         if isinstance(name, str) and name.strip():
             label = one_line(name, 40)
             self.facts.participants.setdefault(role, label)
+            self.facts.speakers.setdefault(label, role)
             return label
         return self.facts.participants.get(role, _LABELS[role])
 

@@ -392,8 +392,11 @@ def _notes_carried(facts: Facts, previous: dict[str, list[str]]) -> dict[str, li
     tell, and a newer note that repeats or replaces one wins."""
     rest = dict(previous)
     carried: list[Note] = []
+    # Everyone who spoke (a group chat has more than one name a role), and the labels
+    # of unnamed speakers.
+    speakers = {name: role for role, name in facts.participants.items()} | facts.speakers
     for number, section in enumerate(dict.fromkeys(_NOTE_SECTIONS.values())):
-        notes, rest[section] = carried_notes(previous.get(section, []), facts.participants,
+        notes, rest[section] = carried_notes(previous.get(section, []), speakers,
                                              _EARLIER + 10_000 * number)
         carried += notes
     if carried:

@@ -137,17 +137,16 @@ def _noted(raw: str, today: date | None, names: tuple[str, ...], checked: bool
 _DAY_PREFIX = re.compile(r"^(\d{1,2} [A-Z][a-z]{2} \d{1,4}) · ")
 
 
-def carried_notes(lines: Sequence[str], participants: Mapping[str, str], first_order: int
+def carried_notes(lines: Sequence[str], speakers: Mapping[str, str], first_order: int
                   ) -> tuple[list[Note], list[str]]:
-    """The notes in a previous summary's ``lines`` of the ``participants`` (role → name),
-    at orders from ``first_order`` on, one order per speaker's stretch of a line; and the
+    """The notes in a previous summary's ``lines`` of the ``speakers`` (name → role), at
+    orders from ``first_order`` on, one order per speaker's stretch of a line; and the
     lines that are no notes of theirs, as they were (see the module docstring)."""
-    names = tuple(participants.values())
+    names = tuple(speakers)
     if not names:
         return [], list(lines)
-    role_of = {name: role for role, name in participants.items()}
     # Longest name first: "Jo: " must not cut "Joanna: " short.
-    labels = "|".join(re.escape(n) for n in sorted(set(names), key=len, reverse=True))
+    labels = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
     label = re.compile(rf"(?:^| )({labels}): ")
     notes: list[Note] = []
     others: list[str] = []
@@ -160,7 +159,7 @@ def carried_notes(lines: Sequence[str], participants: Mapping[str, str], first_o
             continue
         for speaker, text in zip(parts[1::2], parts[2::2], strict=True):
             notes += take_notes(sentences(text), speaker=speaker,
-                                role=role_of.get(speaker, "user"), order=order, today=None,
+                                role=speakers.get(speaker, "user"), order=order, today=None,
                                 names=names, day=dated.group(1) if dated else "")
             order += 1
     return notes, others
