@@ -165,6 +165,13 @@ def test_relative_dates_are_resolved_against_the_session_date() -> None:
     ("a couple of days ago", "a couple of days ago [6 May 2023]"),
     ("the day before yesterday", "the day before yesterday [6 May 2023]"),
     ("earlier today I ran", "earlier today [8 May 2023] I ran"),
+    # "Over the weekend": the last one told in the past, the next one otherwise.
+    ("Over the weekend I went hiking.", "Over the weekend [weekend of 6 May 2023] I went "
+     "hiking."),
+    ("Over the weekend I'll paint.", "Over the weekend [weekend of 13 May 2023] I'll paint."),
+    ("Earlier this week I met Ana", "Earlier this week [week of 8 May 2023] I met Ana"),
+    ("later this month", "later this month [May 2023]"),
+    ("The week before last I was ill", "The week before last [week of 24 Apr 2023] I was ill"),
 ])
 def test_resolve_relative(text: str, expected: str) -> None:
     assert resolve_relative(text, date(2023, 5, 8)) == expected

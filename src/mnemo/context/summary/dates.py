@@ -49,7 +49,9 @@ _ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})(?!\d)")
 # yesterday" over "yesterday", "this past" over "this", "a couple of" over "a").
 _RELATIVE = re.compile(
     r"\b(?:(the day before yesterday|the day after tomorrow|yesterday|earlier today|today"
-    r"|tonight|tomorrow|last night|this morning|this afternoon|this evening)"
+    r"|tonight|tomorrow|last night|this morning|this afternoon|this evening"
+    r"|over the weekend|(?:earlier|later) this (?:week|month)|the week before last"
+    r"|a fortnight ago)"
     r"|(this past|last|this|next|past) (weekend|week|month|year|summer|winter|spring|fall"
     r"|autumn)"
     rf"|(this past|last|this|next|on) ({_WEEKDAY_WORD})"
@@ -143,6 +145,15 @@ def _resolve(match: re.Match[str], sentence: str, today: date) -> str | None:
     fixed, which, unit, wday_which, wday, count, count_unit = match.groups()
     if fixed:
         word = fixed.lower()
+        if word == "over the weekend":  # the last one in a sentence told in the past
+            past = bool(_PAST.search(sentence)) and not _FUTURE.search(sentence)
+            shift = -((today.weekday() - 5) % 7) if past else (5 - today.weekday()) % 7
+            return f"weekend of {format_date(today + timedelta(days=shift))}"
+        if word.endswith(("this week", "before last", "fortnight ago")):
+            back = 0 if word.endswith("this week") else 2
+            return f"week of {format_date(today - timedelta(days=today.weekday(), weeks=back))}"
+        if word.endswith("this month"):
+            return _month_year(today)
         days = {"the day before yesterday": -2, "yesterday": -1, "last night": -1,
                 "tomorrow": 1, "the day after tomorrow": 2}.get(word, 0)
         return format_date(today + timedelta(days=days))
