@@ -357,14 +357,20 @@ def test_a_live_conversation_keeps_its_best_old_notes_through_compactions() -> N
     assert "Melanie: We bought 1" in merged or "Melanie: We bought 2" in merged
 
 
+def _called(call_id: str, name: str, args: dict[str, str], result: str = "ok"
+            ) -> list[Message]:
+    """An assistant message with one tool call, and the call's result."""
+    call = {"id": call_id, "type": "function",
+            "function": {"name": name, "arguments": json.dumps(args)}}
+    return [{"role": "assistant", "content": None, "tool_calls": [call]},  # type: ignore[list-item]
+            {"role": "tool", "tool_call_id": call_id, "content": result}]
+
+
 def _saved(number: int, content: str) -> list[Message]:
     """The memory call ``mnemo chat`` makes when the user tells it about themselves."""
-    call = {"id": f"m{number}", "type": "function", "function": {
-        "name": "memory", "arguments": json.dumps(
-            {"action": "add", "target": "user", "content": content})}}
-    return [{"role": "assistant", "content": None, "tool_calls": [call]},  # type: ignore[list-item]
-            {"role": "tool", "tool_call_id": f"m{number}",
-             "content": '{"success": true, "target": "user", "message": "Entry added."}'}]
+    return _called(f"m{number}", "memory", {"action": "add", "target": "user",
+                                            "content": content},
+                   '{"success": true, "target": "user", "message": "Entry added."}')
 
 
 def test_a_chat_that_uses_the_memory_tool_is_still_a_conversation() -> None:
@@ -392,24 +398,17 @@ def test_a_chat_that_uses_the_memory_tool_is_still_a_conversation() -> None:
     assert not any("memory" in line for line in sections.get("Progress/Done", []))
     assert sections["Tools & Patterns"] == ["memory ×2"]
     # Any other tool makes it work.
-    work = [*turns[:3], {"role": "assistant", "content": None, "tool_calls": [  # type: ignore[list-item]
-        {"id": "t1", "type": "function",
-         "function": {"name": "terminal", "arguments": '{"command": "ls"}'}}]},
-        {"role": "tool", "tool_call_id": "t1", "content": "notes.txt"}, *turns[3:]]
+    work = [*turns[:3], *_called("t1", "terminal", {"command": "ls"}, "notes.txt"),
+            *turns[3:]]
     assert not is_conversation(extract_facts(work))
 
 
 def test_a_target_or_source_is_a_file_only_when_it_looks_like_one() -> None:
-    def call(number: int, name: str, args: dict[str, str]) -> list[Message]:
-        return [{"role": "assistant", "content": None, "tool_calls": [  # type: ignore[list-item]
-                    {"id": f"c{number}", "type": "function",
-                     "function": {"name": name, "arguments": json.dumps(args)}}]},
-                {"role": "tool", "tool_call_id": f"c{number}", "content": "ok"}]
     turns: list[Message] = [
         {"role": "user", "content": "Copy the config and save a note."},
-        *call(1, "copy_file", {"source": "conf/app.toml", "destination": "backup"}),
-        *call(2, "memory", {"action": "add", "target": "user", "content": "x"}),
-        *call(3, "read_file", {"path": "Makefile"}),
+        *_called("c1", "copy_file", {"source": "conf/app.toml", "destination": "backup"}),
+        *_called("c2", "memory", {"action": "add", "target": "user", "content": "x"}),
+        *_called("c3", "read_file", {"path": "Makefile"}),
         {"role": "assistant", "content": "Done."},
     ]
     assert sorted(extract_facts(turns).files) == ["Makefile", "conf/app.toml"]
@@ -484,7 +483,7 @@ def test_a_chat_is_dated_by_the_day_its_system_prompt_says_it_started() -> None:
 def test_a_group_chats_notes_are_carried_for_every_speaker() -> None:
     def say(name: str, text: str) -> Message:
         return {"role": "user" if name != "Bot" else "assistant", "name": name,
-                "content": text}  # type: ignore[typeddict-item]
+                "content": text}
     previous = ("## Goal\n- Participants: Ana (user), Bot (assistant)\n\n"
                 "## Critical Context\n- Rui: My bakery is called Pão Quente. I bake at 4 am.\n"
                 "- Ana: I moved to Porto in March with my two cats.\n")
