@@ -47,7 +47,13 @@ from mnemo.context.extract import (
 from mnemo.context.failures import error_lines, error_shape
 from mnemo.context.prompt import PROGRESS_SUBSECTIONS, TEMPLATE_SECTIONS
 from mnemo.context.summary.cache import collector_paused
-from mnemo.context.summary.notes import Note, carried_notes, latest_notes, rare_words
+from mnemo.context.summary.notes import (
+    TIMELINE_DAY,
+    Note,
+    carried_notes,
+    latest_notes,
+    rare_words,
+)
 from mnemo.context.summary.salience import condensed, salience
 from mnemo.context.summary.secrets import may_hold_secrets, redact_secrets
 from mnemo.context.textscan import one_line, topic_matcher
@@ -371,17 +377,14 @@ _PAIR_COST = 6.0  # a pair repeats its answer's note and pays for the question
 _NAMED = re.compile(r"^(?:\d{1,2} \w{3,9} \d{4} · )?[A-Z][\w .'’-]{0,40}: ")
 
 
-# How a summary of a conversation shows itself: its Goal names the participants, or its
-# notes carry the unnamed speakers' labels (a work session's are "User said: ", …), or
-# its timeline dates a line.
-_TALK_LINE = re.compile(r"^(?:User|Assistant): |^\d{1,2} [A-Z][a-z]{2} \d{1,4} · ")
-
-
 def _of_conversation(previous: dict[str, list[str]]) -> bool:
-    """True when ``previous`` (a summary's sections) is the summary of a conversation."""
+    """True when ``previous`` (a summary's sections) is the summary of a conversation: its
+    Goal names the participants, or its notes carry the unnamed speakers' labels (a work
+    session's are "User said: ", …), or its timeline dates a line."""
     if any(line.startswith(_PARTICIPANTS) for line in previous.get("Goal", [])):
         return True
-    return any(_TALK_LINE.match(line) for section in dict.fromkeys(_NOTE_SECTIONS.values())
+    return any(line.startswith(("User: ", "Assistant: ")) or TIMELINE_DAY.match(line)
+               for section in _NOTE_SECTIONS.values()
                for line in previous.get(section, []))
 
 
@@ -395,7 +398,7 @@ def _notes_carried(facts: Facts, previous: dict[str, list[str]]) -> dict[str, li
     # Everyone who spoke (a group chat has more than one name a role), and the labels
     # of unnamed speakers.
     speakers = {name: role for role, name in facts.participants.items()} | facts.speakers
-    for number, section in enumerate(dict.fromkeys(_NOTE_SECTIONS.values())):
+    for number, section in enumerate(_NOTE_SECTIONS.values()):
         notes, rest[section] = carried_notes(previous.get(section, []), speakers,
                                              _EARLIER + 10_000 * number)
         carried += notes

@@ -34,8 +34,8 @@ from mnemo.context.summary.salience import (
 )
 from mnemo.context.textscan import STOPWORDS, one_line, sentences
 
-__all__ = ["Note", "answer_text", "carried_notes", "latest_notes", "rare_words",
-           "take_notes"]
+__all__ = ["TIMELINE_DAY", "Note", "answer_text", "carried_notes", "latest_notes",
+           "rare_words", "take_notes"]
 
 _WORD = re.compile(r"[a-z][a-z'’]{2,}|\d+")
 _MIN_CHARS = 6  # shorter, a sentence tells nothing a reader needs ("Ok.", "Me too.")
@@ -134,7 +134,7 @@ def _noted(raw: str, today: date | None, names: tuple[str, ...], checked: bool
 
 
 # A timeline line's date ("8 May 2023 · "), as ``format_date`` writes it.
-_DAY_PREFIX = re.compile(r"^(\d{1,2} [A-Z][a-z]{2} \d{1,4}) · ")
+TIMELINE_DAY = re.compile(r"^(\d{1,2} [A-Z][a-z]{2} \d{1,4}) · ")
 
 
 def carried_notes(lines: Sequence[str], speakers: Mapping[str, str], first_order: int
@@ -152,7 +152,7 @@ def carried_notes(lines: Sequence[str], speakers: Mapping[str, str], first_order
     others: list[str] = []
     order = first_order
     for line in lines:
-        dated = _DAY_PREFIX.match(line)
+        dated = TIMELINE_DAY.match(line)
         parts = label.split(line[dated.end():] if dated else line)
         if len(parts) < 3 or parts[0].strip():
             others.append(line)
