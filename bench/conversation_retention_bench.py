@@ -153,9 +153,10 @@ def live(conv: Conversation, window: int, seeds: int) -> tuple[int, int, float]:
         context.append(message)
         if estimate_messages_tokens_rough(context) > engine.threshold_tokens:
             context = engine.compress(context)
-            compactions += 1
             report = engine.last_report
-            summary = (report.summary if report and report.summary else summary)
+            if report is not None and report.changed:  # a call that compacted something
+                compactions += 1
+                summary = report.summary or summary
     text = "\n".join(content_text(m) for m in context)
     kept_texts = {content_text(m) for m in context}
     removed = [m for m in conv.messages if content_text(m) not in kept_texts]
