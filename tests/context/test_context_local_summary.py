@@ -208,7 +208,7 @@ def test_cjk_sentences_split_without_spaces() -> None:
 
 def test_a_cjk_focus_topic_wins_a_tight_budget() -> None:
     turns: list[dict] = []
-    for k in range(300):
+    for k in range(600):  # more rules than the budget holds: the oldest are left out
         topic = "支付模块" if k == 7 else "界面"
         turns += [user(f"第{k}条：{topic}的代码必须总是记录请求编号。"), assistant(f"好的 {k}。")]
     plain = summarize_locally(turns, budget_tokens=2_000)

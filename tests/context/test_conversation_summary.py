@@ -14,11 +14,11 @@ import pytest
 
 from mnemo.context import ContextCompressor, summarize_locally
 from mnemo.context.extract import extract_facts, is_conversation
-from mnemo.context.local_summary import parse_summary_sections
+from mnemo.context.local_summary import parse_summary_sections, render_sections
 from mnemo.context.summary.dates import conversation_started, find_date, resolve_relative
 from mnemo.context.summary.notes import carried_notes
 from mnemo.context.summary.reading import CACHE
-from mnemo.context.summary.salience import is_phatic
+from mnemo.context.summary.salience import is_phatic, salience
 from mnemo.messages import Message
 from mnemo.prompt.guidance import date_line
 from mnemo.tokens import estimate_tokens_rough
@@ -425,9 +425,11 @@ def test_a_few_turns_that_go_on_a_conversation_are_summarised_as_one() -> None:
     assert not is_conversation(extract_facts(chat))  # on its own: too few texts
     earlier = summarize_locally([
         {"role": "user", "content": "Yesterday I adopted a beagle puppy called Pixel."},
-        {"role": "assistant", "content": "Pixel is a lovely name for a beagle."},
+        {"role": "assistant", "content": "Pixel is a lovely name for a beagle; beagles "
+                                         "love long walks and a lot of company."},
         {"role": "user", "content": "My sister Rita is getting married in Porto."},
-        {"role": "assistant", "content": "Weddings in Porto are beautiful in June."},
+        {"role": "assistant", "content": "Weddings in Porto are beautiful in June, when "
+                                         "the evenings are long."},
     ], budget_tokens=2_000)
     assert "User: Yesterday I adopted a beagle puppy called Pixel." in earlier
     merged = summarize_locally(chat, budget_tokens=2_000, previous_summary=earlier)
@@ -502,3 +504,73 @@ def test_a_group_chats_notes_are_carried_for_every_speaker() -> None:
     # Rui is no participant of a role (Ana spoke first), yet his old notes are his: the
     # newer name of his bakery replaces the old one.
     assert "Pão Doce now" in merged and "Pão Quente" not in merged
+
+
+def test_a_reply_to_a_question_outranks_the_same_words_said_unasked() -> None:
+    # The answer to "what genre is it?" is what a reader asks about later; the same kind
+    # of sentence said out of the blue is less likely to be.
+    names = ("Caroline", "Melanie")
+    assert salience("It's a mix of jazz and soul.", names, reply=True) > (
+        salience("It's a mix of jazz and soul.", names))
+    turns = [said("Caroline", "What genre is your first screenplay?"),
+             said("Melanie", "It's a mix of drama and romance."),
+             said("Caroline", "It's a mix of jazz and soul, by the way.")]
+    # The smallest budget that keeps either: it keeps the reply.
+    for budget in range(60, 200, 2):
+        summary = summarize_locally(turns, budget_tokens=budget)
+        if "drama and romance" in summary or "jazz and soul" in summary:
+            break
+    assert "drama and romance" in summary
+    assert "jazz and soul" not in summary
+
+
+def test_a_note_that_repeats_kept_words_gives_way_to_one_that_tells_something_new() -> None:
+    # One thing told four ways (each scoring above the new thing: two names), then one
+    # new thing: a summary with room for two notes keeps both things, not the pottery
+    # studio twice.
+    told = ["I visited the Lisbon pottery studio with Ana.",
+            "Ana and I visited the pottery studio in Lisbon.",
+            "I went back to the Lisbon pottery studio with Ana.",
+            "I went to the pottery studio in Lisbon with Ana."]
+    new = "I played chess at the club with my brother."
+    turns: list[Message] = []
+    for text in [*told, new]:
+        turns += [said("Caroline", text), said("Melanie", PHATIC[3] + " " + PHATIC[4])]
+    assert min(salience(t, ()) for t in told) > salience(new, ())
+    for budget in range(90, 200, 2):  # the smallest budget with room for two notes
+        notes = [line for line in parse_summary_sections(summarize_locally(
+            turns, budget_tokens=budget)).get("Progress/Done", []) if "Caroline" in line]
+        if " ".join(notes).count(". ") + " ".join(notes).count("! ") >= 1:
+            break
+    kept = " ".join(notes)
+    assert "chess" in kept and kept.count("pottery") == 1
+
+
+def test_the_budget_counts_lines_as_they_are_printed() -> None:
+    # Neighbours that share a label are printed as one line (the label once, and a day's
+    # events on one timeline line); the budget counts exactly that, so a summary is
+    # filled by what fits rather than cut back after it went over.
+    from mnemo.context.local_summary import _fit, _grouped, _Line, _printed
+
+    lines: list[_Line] = []
+    for i in range(120):
+        who = ("Caroline: ", "Melanie: ")[i % 3 == 0]
+        day = f"{1 + i // 7} May 2023 · "
+        if i % 2:
+            lines.append(_Line("Progress/Done", f"{day}{who}I saw film {i}.", i, 40 + i % 5,
+                               merge=f"day|{day}", head=len(day), who=who))
+        else:
+            lines.append(_Line("Critical Context", f"{who}I own {i} books.", i, 41 + i % 3,
+                               merge=who, head=len(who)))
+    empty = len(render_sections({}))
+    for room in (300, 900, 2_500):
+        kept = _fit(lines, room, said_room=10**6, noted_room=10**6)
+        kept.sort(key=lambda line: (line.order, line.seq))
+        counted = 0
+        for section in {line.section for line in kept}:
+            rows = [line for line in kept if line.section == section]
+            counted += sum(_printed(line, before) for before, line in zip(
+                [None, *rows], rows, strict=False)) - len("- (none)\n")
+        text = render_sections(_grouped(kept))
+        assert len(text) == empty + counted
+        assert room - 40 <= counted <= room  # filled, not over

@@ -327,8 +327,9 @@ def test_repeated_runs_of_messages_are_still_recoverable(store: SessionStore) ->
     left can end up archived without a replacement naming them: a node still takes them."""
     engine = LosslessContextEngine(context_length=600, sessions=store, protect_first_n=0)
     driver = Driver(engine, store)
-    pairs = [m for i in range(8) for m in (user(f"ask {i}: fix the bug"),
-                                           assistant(f"answer {i} fix the bug"))]
+    # Turns long enough that their summary is smaller than they are (else no node).
+    pairs = [m for i in range(8) for m in (user(f"ask {i}: fix the bug in the parser"),
+                                           assistant(f"answer {i}: fixed the parser bug"))]
     driver.say(*pairs)
     driver.compact()
     driver.say(*pairs[:12])

@@ -122,6 +122,7 @@ class Facts:
     last_intent: Item | None = None
     worked: bool = False  # a tool other than ``TALK_TOOLS`` was called
     conversation: bool = False  # people talking rather than work (``is_conversation``)
+    replies: set[int] = field(default_factory=set)  # texts that answer a question (orders)
 
 
 _LABELS = {"user": "User", "assistant": "Assistant"}
@@ -167,6 +168,7 @@ class _Reader:
         self.answers: set[str] = set()  # notes that a resolved question carries
         self.soft: list[tuple[str, str, int]] = []  # (kind, sentence, order): see finish
         self.texts: list[tuple[str, Prose]] = []  # user and assistant texts: see is_talk
+        self.asked_by = ""  # the role whose last text asked something, or ""
 
     def copy(self) -> _Reader:
         """A copy that a pass can go on with, leaving this one as it is (``resume.py``):
@@ -178,6 +180,7 @@ class _Reader:
                      "remaining", "errors", "commands", "urls", "config_values"):
             setattr(facts, name, list(getattr(facts, name)))
         facts.participants, facts.speakers = dict(facts.participants), dict(facts.speakers)
+        facts.replies = set(facts.replies)
         facts.files = {p: dc_replace(n, actions=Counter(n.actions))
                        for p, n in facts.files.items()}
         facts.actions = {k: dc_replace(n) for k, n in facts.actions.items()}
@@ -255,6 +258,11 @@ class _Reader:
         if prose.date is not None:
             self.today = prose.date
         self.texts.append((text, prose))
+        # A text right after the other speaker asked something is a reply: what it says
+        # is what was asked about, and a reader is likely to ask again (salience.py).
+        if self.asked_by and self.asked_by != role:
+            self.facts.replies.add(order)
+        self.asked_by = role if prose.asks else ""
         self.soft += [(kind, sentence, order) for kind, sentence in prose.soft]
         # A soft claim's note is kept only in a conversation, and a session that used a
         # tool for work is none (``finish``): from the first such call on, they are not

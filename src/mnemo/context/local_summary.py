@@ -28,10 +28,12 @@ printed in conversation order under their headings. Obvious secrets are replaced
 
 from __future__ import annotations
 
+import bisect
+import heapq
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
@@ -77,6 +79,9 @@ _TALK_SHARE = 0.5  # … and between people (``is_conversation``) half of everyt
 _FOCUS_BOOST = 30.0
 _DECAY = 4.0  # weight lost each time the number of newer lines of the same kind doubles
 _RESERVED_PER_SECTION = 2
+# A note loses this share of what its salience earned for each share of its content
+# words that the kept lines already hold (see _fit).
+_REPEAT_SHARE = 1.0
 
 _TOOL_COUNT = re.compile(r"^(\S+) ×(\d+)(?: \((\d+) failed\))?$")
 _READ_COUNT = re.compile(r"^(\S+): (\d+) calls? \(see Relevant Files\)$")
@@ -94,6 +99,8 @@ class _Line:
     seq: int = 0  # the place of a note among the notes (its sentence order)
     head: int = 0  # characters of the shared label a merged line drops
     who: str = ""  # the speaker's label, dropped too when the same speaker goes on
+    words: frozenset[str] = frozenset()  # a note's content words (see _fit)
+    gain: float = 0.0  # the part of ``weight`` that its salience earned (see _fit)
 
 
 def parse_summary_sections(text: str) -> dict[str, list[str]]:
@@ -235,36 +242,94 @@ def _fit(candidates: list[_Line], max_chars: int, *, said_room: int,
     """The best lines whose rendering fits in ``max_chars``.
 
     The two best lines of every section go first, so a crowded kind of fact cannot push a
-    whole section out; then the rest by weight. "User said" lines together take at most
+    whole section out; then the rest by weight, a note weighing less the more of its
+    content words the kept lines already hold (``_REPEAT_SHARE``: a summary that says a
+    thing twice has less room for the next). "User said" lines together take at most
     ``said_room`` characters: a summary that restated the turns would not be smaller.
     """
-    ordered = sorted(candidates, key=lambda c: (-c.weight, c.order))
-    per_section: Counter[str] = Counter()
-    first: list[_Line] = []
-    rest: list[_Line] = []
-    for line in ordered:
-        per_section[line.section] += 1
-        (first if per_section[line.section] <= _RESERVED_PER_SECTION else rest).append(line)
-    kept: list[_Line] = []
+    layout = _Layout()
     used = 0
     restated = {"said": 0, "noted": 0}
     rooms = {"said": said_room, "noted": noted_room}
-    merged: set[tuple[str, str]] = set()
-    for line in first + rest:
-        cost = len(line.text) + 7  # "- [ ] " and the newline at most
-        key = (line.section, line.merge)
-        if line.merge and key in merged:  # printed after its neighbour, label dropped
-            cost = len(line.text) - line.head + 1
+    covered: set[str] = set()
+
+    def by_weight(lines: list[_Line]) -> Iterator[_Line]:
+        """``lines`` best first, a note re-weighed as ``covered`` grows (lazy greedy: a
+        note's weight only falls, so one taken out is put back when another now weighs
+        more)."""
+        queue = [(-line.weight, line.order, i, line) for i, line in enumerate(lines)]
+        heapq.heapify(queue)
+        while queue:
+            weight, order, i, line = heapq.heappop(queue)
+            if line.words:
+                now = line.weight - _REPEAT_SHARE * line.gain * len(
+                    line.words & covered) / len(line.words)
+                if now < -weight and queue and -queue[0][0] > now:
+                    heapq.heappush(queue, (-now, order, i, line))
+                    continue
+            yield line
+
+    def take(line: _Line) -> None:
+        nonlocal used
+        cost = layout.cost(line)
         kind = line.room
         if used + cost > max_chars or (kind and restated[kind] + cost > rooms[kind]):
-            continue
-        kept.append(line)
+            return
+        layout.place(line)
+        covered.update(line.words)
         used += cost
-        if line.merge:
-            merged.add(key)
         if kind:
             restated[kind] += cost
-    return kept
+
+    per_section: Counter[str] = Counter()
+    rest: list[_Line] = []
+    for line in by_weight(candidates):
+        per_section[line.section] += 1
+        if per_section[line.section] <= _RESERVED_PER_SECTION:
+            take(line)
+        else:
+            rest.append(line)
+    for line in by_weight(rest):
+        take(line)
+    return layout.kept
+
+
+class _Layout:
+    """The kept lines of each section in printed order, and what one more costs there:
+    a line printed after a neighbour with the same merge key pays no label (``_grouped``),
+    and one put between two merged lines makes the second pay its label again."""
+
+    def __init__(self) -> None:
+        self.kept: list[_Line] = []
+        self._rows: dict[str, list[_Line]] = {}
+        self._keys: dict[str, list[tuple[int, int]]] = {}
+
+    def _neighbours(self, line: _Line) -> tuple[int, _Line | None, _Line | None]:
+        rows = self._rows.get(line.section, [])
+        at = bisect.bisect(self._keys.get(line.section, []), (line.order, line.seq))
+        return at, rows[at - 1] if at else None, rows[at] if at < len(rows) else None
+
+    def cost(self, line: _Line) -> int:
+        _, before, after = self._neighbours(line)
+        added = _printed(line, before)
+        if after is not None:
+            added += _printed(after, line) - _printed(after, before)
+        return added
+
+    def place(self, line: _Line) -> None:
+        at, _, _ = self._neighbours(line)
+        self._rows.setdefault(line.section, []).insert(at, line)
+        self._keys.setdefault(line.section, []).insert(at, (line.order, line.seq))
+        self.kept.append(line)
+
+
+def _printed(line: _Line, before: _Line | None) -> int:
+    """Characters ``line`` adds to the summary when printed after ``before``."""
+    if before is not None and line.merge and line.merge == before.merge:
+        shared = line.head + (len(line.who) if line.who and line.who == before.who else 0)
+        return len(line.text) - shared + 1  # joined with a space
+    return len(line.text) + (len("- [ ] \n") if line.section == "Remaining Work"
+                             else len("- \n"))
 
 
 @dataclass
@@ -280,6 +345,8 @@ class _Candidate:
     seq: int = 0
     head: int = 0
     who: str = ""
+    words: frozenset[str] = frozenset()
+    gain: float = 0.0
 
 
 def _ranked(section: str, candidates: Sequence[_Candidate]) -> list[_Line]:
@@ -294,7 +361,7 @@ def _ranked(section: str, candidates: Sequence[_Candidate]) -> list[_Line]:
         seen.add(c.text)
         lines.append(_Line(section, c.text, c.order,
                            c.base - _DECAY * math.log2(1 + ranks[c.kind]), c.room, c.merge,
-                           c.seq, c.head, c.who))
+                           c.seq, c.head, c.who, c.words, c.gain))
         ranks[c.kind] += 1
     return lines
 
@@ -337,8 +404,7 @@ def _candidates(facts: Facts, previous: dict[str, list[str]], focus_topic: str |
     if is_conversation(facts):  # a pair is worth what its answer tells
         lines += _ranked("Resolved Questions", [
             _Candidate(f"pair {item.order}", item.text, item.order, _NOTE_BASE - _PAIR_COST
-                       + min(_NOTE_SPAN, 1.6 * salience(item.text.rsplit(" → ", 1)[-1],
-                                                         names)))
+                       + min(_NOTE_SPAN, _pair_salience(item.text, names)))
             for item in facts.resolved])
     else:
         lines += section("Resolved Questions", facts.resolved, 60)
@@ -371,10 +437,15 @@ _NOTE_SECTIONS = {"event": "Progress/Done", "preference": "Constraints & Prefere
 # recognised (55), by its salience: notes compete among themselves for what is left.
 _NOTE_BASE = 38.0
 _NOTE_SPAN = 16.0
-_RARE = 3.0  # salience added per rare word (weighed 1/df: ``rare_words``)
-_MIN_SALIENCE = 3.0  # below it a note tells a reader nothing (salience.py)
 _PAIR_COST = 6.0  # a pair repeats its answer's note and pays for the question
 _NAMED = re.compile(r"^(?:\d{1,2} \w{3,9} \d{4} · )?[A-Z][\w .'’-]{0,40}: ")
+
+
+def _pair_salience(line: str, names: tuple[str, ...]) -> float:
+    """What a Resolved Questions pair tells per character: its answer's salience (a
+    reply, by definition), spread over the question it also pays for."""
+    answer = line.rsplit(" → ", 1)[-1]
+    return salience(answer, names, reply=True) * (len(answer) + 10) / (len(line) + 10)
 
 
 def _of_conversation(previous: dict[str, list[str]]) -> bool:
@@ -431,17 +502,17 @@ def _note_lines(facts: Facts, in_goal: set[int]) -> list[_Line]:
             merge, head, who, label = f"day|{note.day}", len(day), label, day + label
         kind = ("noted " if room == "noted" else "") + _said_kind(note.text)
         if talk:
-            score = note.salience(names)
-            if score < _MIN_SALIENCE:
+            score = note.salience(names, rare=rare, reply=note.order in facts.replies)
+            if score <= 0:  # no content word left (salience.py)
                 continue
-            score += _RARE * min(rare, 5) / (1 + len(note.text) / 160)
             base = _NOTE_BASE + min(_NOTE_SPAN, 1.0 * score) - (room == "noted")
             section = _NOTE_SECTIONS[note.kind]
         else:
             base, section = _CRITICAL[room][1], "Critical Context"
         text = condensed(note.text) if talk else note.text
         by_section.setdefault(section, []).append(_Candidate(
-            kind, label + text, note.order, base, room, merge, seq, head, who))
+            kind, label + text, note.order, base, room, merge, seq, head, who,
+            note.words if talk else frozenset(), base - _NOTE_BASE if talk else 0.0))
     return [line for section, candidates in by_section.items()
             for line in _ranked(section, candidates)]
 

@@ -46,11 +46,6 @@ def _kind(text: str) -> str:
     return kind(text)
 
 
-@lru_cache(maxsize=65_536)
-def _salience(text: str, names: tuple[str, ...]) -> float:
-    return salience(text, names)
-
-
 @dataclass(frozen=True)
 class Note:
     """One sentence worth keeping: ``kind`` is event / preference / plan / fact."""
@@ -82,10 +77,11 @@ class Note:
         """``event``, ``preference``, ``plan`` or ``fact`` (``salience.kind``)."""
         return _kind(self.text)
 
-    def salience(self, names: tuple[str, ...]) -> float:
+    def salience(self, names: tuple[str, ...], *, rare: float = 0.0,
+                 reply: bool = False) -> float:
         """What it tells a later reader (``salience.salience``): computed when a
         conversation between people is ranked, never for a work session's notes."""
-        return _salience(self.text, names)
+        return salience(self.text, names, rare=rare, reply=reply)
 
 
 def take_notes(sentences: Iterable[str], *, speaker: str, role: str, order: int,
