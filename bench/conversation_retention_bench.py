@@ -1,7 +1,7 @@
 """How much of what a conversation was about survives one compaction (SPEC C18, §Q).
 
-    python bench/conversation_retention_bench.py [--data DIR] [--seeds 5]
-        [--model-conversations 30] [--model-windows 8000] [--no-names]
+    python bench/conversation_retention_bench.py [--data DIR|locomo10.json] [--only 42,43]
+        [--seeds 5] [--model-conversations 30] [--model-windows 8000] [--no-names]
 
 Each LoCoMo dev conversation (``../shared/data/locomo``: 26, 30, 41) becomes chat
 messages: speaker A is the ``user``, speaker B the ``assistant`` (each message carries
@@ -31,7 +31,9 @@ both windows, and mnemo ≥ the embedded model.
 
 The data is read from ``/work/shared/data/locomo`` (licence CC BY-NC 4.0: evaluation
 only, never copied into this repository); the benchmark skips with a message when it is
-absent.
+absent. The salience weights were fitted on the dev three (``salience_fit.py``): to see
+how they carry to conversations they never saw, point ``--data`` at LoCoMo's
+``data/locomo10.json`` (snap-research/locomo) with ``--only 42,43,44,47,48,49,50``.
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ _WORD = re.compile(r"[a-z0-9]+")
 class Question:
     text: str
     answer_words: frozenset[str]
+    evidence: tuple[int, ...] = ()  # the indices of its evidence turns among the messages
 
 
 @dataclass
@@ -84,11 +87,34 @@ def content_words(text: str) -> frozenset[str]:
     return frozenset(w for w in words(text) if w not in STOP_WORDS)
 
 
+def read_conversations(data: Path, only: list[str]) -> dict[str, dict[str, Any]]:
+    """The raw conversations to run, by name: ``data`` is a folder of ``<name>.json``
+    files (``../shared/data/locomo``) or LoCoMo's own ``locomo10.json`` (all ten, named
+    by the number of their ``sample_id``); ``only`` picks some (default: the dev three
+    from a folder, all of the file)."""
+    if data.is_file():
+        samples = json.loads(data.read_text(encoding="utf-8"))
+        found = {str(s["sample_id"]).rsplit("-", 1)[-1]: {**s["conversation"], "qa": s["qa"]}
+                 for s in samples}
+        return {name: found[name] for name in (only or found) if name in found}
+    return {name: json.loads((data / f"{name}.json").read_text(encoding="utf-8"))
+            for name in (only or CONVERSATIONS) if (data / f"{name}.json").exists()}
+
+
 def load(path: Path, *, names: bool = True) -> Conversation:
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return conversation_of(path.stem, json.loads(path.read_text(encoding="utf-8")),
+                           names=names)
+
+
+def conversation_of(name: str, data: dict[str, Any], *, names: bool = True,
+                    every_question: bool = False) -> Conversation:
+    """``data`` (a LoCoMo conversation) as messages and the questions that count (see
+    the module docstring); ``every_question``: also those whose answer words are not
+    all in their evidence turns (categories 1-4 still)."""
     user = data["speaker_a"]
     messages: list[Message] = []
     turns: dict[str, str] = {}
+    places: dict[str, int] = {}
     numbers = sorted(int(m.group(1)) for key in data
                      if (m := re.fullmatch(r"session_(\d+)", key)) and data[key])
     for number in numbers:
@@ -96,6 +122,7 @@ def load(path: Path, *, names: bool = True) -> Conversation:
         for index, turn in enumerate(data[f"session_{number}"]):
             text = str(turn.get("text", ""))
             turns[str(turn["dia_id"])] = text
+            places[str(turn["dia_id"])] = len(messages)
             if index == 0:
                 text = f"[Session {number}, {date}]\n{text}"
             message: Message = {"role": "user" if turn["speaker"] == user else "assistant",
@@ -108,11 +135,12 @@ def load(path: Path, *, names: bool = True) -> Conversation:
         if qa.get("category") not in (1, 2, 3, 4) or "answer" not in qa:
             continue
         answer = content_words(str(qa["answer"]))
-        evidence = words(" ".join(turns.get(e.strip(), "") for raw in qa.get("evidence", [])
-                                  for e in re.split(r"[;,\s]+", raw)))
-        if answer and answer <= evidence:
-            questions.append(Question(str(qa["question"]), answer))
-    return Conversation(path.stem, messages, questions)
+        ids = [e.strip() for raw in qa.get("evidence", []) for e in re.split(r"[;,\s]+", raw)]
+        evidence = words(" ".join(turns.get(e, "") for e in ids))
+        if answer and (every_question or answer <= evidence):
+            questions.append(Question(str(qa["question"]), answer,
+                                      tuple(places[e] for e in ids if e in places)))
+    return Conversation(name, messages, questions)
 
 
 def kept(questions: list[Question], context: str) -> int:
@@ -211,16 +239,18 @@ def main() -> int:
                         help="comma-separated conversations for the embedded model ('' = none)")
     parser.add_argument("--model-windows", default="8000")
     parser.add_argument("--only", default="", help="comma-separated conversations to run "
-                        "(default: all three)")
+                        "(default: the dev three of a folder, all ten of locomo10.json)")
     parser.add_argument("--no-names", action="store_true",
                         help="messages without the speaker's name (as mnemo chat sends them)")
     args = parser.parse_args()
-    names = [n for n in args.only.split(",") if n] or list(CONVERSATIONS)
-    paths = [args.data / f"{name}.json" for name in names]
-    if not all(p.exists() for p in paths):
-        print(f"LoCoMo dev conversations not found under {args.data}; skipping")
+    only = [n for n in args.only.split(",") if n]
+    found = read_conversations(args.data, only) if args.data.exists() else {}
+    if not found or (only and len(found) < len(only)):
+        print(f"LoCoMo conversations {', '.join(only or CONVERSATIONS)} not found in "
+              f"{args.data}; skipping")
         return 0
-    convs = [load(p, names=not args.no_names) for p in paths]
+    convs = [conversation_of(name, data, names=not args.no_names)
+             for name, data in found.items()]
     model_convs = {c for c in args.model_conversations.split(",") if c}
     if model_convs:
         from mnemo.llm.local_model import local_runtime_installed, local_weights_installed

@@ -9,7 +9,7 @@
   ("Thanks, the 3 pm slot on Friday works") is not.
 * ``salience`` — the chance that a sentence holds what a reader later asks about, per
   character of the summary: a logistic model (weights fitted on conversations, see
-  ``_INTERCEPT``) over named people, places and things (capitalised words inside a
+  ``WEIGHTS``) over named people, places and things (capitalised words inside a
   sentence, acronyms), numbers and dates, first-person facts and changes ("I started…",
   "my dog's name is…"), things done, titles in quotes, content words and words rare in
   the conversation, and whether it replies to a question; a question on its own tells
@@ -33,8 +33,9 @@ from functools import lru_cache
 
 from mnemo.context.textscan import CJK_CLASS, STOPWORDS
 
-__all__ = ["clean", "condensed", "fact_key", "is_instruction", "is_phatic", "kind", "salience",
-           "subject_key", "without_phatic_clauses"]
+__all__ = ["INTERCEPT", "WEIGHTS", "clean", "condensed", "fact_key", "is_instruction",
+           "is_phatic", "kind", "salience", "sentence_features", "subject_key",
+           "without_phatic_clauses"]
 
 # Words that carry no fact in chit-chat: evaluation, feelings about the other person's
 # news, agreement, small talk. A sentence made only of these (and function words) is
@@ -223,33 +224,35 @@ def is_phatic(sentence: str, names: Iterable[str] = ()) -> bool:
 
 
 # The weights of ``salience``: a logistic model of the chance that a sentence of
-# conversation holds what a reader later asks about. Fitted on the three LoCoMo dev
-# conversations (26, 30, 41 — 3,100 notes; a note counts when it holds half the answer
-# words of a question whose evidence is its message) and checked on the seven others,
-# which it never saw: ranked by chance per character, the notes that fit in 6,000
-# characters hold 261 answers there, where the hand-set score before held 218. Features
-# that changed sign between fits on different conversations were left out.
-_INTERCEPT = -4.43
-_W_NAMED = 0.87  # per capitalised word inside the sentence (at most 4)
-_W_NUMBER = 0.23  # per number (at most 3)
-_W_DATE = 0.29  # per date word or resolved date (at most 2)
-_W_CONTENT = 0.22  # per content word (at most 10)
-_W_RARE = 0.39  # per word rare in the conversation (``notes.rare_words``, at most 5)
-_W_CHANGE = 0.22  # "I started …", "we moved …"
-_W_FIRST_PERSON = 0.42  # "I'm …", "my sister is …"
-_W_PAST = 0.41  # something done: "we went …", "I painted …"
-_W_QUOTED = 0.53  # a title in quotes
-_W_REPLY = 0.87  # in a reply to the other speaker's question
-_W_QUESTION = -0.10
-_W_LENGTH = -1.06  # per 160 characters
+# conversation holds what a reader later asks about. Fitted by ``bench/salience_fit.py``
+# on the three LoCoMo dev conversations (26, 30, 41: 2,796 notes, of which 254 hold at
+# least half the answer words of a question whose evidence is their message) and
+# checked on the seven others, which they never saw: there, answers kept by one
+# compaction went from 1.51 to 1.81 times a random summary at 8k, and from 1.28 to 1.40
+# at 32k (``conversation_retention_bench.py --data locomo10.json``). Features whose sign
+# changed between fits on different conversations ("plan", "preference") were left out.
+INTERCEPT = -4.38
+WEIGHTS = {
+    "named": 0.88,  # capitalised words inside the sentence (at most 4)
+    "numbers": 0.20,  # (at most 3)
+    "dates": 0.34,  # date words or resolved dates (at most 2)
+    "content": 0.21,  # content words (at most 10)
+    "change": 0.21,  # "I started …", "we moved …"
+    "first_person": 0.43,  # "I'm …", "my sister is …"
+    "past": 0.43,  # something done: "we went …", "I painted …"
+    "quoted": 0.56,  # a title in quotes
+    "question": -0.16,
+    "length": -1.07,  # in units of 160 characters
+    "rare": 0.39,  # words rare in the conversation (``notes.rare_words``, at most 5)
+    "reply": 0.85,  # it replies to the other speaker's question
+}
 _LINE_CHARS = 10  # what a line costs besides its text (bullet, label share)
 _SCALE = 800.0  # chance per character → the weights local_summary.py adds to a note
 
 
-@lru_cache(maxsize=65_536)
-def _own_logit(sentence: str, names: tuple[str, ...]) -> float | None:
-    """The part of ``salience``'s logit that the sentence decides alone; None when it
-    has no content word."""
+def sentence_features(sentence: str, names: Iterable[str] = ()) -> dict[str, float] | None:
+    """The features of ``WEIGHTS`` that the sentence decides alone (not ``rare`` nor
+    ``reply``); None when it has no content word."""
     content = _content(sentence, names)
     if not content:
         return None
@@ -257,26 +260,34 @@ def _own_logit(sentence: str, names: tuple[str, ...]) -> float | None:
     named = sum(1 for i, w in enumerate(words) if i > 0 and (
         (w[0].isupper() and w not in _NOT_NAMES) or (w.isupper() and len(w) > 1)))
     numbers = sum(1 for w in words if w[0].isdigit() or w.lower() in _NUMBER_WORDS)
-    return (_INTERCEPT + _W_NAMED * min(named, 4) + _W_NUMBER * min(numbers, 3)
-            + _W_DATE * min(len(_DATE_WORDS.findall(sentence)), 2)
-            + _W_CONTENT * min(len(content), 10)
-            + _W_CHANGE * bool(_CHANGE.search(sentence))
-            + _W_FIRST_PERSON * bool(_FIRST_PERSON_FACT.search(sentence))
-            + _W_PAST * bool(_PAST_EVENT.search(sentence))
-            + _W_QUOTED * ('"' in sentence or "“" in sentence)
-            + _W_QUESTION * sentence.rstrip().endswith(("?", "？"))
-            + _W_LENGTH * len(sentence) / 160)
+    return {"named": min(named, 4), "numbers": min(numbers, 3),
+            "dates": min(len(_DATE_WORDS.findall(sentence)), 2),
+            "content": min(len(content), 10),
+            "change": float(bool(_CHANGE.search(sentence))),
+            "first_person": float(bool(_FIRST_PERSON_FACT.search(sentence))),
+            "past": float(bool(_PAST_EVENT.search(sentence))),
+            "quoted": float('"' in sentence or "“" in sentence),
+            "question": float(sentence.rstrip().endswith(("?", "？"))),
+            "length": len(sentence) / 160}
+
+
+@lru_cache(maxsize=65_536)
+def _own_logit(sentence: str, names: tuple[str, ...]) -> float | None:
+    features = sentence_features(sentence, names)
+    if features is None:
+        return None
+    return INTERCEPT + sum(WEIGHTS[name] * value for name, value in features.items())
 
 
 def salience(sentence: str, names: Iterable[str] = (), *, rare: float = 0.0,
              reply: bool = False) -> float:
     """How much ``sentence`` tells a later reader, per character of the summary (see
-    the docstring and ``_INTERCEPT``): ``rare``, its words rare in the conversation;
+    the docstring and ``WEIGHTS``): ``rare``, its words rare in the conversation;
     ``reply``, it answers the other speaker's question."""
     logit = _own_logit(sentence, tuple(names))
     if logit is None:
         return 0.0
-    logit += _W_RARE * min(rare, 5.0) + _W_REPLY * reply
+    logit += WEIGHTS["rare"] * min(rare, 5.0) + WEIGHTS["reply"] * reply
     chance = 1.0 / (1.0 + math.exp(-logit))
     return _SCALE * chance / (len(sentence) + _LINE_CHARS)
 
