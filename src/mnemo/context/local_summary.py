@@ -485,6 +485,9 @@ def _note_lines(facts: Facts, in_goal: set[int]) -> list[_Line]:
     weight (a statement made once is not outranked by the twentieth look-alike step)."""
     talk = is_conversation(facts)
     names = tuple(facts.participants.values())
+    # A named assistant is a person in the conversation, whose facts weigh as the
+    # user's; an unnamed one is the AI, whose remarks rank just below what it was told.
+    person = facts.participants.get("assistant", "Assistant") != "Assistant"
     by_section: dict[str, list[_Candidate]] = {}
     # Rare words rank notes between people only: a work session does not count them.
     rares = rare_words(facts.notes) if talk else [0.0] * len(facts.notes)
@@ -502,17 +505,22 @@ def _note_lines(facts: Facts, in_goal: set[int]) -> list[_Line]:
             merge, head, who, label = f"day|{note.day}", len(day), label, day + label
         kind = ("noted " if room == "noted" else "") + _said_kind(note.text)
         if talk:
-            score = note.salience(names, rare=rare, reply=note.order in facts.replies)
+            # A note carried from the previous summary (its order is before every turn)
+            # was kept by a ranking that knew whether it answered a question; read back,
+            # that is lost, so it keeps the benefit (else every new reply outranks it).
+            reply = note.order < 0 or note.order in facts.replies
+            score = note.salience(names, rare=rare, reply=reply)
             if score <= 0:  # no content word left (salience.py)
                 continue
-            base = _NOTE_BASE + min(_NOTE_SPAN, 1.0 * score) - (room == "noted")
+            gain = min(_NOTE_SPAN, score)
+            base = _NOTE_BASE + gain - (room == "noted" and not person)
             section = _NOTE_SECTIONS[note.kind]
         else:
-            base, section = _CRITICAL[room][1], "Critical Context"
+            gain, base, section = 0.0, _CRITICAL[room][1], "Critical Context"
         text = condensed(note.text) if talk else note.text
         by_section.setdefault(section, []).append(_Candidate(
             kind, label + text, note.order, base, room, merge, seq, head, who,
-            note.words if talk else frozenset(), base - _NOTE_BASE if talk else 0.0))
+            note.words if talk else frozenset(), gain))
     return [line for section, candidates in by_section.items()
             for line in _ranked(section, candidates)]
 
