@@ -574,3 +574,14 @@ def test_the_budget_counts_lines_as_they_are_printed() -> None:
         text = render_sections(_grouped(kept))
         assert len(text) == empty + counted
         assert room - 40 <= counted <= room  # filled, not over
+
+
+def test_each_participants_facts_are_printed_together() -> None:
+    turns = [said("Caroline", "My sister Rita lives in Porto."),
+             said("Melanie", "My brother Tom works at the Lisbon aquarium."),
+             said("Caroline", "My cat Luna is twelve years old."),
+             said("Melanie", " ".join(PHATIC))]  # room enough (see _TALK_SHARE)
+    facts = parse_summary_sections(summarize_locally(turns, budget_tokens=2_000))
+    assert facts["Critical Context"] == [
+        "Caroline: My sister Rita lives in Porto. My cat Luna is twelve years old.",
+        "Melanie: My brother Tom works at the Lisbon aquarium."]

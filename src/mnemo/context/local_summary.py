@@ -101,6 +101,11 @@ class _Line:
     who: str = ""  # the speaker's label, dropped too when the same speaker goes on
     words: frozenset[str] = frozenset()  # a note's content words (see _fit)
     gain: float = 0.0  # the part of ``weight`` that its salience earned (see _fit)
+    group: int = 0  # printed in order of (group, order, seq): a participant's facts together
+
+    @property
+    def place(self) -> tuple[int, int, int]:
+        return self.group, self.order, self.seq
 
 
 def parse_summary_sections(text: str) -> dict[str, list[str]]:
@@ -187,7 +192,7 @@ def _summary(turns: Sequence[Message], budget_tokens: int, previous_summary: str
                 said_room=int(replaced * (_TALK_SHARE if talk else _SAID_SHARE)),
                 noted_room=int((replaced if talk else written)
                                * (_TALK_SHARE if talk else _NOTED_SHARE)))
-    kept.sort(key=lambda c: (c.order, c.seq))
+    kept.sort(key=lambda c: c.place)
     text = render_sections(_grouped(kept))
     # _fit counts a line that joins its neighbour without the label; when the neighbour
     # was not kept after all, the label comes back: drop the least important lines.
@@ -302,11 +307,11 @@ class _Layout:
     def __init__(self) -> None:
         self.kept: list[_Line] = []
         self._rows: dict[str, list[_Line]] = {}
-        self._keys: dict[str, list[tuple[int, int]]] = {}
+        self._keys: dict[str, list[tuple[int, int, int]]] = {}
 
     def _neighbours(self, line: _Line) -> tuple[int, _Line | None, _Line | None]:
         rows = self._rows.get(line.section, [])
-        at = bisect.bisect(self._keys.get(line.section, []), (line.order, line.seq))
+        at = bisect.bisect(self._keys.get(line.section, []), line.place)
         return at, rows[at - 1] if at else None, rows[at] if at < len(rows) else None
 
     def cost(self, line: _Line) -> int:
@@ -319,7 +324,7 @@ class _Layout:
     def place(self, line: _Line) -> None:
         at, _, _ = self._neighbours(line)
         self._rows.setdefault(line.section, []).insert(at, line)
-        self._keys.setdefault(line.section, []).insert(at, (line.order, line.seq))
+        self._keys.setdefault(line.section, []).insert(at, line.place)
         self.kept.append(line)
 
 
@@ -347,6 +352,7 @@ class _Candidate:
     who: str = ""
     words: frozenset[str] = frozenset()
     gain: float = 0.0
+    group: int = 0
 
 
 def _ranked(section: str, candidates: Sequence[_Candidate]) -> list[_Line]:
@@ -361,7 +367,7 @@ def _ranked(section: str, candidates: Sequence[_Candidate]) -> list[_Line]:
         seen.add(c.text)
         lines.append(_Line(section, c.text, c.order,
                            c.base - _DECAY * math.log2(1 + ranks[c.kind]), c.room, c.merge,
-                           c.seq, c.head, c.who, c.words, c.gain))
+                           c.seq, c.head, c.who, c.words, c.gain, c.group))
         ranks[c.kind] += 1
     return lines
 
@@ -489,6 +495,7 @@ def _note_lines(facts: Facts, in_goal: set[int]) -> list[_Line]:
     # user's; an unnamed one is the AI, whose remarks rank just below what it was told.
     person = facts.participants.get("assistant", "Assistant") != "Assistant"
     by_section: dict[str, list[_Candidate]] = {}
+    groups: dict[str, int] = {}
     # Rare words rank notes between people only: a work session does not count them.
     rares = rare_words(facts.notes) if talk else [0.0] * len(facts.notes)
     for seq, (note, rare) in enumerate(zip(facts.notes, rares, strict=True)):
@@ -518,9 +525,12 @@ def _note_lines(facts: Facts, in_goal: set[int]) -> list[_Line]:
         else:
             gain, base, section = 0.0, _CRITICAL[room][1], "Critical Context"
         text = condensed(note.text) if talk else note.text
+        # Between people, each participant's facts are printed together (the label
+        # once); the timeline stays in the order things happened.
+        group = groups.setdefault(note.speaker, len(groups) + 1) if talk and not who else 0
         by_section.setdefault(section, []).append(_Candidate(
             kind, label + text, note.order, base, room, merge, seq, head, who,
-            note.words if talk else frozenset(), gain))
+            note.words if talk else frozenset(), gain, group))
     return [line for section, candidates in by_section.items()
             for line in _ranked(section, candidates)]
 
