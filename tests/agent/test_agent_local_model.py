@@ -220,6 +220,31 @@ def test_a_copy_of_the_note_is_not_kept_in_the_conversation(mnemo_home: Home,
     assert result.text == stored == "Hi Omar."
 
 
+def test_a_restated_memory_reminder_is_not_kept_in_the_conversation(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    # Seen by hand: the embedded model ended an answer with the reminder in its own words,
+    # and then every later answer the same way.
+    restated = ("A red Fiat 500 was bought in 2019, and since this conversation revealed "
+                "a user preference (a car preference), save it with the memory tool.")
+    client = ScriptedChatClient([restated], context_length=8192)
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn("My car is a red Fiat 500 that I bought in 2019.")
+        stored = content_text(agent.messages[-1])
+    assert result.text == stored == "A red Fiat 500 was bought in 2019."
+
+
+def test_an_answer_that_talks_about_the_memory_tool_is_kept_whole() -> None:
+    from mnemo.agent.nudges import without_restated_reminder
+
+    for answer in ("Done. I saved it with the memory tool for you.",
+                   "Save it with the memory tool.",  # nothing else: kept as it is
+                   "- Buy milk\n- Call Rui"):
+        assert without_restated_reminder(answer) == answer
+    assert without_restated_reminder(
+        "- Buy milk\n- since this conversation revealed a durable fact, save it with the "
+        "memory tool\n- Call Rui") == "- Buy milk\n- Call Rui"
+
+
 def test_a_copy_of_the_note_is_not_shown_as_it_streams(mnemo_home: Home,
                                                        tmp_path: Path) -> None:
     # Seen by hand on the README's first command: the streamed answer showed the note.

@@ -51,7 +51,12 @@ from mnemo.agent.answer_only import (
     without_copied_note,
 )
 from mnemo.agent.memory_writes import MemoryWrites
-from mnemo.agent.nudges import FLUSH_PROMPT, NUDGE_TEXT, MemoryNudger
+from mnemo.agent.nudges import (
+    FLUSH_PROMPT,
+    NUDGE_TEXT,
+    MemoryNudger,
+    without_restated_reminder,
+)
 from mnemo.agent.replies import ModelCaller
 from mnemo.agent.tools import (
     ToolHandler,
@@ -570,6 +575,12 @@ class Agent:
             if kept != text:
                 response = replace(response, message={**response.message,
                                                       "content": kept or None})
+        # Nor is a restatement of the memory reminder kept: the next answers would end
+        # the same way (nudges.py).
+        text = content_text(response.message)
+        kept = without_restated_reminder(text)
+        if kept != text:
+            response = replace(response, message={**response.message, "content": kept})
         return response
 
     def _send(self, request: list[Message], tools: list[dict[str, Any]] | None, *,

@@ -5,13 +5,19 @@ write, the request carries a short reminder; and before a session ends or is com
 if ``flush_min_turns`` turns passed since the last write, the model gets one extra turn
 with only the memory tool, to save durable facts before the turns they came from leave
 its context.
+
+A small model (the embedded 0.5B one) tends to restate the reminder in its answer —
+"…was bought in 2019, and since this conversation revealed a user preference, save it
+with the memory tool." — and, once that is in the conversation, to end every later answer
+the same way. ``without_restated_reminder`` cuts the restatement from what is stored.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-__all__ = ["FLUSH_PROMPT", "NUDGE_TEXT", "MemoryNudger"]
+__all__ = ["FLUSH_PROMPT", "NUDGE_TEXT", "MemoryNudger", "without_restated_reminder"]
 
 NUDGE_TEXT = (
     "[Reminder: if this conversation revealed a durable fact — a user preference, a "
@@ -48,3 +54,63 @@ class MemoryNudger:
 
     def flush_due(self) -> bool:
         return 0 < self.flush_min_turns <= self.turns_since_write
+
+
+_WORD = re.compile(r"[a-z]+")
+_ANCHOR_WORDS = 6  # this many words in a row as in the reminder: it is being restated
+_REMINDER_SHARE = 0.6  # a clause with this share of the reminder's words belongs to it
+_SENTENCE = re.compile(r"(?<=[.!?])(\s+)")
+_CLAUSE = re.compile(r"([,;:()]|\s[-–—]\s)")
+
+
+def _runs(text: str, size: int) -> set[tuple[str, ...]]:
+    words = _WORD.findall(text.lower())
+    return {tuple(words[i:i + size]) for i in range(len(words) - size + 1)}
+
+
+_REMINDER_RUNS = _runs(NUDGE_TEXT, _ANCHOR_WORDS)
+_REMINDER_WORDS = frozenset(_WORD.findall(NUDGE_TEXT.lower()))
+
+
+def without_restated_reminder(text: str) -> str:
+    """``text`` (a reply) without the sentences or trailing clauses that restate the
+    memory reminder (see the module docstring); ``text`` itself when nothing would be
+    left of it."""
+    if not _runs(text, _ANCHOR_WORDS) & _REMINDER_RUNS:
+        return text
+    lines = []
+    for line in text.split("\n"):
+        parts = _SENTENCE.split(line)  # sentences, with the spaces between them
+        for i in range(0, len(parts), 2):
+            if _runs(parts[i], _ANCHOR_WORDS) & _REMINDER_RUNS:
+                parts[i] = _cut(parts[i])
+        cut = re.sub(r"  +", " ", "".join(parts)).rstrip()
+        if cut.strip(" -*•") or not line.strip(" -*•"):  # a line cut to nothing goes
+            lines.append(cut)
+    kept = "\n".join(lines).strip()
+    return kept or text
+
+
+def _cut(sentence: str) -> str:
+    """``sentence`` up to the clauses that restate the reminder: from the clause where a
+    run of its words starts, back over the clauses made mostly of its words."""
+    pieces = _CLAUSE.split(sentence)  # clauses, with the separators between them
+    starts = [0]
+    for piece in pieces:
+        starts.append(starts[-1] + len(piece))
+    anchor = next(i for i in range(0, len(pieces), 2)
+                  if _runs(" ".join(pieces[i:]), _ANCHOR_WORDS) & _REMINDER_RUNS
+                  and not _runs(" ".join(pieces[i + 2:]), _ANCHOR_WORDS) & _REMINDER_RUNS)
+    first = anchor
+    for i in range(anchor - 2, -1, -2):
+        words = _WORD.findall(pieces[i].lower())
+        if not words:
+            continue
+        if sum(w in _REMINDER_WORDS for w in words) < _REMINDER_SHARE * len(words):
+            break
+        first = i
+    kept = sentence[:starts[first]].rstrip(" ,;:(-–—")
+    if not _WORD.search(kept.lower()):
+        return ""
+    end = sentence.rstrip()[-1:]
+    return kept + (end if end in ".!?" else ".")
