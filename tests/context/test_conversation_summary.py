@@ -447,9 +447,12 @@ def test_an_assistant_restating_what_it_was_told_adds_no_note() -> None:
         {"role": "assistant", "content": "I went to a pride parade last year too."},
         {"role": "user", "content": "I work as a nurse at Santa Maria hospital."},
         {"role": "assistant", "content": "Nursing at Santa Maria must keep you busy."},
+        {"role": "user", "content": "My favourite food is grilled sardines."},
+        {"role": "assistant", "content": "Grilled sardines are my favorite food."},
     ]
     texts = [note.text for note in extract_facts(turns).notes]
     assert "I'm Rita getting married in Porto on 14 June." not in texts  # an echo
+    assert "Grilled sardines are my favorite food." not in texts  # in the other spelling
     assert "I went to a pride parade last year too." in texts  # a fact of its own
     assert "My sister Rita is getting married in Porto on 14 June." in texts
 

@@ -186,10 +186,12 @@ _MIN_ECHO_WORDS = 3
 
 
 def _stems(note: Note) -> frozenset[str]:
-    """The note's content words cut to five letters, clitics off ("I'm" is no word)."""
+    """The note's content words cut to five letters, clitics off ("I'm" is no word), in
+    one spelling ("favourite" is "favorite", "colour" "color": a model answering in the
+    other spelling still only restates)."""
     bases = (w.replace("’", "'").split("'", 1)[0] for w in note.words)
-    return frozenset(b[:5] for b in bases if (len(b) >= 3 or b.isdigit())
-                     and b not in STOPWORDS)
+    return frozenset(b.replace("our", "or")[:5] for b in bases
+                     if (len(b) >= 3 or b.isdigit()) and b not in STOPWORDS)
 
 
 def _without_echoes(notes: list[Note]) -> list[Note]:
