@@ -21,7 +21,7 @@ from mnemo.context.summary.reading import CACHE
 from mnemo.context.summary.salience import is_phatic, salience
 from mnemo.messages import Message
 from mnemo.prompt.guidance import date_line
-from mnemo.tokens import estimate_tokens_rough
+from mnemo.tokens import estimate_messages_tokens_rough, estimate_tokens_rough
 
 PHATIC = ("Hey Mel! Good to see you!", "How have you been?", "Thanks so much, Mel!",
           "Keep it up!", "That must have been awesome.", "You're doing great!",
@@ -284,6 +284,22 @@ def test_compress_keeps_the_summary_within_its_budget() -> None:
     report = engine.last_report
     assert report is not None and report.summary is not None
     assert estimate_tokens_rough(report.summary) <= 2_000  # C9: max(2,000, …)
+
+
+def test_a_small_window_gets_a_summary_that_fits_it() -> None:
+    # C9's floor (2,000 tokens) is more than a 3,072-token window holds beside its head
+    # and tail: the summary is written to what fits, not cut by the window guard later.
+    messages: list[Message] = [{"role": "system", "content": "You are a helpful assistant."}]
+    for i in range(80):
+        messages += [said("Caroline", f"On day {i} I visited the museum number {i} in "
+                                      f"Lisbon with my friend Ana{i}."),
+                     said("Melanie", f"I baked {i} loaves of bread for the Porto market.")]
+    engine = ContextCompressor(context_length=3_072)
+    out = engine.compress(messages)
+    report = engine.last_report
+    assert report is not None and report.summary is not None
+    assert estimate_messages_tokens_rough(out) <= engine.threshold_tokens
+    assert "Caroline:" in report.summary  # still a summary of the conversation
 
 
 def test_each_message_is_read_once() -> None:

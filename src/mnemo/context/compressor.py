@@ -38,7 +38,13 @@ from mnemo.context.engine import ContextEngine, Summarizer, usage_tokens
 from mnemo.context.failures import keep_failure_lines
 from mnemo.context.lcm_nodes import Span, take_apart_span
 from mnemo.context.local_summary import summarize_locally
-from mnemo.context.markers import FALLBACK_NOTICE, SYSTEM_ROLES, strip_fallback_notice
+from mnemo.context.markers import (
+    COMPACTION_NOTE,
+    FALLBACK_NOTICE,
+    SUMMARY_PREFIX,
+    SYSTEM_ROLES,
+    strip_fallback_notice,
+)
 from mnemo.context.metered import MessageCounter, Metered
 from mnemo.context.model_summary import summarise_with_model
 from mnemo.context.prepare import Preparer, Runner
@@ -76,6 +82,11 @@ log = logging.getLogger("mnemo.context")
 
 SUMMARY_TOKENS_CEILING = 12_000  # fixed (C5)
 MAX_SUMMARY_FRACTION = 0.05  # fixed (C5): the summary's share of the window
+MIN_FITTED_SUMMARY_TOKENS = 300  # a window too small for C9's floor still gets this much
+# What a summary brings besides its body: the C11 prefix, the note on the system message,
+# the message around it.
+_SUMMARY_FRAME_TOKENS = (estimate_tokens_rough(SUMMARY_PREFIX)
+                         + estimate_tokens_rough(COMPACTION_NOTE) + 16)
 SUMMARY_FAILURE_COOLDOWN_SECONDS = 600.0  # fixed (C5)
 _UNREACHABLE_HINT = {
     "authentication": "check the api key of the `auxiliary` model in config.yaml (or of "
@@ -391,6 +402,12 @@ class ContextCompressor(ContextEngine):
         # Steps 4 and 5: the summary, merged with the previous one.
         header = self._summary_header(len(middle), span)
         budget = summary_budget(middle_tokens, self.max_summary_tokens)
+        # C9's floor (2,000 tokens) is more than a small window holds beside its head and
+        # tail: a summary written to that floor would only be cut blindly by the window
+        # guard (C19). It is written to what fits instead.
+        fits = (self.threshold_tokens - sum(tokens[:head_end]) - sum(tokens[tail_start:])
+                - _SUMMARY_FRAME_TOKENS)
+        budget = max(MIN_FITTED_SUMMARY_TOKENS, min(budget, fits))
         room = budget - (estimate_tokens_rough(header) if header else 0)
         if swap is not None:  # C17: swap in what was prepared, fold in the rest
             made = swap_summary(swap.prepared, span, work[head_end:tail_start], room,

@@ -25,6 +25,7 @@ from mnemo.context.local_summary import summarize_locally
 from mnemo.context.metered import MessageCounter
 from mnemo.context.prepare import Prepared
 from mnemo.messages import Message
+from mnemo.tokens import estimate_tokens_rough
 
 __all__ = ["SwapSummary", "kept_start", "swap_summary"]
 
@@ -70,7 +71,8 @@ def swap_summary(prepared: Prepared | None, span: Span, middle: Sequence[Message
                                              session_date=session_date), 0, True)
     rest = take_apart_span(list(middle[prepared.covered:]))
     body = prepared.body
-    if rest.turns or extra.strip():
+    # A body larger than the budget (a window too small for C9's floor) is fitted too.
+    if rest.turns or extra.strip() or estimate_tokens_rough(body) > budget:
         body = summarize_locally(rest.turns, budget_tokens=budget, previous_summary=body,
                                  extra_context=extra, session_date=session_date)
     return SwapSummary(body, prepared.covered, False)
