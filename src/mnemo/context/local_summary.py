@@ -262,6 +262,9 @@ def _fit(candidates: list[_Line], max_chars: int, *, said_room: int,
         """``lines`` best first, a note re-weighed as ``covered`` grows (lazy greedy: a
         note's weight only falls, so one taken out is put back when another now weighs
         more)."""
+        if not any(line.words for line in lines):  # nothing to re-weigh (a work session)
+            yield from sorted(lines, key=lambda line: (-line.weight, line.order))
+            return
         queue = [(-line.weight, line.order, i, line) for i, line in enumerate(lines)]
         heapq.heapify(queue)
         while queue:
