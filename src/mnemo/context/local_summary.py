@@ -194,8 +194,8 @@ def _summary(turns: Sequence[Message], budget_tokens: int, previous_summary: str
                                * (_TALK_SHARE if talk else _NOTED_SHARE)))
     kept.sort(key=lambda c: c.place)
     text = render_sections(_grouped(kept))
-    # _fit counts a line that joins its neighbour without the label; when the neighbour
-    # was not kept after all, the label comes back: drop the least important lines.
+    # _fit counts each line as it will be printed; should the rendering still come out
+    # longer (it never has), the least important lines go.
     while len(text) > limit and kept:
         over = len(text) - limit
         for line in sorted(kept, key=lambda c: (c.weight, -c.order)):

@@ -227,9 +227,10 @@ def is_phatic(sentence: str, names: Iterable[str] = ()) -> bool:
 # conversation holds what a reader later asks about. Fitted by ``bench/salience_fit.py``
 # on the three LoCoMo dev conversations (26, 30, 41: 2,796 notes, of which 254 hold at
 # least half the answer words of a question whose evidence is their message) and
-# checked on the seven others, which they never saw: there, answers kept by one
-# compaction went from 1.51 to 1.81 times a random summary at 8k, and from 1.28 to 1.40
-# at 32k (``conversation_retention_bench.py --data locomo10.json``). Features whose sign
+# checked on the seven others, which they never saw: there, with the selection that
+# came with them (local_summary._fit), answers kept by one compaction went from 1.51 to
+# 1.83 times a random summary at 8k, and from 1.28 to 1.44 at 32k
+# (``conversation_retention_bench.py --data locomo10.json``). Features whose sign
 # changed between fits on different conversations ("plan", "preference") were left out.
 INTERCEPT = -4.38
 WEIGHTS = {
