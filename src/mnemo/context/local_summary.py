@@ -195,7 +195,7 @@ def _summary(turns: Sequence[Message], budget_tokens: int, previous_summary: str
     kept.sort(key=lambda c: c.place)
     text = render_sections(_grouped(kept))
     # _fit counts each line as it will be printed; should the rendering still come out
-    # longer (it never has), the least important lines go.
+    # longer (a budget smaller than the empty template), the least important lines go.
     while len(text) > limit and kept:
         over = len(text) - limit
         for line in sorted(kept, key=lambda c: (c.weight, -c.order)):
