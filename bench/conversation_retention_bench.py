@@ -87,6 +87,17 @@ def content_words(text: str) -> frozenset[str]:
     return frozenset(w for w in words(text) if w not in STOP_WORDS)
 
 
+def read_conversations_or_exit(data: Path, only: list[str]) -> dict[str, dict[str, Any]]:
+    """``read_conversations``, or a one-line error and exit 2 when ``data`` is no LoCoMo
+    data."""
+    try:
+        return read_conversations(data, only) if data.exists() else {}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise SystemExit(f"error: {data}: not LoCoMo conversations ({type(exc).__name__}: "
+                         f"{str(exc)[:120]}); give a folder of <name>.json files or "
+                         "LoCoMo's data/locomo10.json") from None
+
+
 def read_conversations(data: Path, only: list[str]) -> dict[str, dict[str, Any]]:
     """The raw conversations to run, by name: ``data`` is a folder of ``<name>.json``
     files (``../shared/data/locomo``) or LoCoMo's own ``locomo10.json`` (all ten, named
@@ -244,7 +255,7 @@ def main() -> int:
                         help="messages without the speaker's name (as mnemo chat sends them)")
     args = parser.parse_args()
     only = [n for n in args.only.split(",") if n]
-    found = read_conversations(args.data, only) if args.data.exists() else {}
+    found = read_conversations_or_exit(args.data, only)
     if not found or (only and len(found) < len(only)):
         print(f"LoCoMo conversations {', '.join(only or CONVERSATIONS)} not found in "
               f"{args.data}; skipping")

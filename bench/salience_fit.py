@@ -29,7 +29,12 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from conversation_retention_bench import DEFAULT_DATA, conversation_of, read_conversations, words
+from conversation_retention_bench import (
+    DEFAULT_DATA,
+    conversation_of,
+    read_conversations_or_exit,
+    words,
+)
 from mnemo.context.extract import extract_facts
 from mnemo.context.summary.notes import rare_words
 from mnemo.context.summary.salience import INTERCEPT, WEIGHTS, sentence_features
@@ -135,7 +140,7 @@ def main() -> int:
     args = parser.parse_args()
     fit_names = [n for n in args.fit.split(",") if n]
     check_names = [n for n in args.check.split(",") if n]
-    found = read_conversations(args.data, fit_names + check_names) if args.data.exists() else {}
+    found = read_conversations_or_exit(args.data, fit_names + check_names)
     if len(found) < len(fit_names) + len(check_names):
         print(f"LoCoMo conversations not found in {args.data}; skipping")
         return 0
