@@ -88,8 +88,8 @@ def content_words(text: str) -> frozenset[str]:
 
 
 def read_conversations_or_exit(data: Path, only: list[str]) -> dict[str, dict[str, Any]]:
-    """``read_conversations``, or a one-line error and exit 2 when ``data`` is no LoCoMo
-    data."""
+    """``read_conversations``, or a one-line error (exit status 1) when ``data`` is no
+    LoCoMo data."""
     try:
         return read_conversations(data, only) if data.exists() else {}
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
