@@ -112,11 +112,6 @@ def read_conversations(data: Path, only: list[str]) -> dict[str, dict[str, Any]]
             for name in (only or CONVERSATIONS) if (data / f"{name}.json").exists()}
 
 
-def load(path: Path, *, names: bool = True) -> Conversation:
-    return conversation_of(path.stem, json.loads(path.read_text(encoding="utf-8")),
-                           names=names)
-
-
 def conversation_of(name: str, data: dict[str, Any], *, names: bool = True,
                     every_question: bool = False) -> Conversation:
     """``data`` (a LoCoMo conversation) as messages and the questions that count (see
