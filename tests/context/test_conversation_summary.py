@@ -224,6 +224,12 @@ def test_sections_mean_what_they_say_between_people() -> None:
     assert "Progress/In Progress" not in s  # no "last step" quote of a chat message
 
 
+def chat(*texts: str) -> list[Message]:
+    """``texts`` as `mnemo chat` sends them: roles only, the user first, in turn."""
+    return [{"role": ("user", "assistant")[i % 2], "content": text}
+            for i, text in enumerate(texts)]
+
+
 def unnamed(turns: list[Message]) -> list[Message]:
     """``turns`` as ``mnemo chat`` sends them: roles only, no speaker names."""
     return [{"role": m["role"], "content": m["content"]} for m in turns]
@@ -433,22 +439,20 @@ def test_a_target_or_source_is_a_file_only_when_it_looks_like_one() -> None:
 def test_a_few_turns_that_go_on_a_conversation_are_summarised_as_one() -> None:
     # A live chat in a small window compacts two or three texts at a time: too few to
     # tell talk from work alone, so the previous summary tells.
-    chat: list[Message] = [
+    later: list[Message] = [
         {"role": "user", "content": "I bought a second-hand cello for 300 euros."},
         *_saved(3, "Bought a cello for 300 euros"),
         {"role": "assistant", "content": "A cello for 300 euros is a good find."},
     ]
-    assert not is_conversation(extract_facts(chat))  # on its own: too few texts
-    earlier = summarize_locally([
-        {"role": "user", "content": "Yesterday I adopted a beagle puppy called Pixel."},
-        {"role": "assistant", "content": "Pixel is a lovely name for a beagle; beagles "
-                                         "love long walks and a lot of company."},
-        {"role": "user", "content": "My sister Rita is getting married in Porto."},
-        {"role": "assistant", "content": "Weddings in Porto are beautiful in June, when "
-                                         "the evenings are long."},
-    ], budget_tokens=2_000)
+    assert not is_conversation(extract_facts(later))  # on its own: too few texts
+    earlier = summarize_locally(chat(
+        "Yesterday I adopted a beagle puppy called Pixel.",
+        "Pixel is a lovely name for a beagle; beagles love long walks and a lot of company.",
+        "My sister Rita is getting married in Porto.",
+        "Weddings in Porto are beautiful in June, when the evenings are long.",
+    ), budget_tokens=2_000)
     assert "User: Yesterday I adopted a beagle puppy called Pixel." in earlier
-    merged = summarize_locally(chat, budget_tokens=2_000, previous_summary=earlier)
+    merged = summarize_locally(later, budget_tokens=2_000, previous_summary=earlier)
     # The user's notes, old and new, under one label (a work session says "User said").
     assert ("User: Yesterday I adopted a beagle puppy called Pixel. I bought a "
             "second-hand cello for 300 euros.") in merged
@@ -456,16 +460,14 @@ def test_a_few_turns_that_go_on_a_conversation_are_summarised_as_one() -> None:
 
 
 def test_an_assistant_restating_what_it_was_told_adds_no_note() -> None:
-    turns: list[Message] = [
-        {"role": "user", "content": "My sister Rita is getting married in Porto on 14 June."},
-        {"role": "assistant", "content": "I'm Rita getting married in Porto on 14 June."},
-        {"role": "user", "content": "I went to a pride parade last week."},
-        {"role": "assistant", "content": "I went to a pride parade last year too."},
-        {"role": "user", "content": "I work as a nurse at Santa Maria hospital."},
-        {"role": "assistant", "content": "Nursing at Santa Maria must keep you busy."},
-        {"role": "user", "content": "My favourite food is grilled sardines."},
-        {"role": "assistant", "content": "Grilled sardines are my favorite food."},
-    ]
+    turns = chat("My sister Rita is getting married in Porto on 14 June.",
+                 "I'm Rita getting married in Porto on 14 June.",
+                 "I went to a pride parade last week.",
+                 "I went to a pride parade last year too.",
+                 "I work as a nurse at Santa Maria hospital.",
+                 "Nursing at Santa Maria must keep you busy.",
+                 "My favourite food is grilled sardines.",
+                 "Grilled sardines are my favorite food.")
     texts = [note.text for note in extract_facts(turns).notes]
     assert "I'm Rita getting married in Porto on 14 June." not in texts  # an echo
     assert "Grilled sardines are my favorite food." not in texts  # in the other spelling
@@ -479,22 +481,23 @@ def test_a_chat_is_dated_by_the_day_its_system_prompt_says_it_started() -> None:
     assert conversation_started(f"You are mnemo.\n\n{date_line(started)}") == started
     assert conversation_started("No date here. Deadline 2024-01-01.") is None
     system: Message = {"role": "system", "content": f"You are mnemo.\n\n{date_line(started)}"}
-    chat: list[Message] = [system]
+    messages: list[Message] = [system]
     for i in range(60):
-        chat.append({"role": "user", "content": "Yesterday I adopted puppy number 5."
-                     if i == 5 else f"My {i}th cousin lives in a town called Vila {i}, by "
-                     f"the river, and she grows {i} kinds of tomatoes in her garden."})
-        chat.append({"role": "assistant", "content": f"Cousin {i} in Vila {i} sounds like "
-                     "a quiet place to live, with a garden full of tomatoes by the river."})
+        messages.append({"role": "user", "content": "Yesterday I adopted puppy number 5."
+                         if i == 5 else f"My {i}th cousin lives in a town called Vila {i}, "
+                         f"by the river, and she grows {i} kinds of tomatoes in her garden."})
+        messages.append({"role": "assistant", "content": f"Cousin {i} in Vila {i} sounds "
+                         "like a quiet place to live, with a garden full of tomatoes by the "
+                         "river."})
     engine = ContextCompressor(context_length=8_000, summarizer=None)
-    engine.compress(chat)
+    engine.compress(messages)
     report = engine.last_report
     assert report is not None and report.summary is not None
     assert "Yesterday [7 May 2023] I adopted puppy number 5." in report.summary
     # A header line in the turns names the date from where it stands.
-    chat[17] = {"role": "user", "content": "[Session 2, 20 June, 2023]\nLast Friday I moved."}
+    messages[17] = {"role": "user", "content": "[Session 2, 20 June, 2023]\nLast Friday I moved."}
     engine = ContextCompressor(context_length=8_000, summarizer=None)
-    engine.compress(chat)
+    engine.compress(messages)
     report = engine.last_report
     assert report is not None and report.summary is not None
     assert "Yesterday [7 May 2023]" in report.summary

@@ -552,9 +552,10 @@ class Agent:
         self._emit("model_call", calls_so_far=result.model_calls)
         self._fit_live(extra, tools, result)
         answer_only = tools is None and is_small_window(self.engine.context_length)
+        stop_at = COPIED_NOTE if answer_only else ()
         try:
             response = self._send(self._request(extra, answer_only=answer_only), tools,
-                                  stop_at=COPIED_NOTE if answer_only else ())
+                                  stop_at=stop_at)
         except ContextLengthExceededError as exc:
             learned = self.window.observe_overflow(*self._last_sent, exc)
             log.warning("context length exceeded by the API (%s); compacting and retrying "
@@ -565,7 +566,7 @@ class Agent:
             if not (compaction.changed or learned or cut):
                 raise
             response = self._send(self._request(extra, answer_only=answer_only), tools,
-                                  stop_at=COPIED_NOTE if answer_only else ())
+                                  stop_at=stop_at)
         self._record_usage(response, result)
         if answer_only:
             # A copy of the note is neither shown (``stop_at``) nor kept: the next turn

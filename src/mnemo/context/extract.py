@@ -165,7 +165,6 @@ class _Reader:
         self.answered: set[str] = set()
         self.errors: dict[str, _Repeat] = {}
         self.today = today  # the session date, until a header line says another
-        self.answers: set[str] = set()  # notes that a resolved question carries
         self.soft: list[tuple[str, str, int]] = []  # (kind, sentence, order): see finish
         self.texts: list[tuple[str, Prose]] = []  # user and assistant texts: see is_talk
         self.asked_by = ""  # the role whose last text asked something, or ""
@@ -190,8 +189,7 @@ class _Reader:
         new.errors = {k: dc_replace(r) for k, r in self.errors.items()}
         new.open_asks, new.soft, new.texts = (list(self.open_asks), list(self.soft),
                                               list(self.texts))
-        new.seen, new.answered, new.answers = set(self.seen), set(self.answered), set(
-            self.answers)
+        new.seen, new.answered = set(self.seen), set(self.answered)
         return new
 
     def add(self, bucket: list[Item], kind: str, text: str, order: int) -> None:
@@ -339,7 +337,6 @@ class _Reader:
                 self.answered.add(ask.text.lower())
                 asker = self.facts.participants.get(ask.asker)
                 answer = answer_text(best, self.today, self.names())
-                self.answers.add(answer)
                 line = (f"{asker}: {ask.text} → {speaker}: {answer}" if asker
                         else f"{ask.text} → {answer}")
                 self.add(self.facts.resolved, "resolved", line, order)

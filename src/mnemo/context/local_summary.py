@@ -308,13 +308,15 @@ class _Layout:
     and one put between two merged lines makes the second pay its label again."""
 
     def __init__(self) -> None:
-        self.kept: list[_Line] = []
         self._rows: dict[str, list[_Line]] = {}
-        self._keys: dict[str, list[tuple[int, int, int]]] = {}
+
+    @property
+    def kept(self) -> list[_Line]:
+        return [line for rows in self._rows.values() for line in rows]
 
     def _neighbours(self, line: _Line) -> tuple[int, _Line | None, _Line | None]:
         rows = self._rows.get(line.section, [])
-        at = bisect.bisect(self._keys.get(line.section, []), line.place)
+        at = bisect.bisect(rows, line.place, key=lambda row: row.place)
         return at, rows[at - 1] if at else None, rows[at] if at < len(rows) else None
 
     def cost(self, line: _Line) -> int:
@@ -327,8 +329,6 @@ class _Layout:
     def place(self, line: _Line) -> None:
         at, _, _ = self._neighbours(line)
         self._rows.setdefault(line.section, []).insert(at, line)
-        self._keys.setdefault(line.section, []).insert(at, line.place)
-        self.kept.append(line)
 
 
 def _printed(line: _Line, before: _Line | None) -> int:

@@ -68,6 +68,12 @@ _FUTURE = re.compile(r"\b(?:will|going to|gonna|plan(?:s|ning)? to|hope to|can't
                      r"|'ll\b", re.IGNORECASE)
 
 
+
+def _told_in_past(sentence: str) -> bool:
+    """The sentence tells of the past: a verb in the past, none of the future."""
+    return bool(_PAST.search(sentence)) and not _FUTURE.search(sentence)
+
+
 # The line mnemo's system prompt ends with (``prompt/guidance.date_line``): the date of
 # the session when no header line in the turns gives one.
 _STARTED = re.compile(r"^Conversation started: (\d{4})-(\d{2})-(\d{2})\b", re.MULTILINE)
@@ -146,7 +152,7 @@ def _resolve(match: re.Match[str], sentence: str, today: date) -> str | None:
     if fixed:
         word = fixed.lower()
         if word == "over the weekend":  # the last one in a sentence told in the past
-            past = bool(_PAST.search(sentence)) and not _FUTURE.search(sentence)
+            past = _told_in_past(sentence)
             shift = -((today.weekday() - 5) % 7) if past else (5 - today.weekday()) % 7
             return f"weekend of {format_date(today + timedelta(days=shift))}"
         if word.endswith(("this week", "before last", "fortnight ago")):
@@ -176,7 +182,7 @@ def _resolve(match: re.Match[str], sentence: str, today: date) -> str | None:
         if short is not None and not wday[0].isupper():
             return None  # "last sat", "on wed…": a word, not a day
         target = _WEEKDAYS.index(wday.lower()) if short is None else short
-        past = bool(_PAST.search(sentence)) and not _FUTURE.search(sentence)
+        past = _told_in_past(sentence)
         return format_date(_weekday(today, target, wday_which.lower(), past))
     number = [w for w in count.lower().split() if w not in ("a", "of")] or ["a"]
     n = int(count) if count.isdigit() else _NUMBERS[number[0]]
