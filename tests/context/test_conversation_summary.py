@@ -306,6 +306,26 @@ def test_a_small_window_gets_a_summary_that_fits_it() -> None:
     assert report is not None and report.summary is not None
     assert estimate_messages_tokens_rough(out) <= engine.threshold_tokens
     assert "Caroline:" in report.summary  # still a summary of the conversation
+    # Counted as the window guard counts — a tokenizer that finds more tokens in the
+    # summary than its rough estimate — it still fits.
+    engine = ContextCompressor(context_length=3_072)
+
+    def counted(message: Message) -> int:
+        return int(estimate_messages_tokens_rough([message]) * 1.3)
+
+    engine.count_with(counted)
+    out = engine.compress(messages)
+    assert engine.last_report is not None and engine.last_report.summary is not None
+    assert sum(counted(m) for m in out) <= engine.threshold_tokens
+
+
+def test_a_cut_the_window_guard_made_in_a_summary_is_not_carried() -> None:
+    from mnemo.context.shrink import cut_marker
+
+    previous = ("## Critical Context\n- User: My cat Luna is twelve.\n"
+                f"{cut_marker(484)}\n- User: I run 5 km every Tuesday.\n")
+    assert parse_summary_sections(previous)["Critical Context"] == [
+        "User: My cat Luna is twelve.", "User: I run 5 km every Tuesday."]
 
 
 def test_each_message_is_read_once() -> None:

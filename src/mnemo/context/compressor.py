@@ -404,9 +404,15 @@ class ContextCompressor(ContextEngine):
         budget = summary_budget(middle_tokens, self.max_summary_tokens)
         # C9's floor (2,000 tokens) is more than a small window holds beside its head and
         # tail: a summary written to that floor would only be cut blindly by the window
-        # guard (C19). It is written to what fits instead.
-        fits = (self.threshold_tokens - sum(tokens[:head_end]) - sum(tokens[tail_start:])
-                - _SUMMARY_FRAME_TOKENS)
+        # guard (C19). It is written to what fits instead. The room is what the guard's
+        # tokenizer leaves; the summary is written to the rough estimate, so the room is
+        # scaled by how the two counted the kept turns (dates and names cost more).
+        kept = [*range(head_end), *range(tail_start, len(pruned_list))]
+        counted = max(1, sum(measure[i] for i in kept))
+        # (A tenth is kept in hand: a summary's own text counts differently from the
+        # turns, by up to 8% in a by-hand `mnemo chat` on the embedded model.)
+        fits = ((self.threshold_tokens - counted) * sum(tokens[i] for i in kept) * 9
+                // (10 * counted) - _SUMMARY_FRAME_TOKENS)
         budget = max(MIN_FITTED_SUMMARY_TOKENS, min(budget, fits))
         room = budget - (estimate_tokens_rough(header) if header else 0)
         if swap is not None:  # C17: swap in what was prepared, fold in the rest

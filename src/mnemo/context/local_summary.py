@@ -48,6 +48,7 @@ from mnemo.context.extract import (
 )
 from mnemo.context.failures import error_lines, error_shape
 from mnemo.context.prompt import PROGRESS_SUBSECTIONS, TEMPLATE_SECTIONS
+from mnemo.context.shrink import CUT_MARKER_START
 from mnemo.context.summary.cache import collector_paused
 from mnemo.context.summary.notes import (
     TIMELINE_DAY,
@@ -85,6 +86,7 @@ _REPEAT_SHARE = 1.0
 
 _TOOL_COUNT = re.compile(r"^(\S+) ×(\d+)(?: \((\d+) failed\))?$")
 _READ_COUNT = re.compile(r"^(\S+): (\d+) calls? \(see Relevant Files\)$")
+_GUARD_CUT = re.compile(re.escape(CUT_MARKER_START) + r"[\d,]+ characters cut here")
 _EARLIER = -1_000_000  # the order of lines carried over: before every new turn
 
 
@@ -128,7 +130,8 @@ def parse_summary_sections(text: str) -> dict[str, list[str]]:
             line = line[2:].strip()
         if line.startswith(("[ ] ", "[x] ")):
             line = line[4:]
-        if line and line != _NONE:
+        # A cut the window guard made in an earlier summary (C19) is no item to carry.
+        if line and line != _NONE and not _GUARD_CUT.match(line):
             sections.setdefault(current, []).append(line)
     return sections
 
