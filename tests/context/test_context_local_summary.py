@@ -8,6 +8,7 @@ from convgen import assistant, call, tool, user
 
 from mnemo.context import TEMPLATE_SECTIONS, summarize_locally
 from mnemo.context.local_summary import parse_summary_sections, redact_secrets
+from mnemo.context.textscan import sentences
 from mnemo.tokens import estimate_tokens_rough
 
 
@@ -193,6 +194,12 @@ def test_user_lines_never_make_a_summary_of_small_turns_bigger_than_them() -> No
     summary = summarize_locally(turns, budget_tokens=2_000)
     said = sum(len(x) for x in _sections(summary).get("Critical Context", []))
     assert said <= sum(len(str(m["content"])) for m in turns) // 4
+
+
+def test_a_title_does_not_end_a_sentence() -> None:
+    assert sentences("Pixel's crate came from Sr. Costa. Dr. Sousa is my manager! Ok.") == [
+        "Pixel's crate came from Sr. Costa.", "Dr. Sousa is my manager!", "Ok."]
+    assert sentences("Mrs. Lee 来了。好的") == ["Mrs. Lee 来了。", "好的"]
 
 
 def test_cjk_sentences_split_without_spaces() -> None:

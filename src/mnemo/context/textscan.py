@@ -50,10 +50,14 @@ ITEM_CHARS = 400  # longest single item kept from a sentence or line
 
 # Western punctuation ends a sentence before whitespace; CJK punctuation ends one
 # whatever follows (CJK text puts no space between sentences).
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])\s*|\n+")
+# A title's full stop ends no sentence ("Sr. Costa gave me the crate"). Each title is
+# a lookbehind of its own: Python's must each have one width.
+_NOT_AFTER_TITLE = "".join(rf"(?<!\b{t}\.)" for t in (
+    "Mr", "Mrs", "Ms", "Dr", "Sr", "Sra", "Jr", "St", "Mt", "Prof"))
+_SENTENCE_SPLIT = re.compile(rf"(?<=[.!?]){_NOT_AFTER_TITLE}\s+|(?<=[。！？；])\s*|\n+")
 # The same split where no CJK punctuation can be: one branch fewer to try at every
 # character, half the time (``sentences`` reads every user and assistant text).
-_ASCII_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
+_ASCII_SENTENCE_SPLIT = re.compile(rf"(?<=[.!?]){_NOT_AFTER_TITLE}\s+|\n+")
 # Hiragana, katakana, CJK ideographs (and extension A, compatibility), hangul.
 CJK_CLASS = _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
