@@ -96,7 +96,19 @@ def test_cut_message_keeps_structure_and_json_arguments() -> None:
     assert call == before  # the input is not touched
     assert cut["tool_calls"][0]["id"] == "c1"
     args = json.loads(cut["tool_calls"][0]["function"]["arguments"])
-    assert CUT_MARKER_START in args["cut_arguments"]
+    assert list(args) == ["text"] and CUT_MARKER_START in args["text"]  # the call's shape
+    assert len(cut["tool_calls"][0]["function"]["arguments"]) < 1400
+    memory: Message = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c2", "type": "function", "function": {"name": "memory", "arguments": json.dumps(
+            {"action": "add", "target": "user", "content": log(300)})}}]}
+    args = json.loads(cut_message(memory, 600)["tool_calls"][0]["function"]["arguments"])
+    assert args["action"] == "add" and args["target"] == "user"
+    assert CUT_MARKER_START in args["content"]
+    odd: Message = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c3", "type": "function",
+         "function": {"name": "write", "arguments": json.dumps([log(300)])}}]}
+    args = json.loads(cut_message(odd, 600)["tool_calls"][0]["function"]["arguments"])
+    assert CUT_MARKER_START in args["cut_arguments"]  # not an object: held whole, cut
     parts: Message = {"role": "user", "content": [{"type": "text", "text": log(500)},
                                                   {"type": "image_url", "image_url": {}}]}
     cut_parts = cut_message(parts, 1000)

@@ -8,8 +8,9 @@ between says how much was cut and where the whole text is: the session archive, 
 when a line break is near, and never touches the message's role, ids or tool calls'
 structure, so a list that was valid for an API (C12) stays valid.
 
-Tool-call arguments are JSON; when they are what is too big, the arguments become a
-small JSON object holding the cut text, so they still parse.
+Tool-call arguments are JSON; when they are what is too big, an object's string values
+are cut (its keys stay, so the call still reads as the call it was), and anything else
+becomes a small JSON object holding the cut text, so they still parse.
 """
 
 from __future__ import annotations
@@ -104,11 +105,30 @@ def _arguments(call: Any) -> str:
 
 def _cut_call(call: Any, keep_chars: int, kept_in: str) -> Any:
     args = _arguments(call)
-    cut = cut_text(args, keep_chars, kept_in)
-    if cut == args:
+    if cut_text(args, keep_chars, kept_in) == args:
         return call
     return {**call, "function": {**call["function"],
-                                 "arguments": json.dumps({"cut_arguments": cut})}}
+                                 "arguments": _cut_arguments(args, keep_chars, kept_in)}}
+
+
+def _cut_arguments(args: str, keep_chars: int, kept_in: str) -> str:
+    """``args`` cut to about ``keep_chars``: a JSON object keeps its keys and its other
+    values, its strings cut each in proportion to its length — a model that reads its
+    own call back sees the call it made (a 0.5B model shown ``{"cut_arguments": …}``
+    answered every later turn with such a call, as text); anything else is held, cut,
+    in ``{"cut_arguments": …}``."""
+    try:
+        parsed = json.loads(args)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict):
+        strings = sum(len(v) for v in parsed.values() if isinstance(v, str))
+        room = keep_chars - (len(args) - strings)  # what keys and other values leave
+        if strings and room > 0:
+            return json.dumps({key: cut_text(value, room * len(value) // strings, kept_in)
+                               if isinstance(value, str) else value
+                               for key, value in parsed.items()}, ensure_ascii=False)
+    return json.dumps({"cut_arguments": cut_text(args, keep_chars, kept_in)})
 
 
 def message_kind(message: Message, *, newest: bool = False) -> str:
