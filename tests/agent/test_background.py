@@ -205,6 +205,7 @@ def test_the_embedded_main_model_prepares_summaries_with_its_grammar(
     assert preparer is not None
     preparer.summarizer("a summary prompt")
     assert client.grammars and client.grammars[-1]  # the section grammar went along
+    assert preparer.complete  # its capped answers are filled up by the local summariser
     agent.close()
     with build_agent(MnemoConfig.model_validate({"compression": {"background": False}}),
                      home=mnemo_home, cwd=tmp_path, client=client) as sync:

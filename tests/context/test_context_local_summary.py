@@ -242,3 +242,11 @@ def test_a_sentence_repeated_in_a_request_is_quoted_once() -> None:
     goal = parse_summary_sections(summarize_locally(turns, budget_tokens=2_000))["Goal"]
     line = next(item for item in goal if "Biscuit" in item)
     assert line.count(filler) == 1
+
+
+def test_a_models_placeholder_is_an_empty_section_not_an_item() -> None:
+    text = ("## Goal\n- Fix the build\n## Resolved Questions\n- None\n## Pending User Asks\n"
+            "- N/A\n## Remaining Work\n- [ ] (none)\n## Critical Context\n- none.\n"
+            "- None of the tests ran\n")
+    assert parse_summary_sections(text) == {"Goal": ["Fix the build"],
+                                            "Critical Context": ["None of the tests ran"]}

@@ -214,14 +214,16 @@ class Agent:
         # Closed during the turn's own model calls: background summaries wait (C17).
         self.gate = TurnGate()
 
-    def enable_background(self, summarizer: Summarizer) -> bool:
+    def enable_background(self, summarizer: Summarizer, *, complete: bool = False) -> bool:
         """Prepare compaction summaries with ``summarizer`` between turns (C17), if the
-        config allows it (``compression.background``) and the engine can."""
+        config allows it (``compression.background``) and the engine can; ``complete``:
+        fill the room its capped answers leave with the local summariser's lines."""
         comp = self.config.compression
         if not (comp.enabled and comp.background):
             return False
         return self.engine.enable_background(summarizer, prepare_at=comp.prepare_at,
-                                             max_wait_s=comp.max_wait_s, gate=self.gate)
+                                             max_wait_s=comp.max_wait_s, gate=self.gate,
+                                             complete=complete)
 
     # -- session lifecycle ----------------------------------------------------------------
 

@@ -6,7 +6,8 @@ auxiliary model, a configured remote main model summarises; when the main model 
 embedded local one, the deterministic local summariser is used at the threshold — it is
 faster on a CPU and keeps exact values a 0.5B model tends to lose — while the embedded
 model prepares summaries between turns in the background (C17, ``compression.background``),
-where its speed costs the user nothing.
+where its speed costs the user nothing; its answers are capped short, and the local
+summariser fills the rest of each prepared summary's budget with its own lines.
 """
 
 from __future__ import annotations
@@ -125,9 +126,12 @@ def build_agent(
                   grounding=config.memory.grounding or ("strict" if local else "lenient"))
     if warning:
         agent.notices.append(warning)
-    background = summarizer or _local_model_summarizer(config, home, client)
-    if background is not None:
-        agent.enable_background(background)
+    if summarizer is not None:
+        agent.enable_background(summarizer)
+    elif (capped := _local_model_summarizer(config, home, client)) is not None:
+        # Its answers are capped short (``_LOCAL_SUMMARY_MAX_TOKENS``): the local
+        # summariser fills the rest of the budget (``completed_summary.py``).
+        agent.enable_background(capped, complete=True)
     return agent
 
 

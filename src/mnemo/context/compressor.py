@@ -269,16 +269,20 @@ class ContextCompressor(ContextEngine):
 
     def enable_background(self, summarizer: Summarizer, *, prepare_at: float = 0.5,
                           max_wait_s: float = 0.0, gate: TurnGate | None = None,
-                          runner: Callable[[Preparer], Runner] | None = None) -> bool:
+                          runner: Callable[[Preparer], Runner] | None = None,
+                          complete: bool = False) -> bool:
         """Prepare the next summary in the background with ``summarizer``; ``gate`` holds
-        it back while a turn's model call runs; ``runner`` (default: a thread) runs it."""
+        it back while a turn's model call runs; ``runner`` (default: a thread) runs it;
+        ``complete``: the room its summaries leave in the budget is filled by the local
+        summariser (``completed_summary.py``: a summariser whose answers are capped)."""
         if not self.background_capable:
             return False
         if gate is not None:
             summarizer = gated(summarizer, gate)
         preparer = Preparer(summarizer, protect_first_n=self.protect_first_n,
                             window=self.summary_context_length or self.context_length,
-                            prepare_at=prepare_at, max_wait_s=max_wait_s, count=self._count)
+                            prepare_at=prepare_at, max_wait_s=max_wait_s, count=self._count,
+                            complete=complete)
         preparer.runner = runner(preparer) if runner else ThreadRunner(preparer, gate)
         self.preparer = preparer
         return True

@@ -173,7 +173,8 @@ class ContextEngine(ABC):
 
     def enable_background(self, summarizer: Summarizer, *, prepare_at: float = 0.5,
                           max_wait_s: float = 0.0, gate: TurnGate | None = None,
-                          runner: Callable[[Preparer], Runner] | None = None) -> bool:
+                          runner: Callable[[Preparer], Runner] | None = None,
+                          complete: bool = False) -> bool:
         """Prepare summaries in the background (C17); ``False``: this engine cannot."""
         return False
 

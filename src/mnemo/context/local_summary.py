@@ -18,7 +18,8 @@ lines take at most a quarter of the characters of what the summary replaces, so 
 summary of small turns never grows past them. What the assistant stated in plain prose
 ("the worker retries three times") becomes "Assistant noted: …", just below the user's
 lines, within a quarter of what the assistant wrote. Lines carried over from the previous
-summary keep the weight of their kind but count as older than every new line. Lines
+summary keep the weight of their kind but count as older than every new line (between
+people, one no speaker's label marks — a model wrote it — weighs as a note). Lines
 about the focus topic (C14: they contain it, share a word with it, or — for CJK — most
 of its character bigrams) get a large boost. The two best lines of every section are
 kept first, then the rest by weight until the budget is spent; the kept lines are
@@ -56,6 +57,7 @@ from mnemo.context.summary.notes import (
     carried_notes,
     latest_notes,
     rare_words,
+    told_in,
 )
 from mnemo.context.summary.salience import condensed, salience
 from mnemo.context.summary.secrets import may_hold_secrets, redact_secrets
@@ -80,12 +82,16 @@ _TALK_SHARE = 0.5  # … and between people (``is_conversation``) half of everyt
 _FOCUS_BOOST = 30.0
 _DECAY = 4.0  # weight lost each time the number of newer lines of the same kind doubles
 _RESERVED_PER_SECTION = 2
+# … but a note that tells little (its weight below this) gets no reserved place: a
+# section of filler ("interest in its popularity.") would keep it over any fact.
+_RESERVED_NOTE = 42.0
 # A note loses this share of what its salience earned for each share of its content
 # words that the kept lines already hold (see _fit).
 _REPEAT_SHARE = 1.0
 
 _TOOL_COUNT = re.compile(r"^(\S+) ×(\d+)(?: \((\d+) failed\))?$")
 _READ_COUNT = re.compile(r"^(\S+): (\d+) calls? \(see Relevant Files\)$")
+_PLACEHOLDER = re.compile(r"^[(\[]?(?:none|n/?a|nothing(?: yet)?|-+)[)\]]?\.?$", re.IGNORECASE)
 _GUARD_CUT = re.compile(re.escape(CUT_MARKER_START) + r"[\d,]+ characters cut here")
 _EARLIER = -1_000_000  # the order of lines carried over: before every new turn
 
@@ -104,6 +110,7 @@ class _Line:
     words: frozenset[str] = frozenset()  # a note's content words (see _fit)
     gain: float = 0.0  # the part of ``weight`` that its salience earned (see _fit)
     group: int = 0  # printed in order of (group, order, seq): a participant's facts together
+    note: bool = False  # weighs by what it tells (a note between people): see _fit
 
     @property
     def place(self) -> tuple[int, int, int]:
@@ -130,8 +137,9 @@ def parse_summary_sections(text: str) -> dict[str, list[str]]:
             line = line[2:].strip()
         if line.startswith(("[ ] ", "[x] ")):
             line = line[4:]
-        # A cut the window guard made in an earlier summary (C19) is no item to carry.
-        if line and line != _NONE and not _GUARD_CUT.match(line):
+        # A cut the window guard made in an earlier summary (C19) is no item to carry,
+        # nor a model's way of saying a section is empty ("None", "N/A").
+        if line and not _PLACEHOLDER.match(line) and not _GUARD_CUT.match(line):
             sections.setdefault(current, []).append(line)
     return sections
 
@@ -159,17 +167,21 @@ def summarize_locally(
     focus_topic: str | None = None,
     extra_context: str = "",
     session_date: date | None = None,
+    known_words: frozenset[str] = frozenset(),
 ) -> str:
     """The summary of ``turns`` (merged into ``previous_summary``) within ``budget_tokens``;
     ``session_date``: what relative dates ("yesterday") are resolved against where no
-    header line in the turns names a date."""
+    header line in the turns names a date; ``known_words``: the content words of a
+    summary printed beside this one (``notes.content_words``) — a note it already tells
+    is left out, one it partly tells ranks lower (see ``_fit``)."""
     with collector_paused():  # see there: the collector cost more than the reading
         return _summary(turns, budget_tokens, previous_summary, focus_topic, extra_context,
-                        session_date)
+                        session_date, known_words)
 
 
 def _summary(turns: Sequence[Message], budget_tokens: int, previous_summary: str | None,
-             focus_topic: str | None, extra_context: str, session_date: date | None) -> str:
+             focus_topic: str | None, extra_context: str, session_date: date | None,
+             known_words: frozenset[str] = frozenset()) -> str:
     previous = parse_summary_sections(previous_summary or "")
     facts = extract_facts(turns, prior_pending=previous.get("Pending User Asks", []),
                           continued=_of_conversation(previous), session_date=session_date)
@@ -194,7 +206,7 @@ def _summary(turns: Sequence[Message], budget_tokens: int, previous_summary: str
     kept = _fit(candidates, limit - len(render_sections({})) - 8,
                 said_room=int(replaced * (_TALK_SHARE if talk else _SAID_SHARE)),
                 noted_room=int((replaced if talk else written)
-                               * (_TALK_SHARE if talk else _NOTED_SHARE)))
+                               * (_TALK_SHARE if talk else _NOTED_SHARE)), known=known_words)
     kept.sort(key=lambda c: c.place)
     text = render_sections(_grouped(kept))
     # _fit counts each line as it will be printed; should the rendering still come out
@@ -246,20 +258,24 @@ def _canonical(heading: str, names: Sequence[str]) -> str | None:
 
 
 def _fit(candidates: list[_Line], max_chars: int, *, said_room: int,
-         noted_room: int) -> list[_Line]:
+         noted_room: int, known: frozenset[str] = frozenset()) -> list[_Line]:
     """The best lines whose rendering fits in ``max_chars``.
 
     The two best lines of every section go first, so a crowded kind of fact cannot push a
     whole section out; then the rest by weight, a note weighing less the more of its
-    content words the kept lines already hold (``_REPEAT_SHARE``: a summary that says a
-    thing twice has less room for the next). "User said" lines together take at most
-    ``said_room`` characters: a summary that restated the turns would not be smaller.
+    content words the kept lines — and ``known``, the words of a summary printed beside
+    this one — already hold (``_REPEAT_SHARE``: a summary that says a thing twice has
+    less room for the next); a note ``known`` already tells (``notes.told_in``) is left
+    out. "User said" lines together take at most ``said_room`` characters: a summary
+    that restated the turns would not be smaller.
     """
     layout = _Layout()
     used = 0
     restated = {"said": 0, "noted": 0}
     rooms = {"said": said_room, "noted": noted_room}
-    covered: set[str] = set()
+    covered: set[str] = set(known)
+    if known:
+        candidates = [line for line in candidates if not told_in(line.words, known)]
 
     def by_weight(lines: list[_Line]) -> Iterator[_Line]:
         """``lines`` best first, a note re-weighed as ``covered`` grows (lazy greedy: a
@@ -296,7 +312,8 @@ def _fit(candidates: list[_Line], max_chars: int, *, said_room: int,
     rest: list[_Line] = []
     for line in by_weight(candidates):
         per_section[line.section] += 1
-        if per_section[line.section] <= _RESERVED_PER_SECTION:
+        if per_section[line.section] <= _RESERVED_PER_SECTION and (
+                not line.note or line.weight >= _RESERVED_NOTE):
             take(line)
         else:
             rest.append(line)
@@ -359,6 +376,7 @@ class _Candidate:
     words: frozenset[str] = frozenset()
     gain: float = 0.0
     group: int = 0
+    note: bool = False
 
 
 def _ranked(section: str, candidates: Sequence[_Candidate]) -> list[_Line]:
@@ -373,7 +391,7 @@ def _ranked(section: str, candidates: Sequence[_Candidate]) -> list[_Line]:
         seen.add(c.text)
         lines.append(_Line(section, c.text, c.order,
                            c.base - _DECAY * math.log2(1 + ranks[c.kind]), c.room, c.merge,
-                           c.seq, c.head, c.who, c.words, c.gain, c.group))
+                           c.seq, c.head, c.who, c.words, c.gain, c.group, c.note))
         ranks[c.kind] += 1
     return lines
 
@@ -393,7 +411,8 @@ def _earlier(items: Sequence[str], classify: Callable[[str], tuple[str, float]]
                 and not error_lines(text)):  # a note of conversation
             kind, base = _said_kind(text), _NOTE_BASE + _NOTE_SPAN / 2
         room = next((r for r in ("said", "noted") if kind.startswith(r)), "")
-        out.append(_Candidate(kind, text, _EARLIER + i, base, room))
+        out.append(_Candidate(kind, text, _EARLIER + i, base, room,
+                              note=kind.startswith(_AS_NOTE)))
     return out
 
 
@@ -401,30 +420,46 @@ def _fixed(kind: str, base: float) -> Callable[[str], tuple[str, float]]:
     return lambda _text: (kind, base)
 
 
+_AS_NOTE = "as note: "  # the kind of a carried line weighed by _as_note
+
+
+def _as_note(names: tuple[str, ...]) -> Callable[[str], tuple[str, float]]:
+    """Between people, a line of the previous summary that no speaker's label marks as a
+    note (a model wrote it: "Ana's brother plays the cello", or "has since adopted it at
+    the same time") weighs as a note, by what it tells: as a line of its section it
+    would outrank every note for good, and a 0.5B model's filler with it."""
+    def weigh(text: str) -> tuple[str, float]:
+        return (f"{_AS_NOTE}{error_shape(text)}",
+                _NOTE_BASE + min(_NOTE_SPAN, salience(text, names, reply=True)))
+    return weigh
+
+
 def _candidates(facts: Facts, previous: dict[str, list[str]], focus_topic: str | None,
                 extra_context: str) -> list[_Line]:
+    names = tuple(facts.participants.values())
+    told = _as_note(names) if is_conversation(facts) else None
+
     def section(name: str, items: Sequence[Item], base: float) -> list[_Line]:
-        return _ranked(name, _earlier(previous.get(name, []), _fixed("line", base))
+        return _ranked(name, _earlier(previous.get(name, []), told or _fixed("line", base))
                        + _new("line", items, base))
 
-    names = tuple(facts.participants.values())
-    lines = _goal_lines(facts, previous, focus_topic)
+    lines = _goal_lines(facts, previous, focus_topic, told)
     in_goal = {line.order for line in lines if line.order >= 0}  # asks the Goal quotes
     lines += section("Constraints & Preferences", facts.preferences, 90)
-    lines += _progress_lines(facts, previous)
+    lines += _progress_lines(facts, previous, told)
     lines += section("Key Decisions", facts.decisions, 80)
     if is_conversation(facts):  # a pair is worth what its answer tells
         lines += _ranked("Resolved Questions", [
             _Candidate(f"pair {item.order}", item.text, item.order, _NOTE_BASE - _PAIR_COST
-                       + min(_NOTE_SPAN, _pair_salience(item.text, names)))
+                       + min(_NOTE_SPAN, _pair_salience(item.text, names)), note=True)
             for item in facts.resolved])
     else:
         lines += section("Resolved Questions", facts.resolved, 60)
     lines += _ranked("Pending User Asks", _new("ask", facts.pending, 85))
     lines += _file_lines(facts, previous.get("Relevant Files", []))
     lines += section("Remaining Work", facts.remaining, 58)
-    critical = _earlier(previous.get("Critical Context", []), _critical_kind)
-    critical += _earlier(previous.get("Other", []), _fixed("other", 55))
+    critical = _earlier(previous.get("Critical Context", []), told or _critical_kind)
+    critical += _earlier(previous.get("Other", []), told or _fixed("other", 55))
     critical += _new("error", facts.errors, _CRITICAL["error"][1])
     for kind, items in (("config", facts.config_values), ("url", facts.urls),
                         ("command", facts.commands)):
@@ -536,7 +571,7 @@ def _note_lines(facts: Facts, in_goal: set[int]) -> list[_Line]:
         group = groups.setdefault(note.speaker, len(groups) + 1) if talk and not who else 0
         by_section.setdefault(section, []).append(_Candidate(
             kind, label + text, note.order, base, room, merge, seq, head, who,
-            note.words if talk else frozenset(), gain, group))
+            note.words if talk else frozenset(), gain, group, talk))
     return [line for section, candidates in by_section.items()
             for line in _ranked(section, candidates)]
 
@@ -566,12 +601,13 @@ def _said_kind(text: str) -> str:
     return f"said {error_shape(text)}"
 
 
-def _goal_lines(facts: Facts, previous: dict[str, list[str]],
-                focus_topic: str | None) -> list[_Line]:
+def _goal_lines(facts: Facts, previous: dict[str, list[str]], focus_topic: str | None,
+                told: Callable[[str], tuple[str, float]] | None = None) -> list[_Line]:
     # A new latest request replaces the old one; without one, the old one still holds.
     earlier = _fresh_only(previous.get("Goal", []), *((_LATEST,) if facts.asks else ()),
                           _FOCUS, _PARTICIPANTS)
-    lines = [_Line("Goal", text, _EARLIER + i, 100) for i, text in enumerate(earlier)]
+    lines = [_Line("Goal", text, _EARLIER + i, told(text)[1], note=True) if told
+             else _Line("Goal", text, _EARLIER + i, 100) for i, text in enumerate(earlier)]
     if any(name not in ("User", "Assistant") for name in facts.participants.values()):
         who = ", ".join(f"{name} ({role})" for role, name in sorted(
             facts.participants.items(), key=lambda p: p[0] != "user"))
@@ -596,7 +632,8 @@ def _fresh_only(items: list[str], *prefixes: str) -> list[str]:
     return [item for item in items if not item.startswith(prefixes)]
 
 
-def _progress_lines(facts: Facts, previous: dict[str, list[str]]) -> list[_Line]:
+def _progress_lines(facts: Facts, previous: dict[str, list[str]],
+                    told: Callable[[str], tuple[str, float]] | None = None) -> list[_Line]:
     weights = {"write": 60.0, "run": 55.0, "other": 55.0, "read": 45.0}
     done: list[_Candidate] = []
     blocked: list[_Candidate] = []
@@ -624,7 +661,7 @@ def _progress_lines(facts: Facts, previous: dict[str, list[str]]) -> list[_Line]
             done.append(_Candidate(note.kind, f"{key}{count}", note.last, weights[note.kind]))
     done += [_Candidate("read", f"{name}: {n} call{'s' if n > 1 else ''} (see Relevant "
                         "Files)", last_read[name], weights["read"]) for name, n in reads.items()]
-    done += _earlier(earlier_done, _fixed("other", weights["other"]))
+    done += _earlier(earlier_done, told or _fixed("other", weights["other"]))
     in_progress = _earlier(_fresh_only(previous.get("Progress/In Progress", []), _LAST_STEP),
                            _fixed("earlier", 40))
     if facts.last_intent is not None and not talk:

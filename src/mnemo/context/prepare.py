@@ -40,6 +40,7 @@ from mnemo.context.boundaries import (
     find_head_end,
     system_offset,
 )
+from mnemo.context.completed_summary import completed
 from mnemo.context.engine import Summarizer
 from mnemo.context.lcm_nodes import take_apart_span
 from mnemo.context.metered import MessageCounter
@@ -47,7 +48,8 @@ from mnemo.context.model_summary import summarise_with_model
 from mnemo.context.prepare_predict import certain_end, fingerprints, rebind, rekey
 from mnemo.context.prompt import summary_budget
 from mnemo.context.repair import repair_messages
-from mnemo.messages import Message
+from mnemo.context.summary.dates import conversation_started
+from mnemo.messages import Message, content_text
 from mnemo.tokens import estimate_message_tokens_rough
 
 __all__ = [
@@ -87,10 +89,18 @@ class Prepared:
     body: str
     middle_tokens: int
     calls: int
+    # The model's own summary when ``body`` is it completed by the local summariser
+    # (``completed_summary.py``): the next update goes on from what the model wrote.
+    model_body: str = ""
 
     @property
     def covered(self) -> int:
         return self.end - self.start
+
+    @property
+    def model_base(self) -> str:
+        """What the model's next update starts from."""
+        return self.model_body or self.body
 
 
 @dataclass(frozen=True)
@@ -135,7 +145,9 @@ class Job:
     summarizer: Summarizer
     window: int
     max_summary_tokens: int
+    complete: bool = False  # fill the room the model's summary leaves (completed_summary)
     body: str = ""
+    model_body: str = ""  # the model's answer, when ``body`` completes it
     calls: int = 0
     error: str | None = None
     committed: bool = False
@@ -150,19 +162,36 @@ class Job:
         s = self.snapshot
         start = self.base.end if self.base is not None else s.head_end
         span = take_apart_span(s.messages[start:self.end])
-        previous = self.base.body if self.base is not None else span.previous
-        middle = sum(s.tokens[s.head_end:self.end])
+        previous = self.base.model_base if self.base is not None else span.previous
+        budget = summary_budget(sum(s.tokens[s.head_end:self.end]), self.max_summary_tokens)
         try:
             self.body, self.calls = summarise_with_model(
-                self.summarizer, span.turns, window=self.window,
-                budget=summary_budget(middle, self.max_summary_tokens),
+                self.summarizer, span.turns, window=self.window, budget=budget,
                 previous_summary=previous, focus_topic=None, extra_context="")
             if not self.body.strip():
                 self.error = "the model answered nothing"
+            elif self.complete:
+                self.model_body, self.body = self.body, self._completed(self.body, budget)
         except Exception as exc:  # logged and retried on the next turn, never raised
             self.error = f"{type(exc).__name__}: {exc}"
         finally:
             self.done.set()
+
+    def _completed(self, body: str, budget: int) -> str:
+        """``body`` completed by the local summariser's reading of the whole middle so
+        far (most of it read for the last update already: the reader's cache); ``body``
+        itself should that fail — the model's work is not thrown away for it."""
+        s = self.snapshot
+        whole = take_apart_span(s.messages[s.head_end:self.end])
+        try:
+            return completed(body, whole.turns, budget_tokens=budget,
+                             previous_summary=whole.previous,
+                             session_date=conversation_started("\n".join(
+                                 content_text(m) for m in s.messages[:s.first])))
+        except Exception as exc:
+            log.warning("background summary not completed (%s: %s); the model's as it is",
+                        type(exc).__name__, exc)
+            return body
 
 
 class Preparer:
@@ -178,8 +207,10 @@ class Preparer:
 
     def __init__(self, summarizer: Summarizer, *, protect_first_n: int, window: int,
                  prepare_at: float = 0.5, max_wait_s: float = 0.0,
-                 runner: Runner | None = None, count: MessageCounter | None = None) -> None:
+                 runner: Runner | None = None, count: MessageCounter | None = None,
+                 complete: bool = False) -> None:
         self.summarizer = summarizer
+        self.complete = complete  # see ``Job.complete``
         # Tokens of a message as the compressor sizes its tail (the window guard's count
         # when the agent gave one), so the prediction measures what the cut will measure.
         self.count: MessageCounter = count or estimate_message_tokens_rough
@@ -282,7 +313,8 @@ class Preparer:
             if target <= covered or not take_apart_span(s.messages[covered:target]).turns:
                 return None
             self._job = Job(self._generation, base, s, target, self.summarizer,
-                            self.window, self._max_summary_tokens, keys=tuple(s.keys))
+                            self.window, self._max_summary_tokens, self.complete,
+                            keys=tuple(s.keys))
             return self._job
 
     def commit(self, job: Job) -> None:
@@ -306,7 +338,8 @@ class Preparer:
             if adopted is not None and adopted.job is job:
                 if adopted.generation == self._generation:
                     self._keep(Prepared(adopted.first, adopted.start, adopted.end,
-                                        adopted.keys, job.body, 0, job.calls))
+                                        adopted.keys, job.body, 0, job.calls,
+                                        job.model_body))
                 return
             if job.generation != self._generation or (
                     job.base is not None and not any(c is job.base for c in self._checkpoints)):
@@ -314,7 +347,7 @@ class Preparer:
             s = job.snapshot
             made = Prepared(s.first, s.head_end, job.end, job.keys[s.first:job.end], job.body,
                             sum(s.tokens[s.head_end:job.end]),
-                            (job.base.calls if job.base else 0) + job.calls)
+                            (job.base.calls if job.base else 0) + job.calls, job.model_body)
             self._keep(made)
 
     def _keep(self, made: Prepared) -> None:

@@ -12,6 +12,9 @@ first prepared summary is still being made, the same rule keeps every turn and t
 compaction is step 1 alone: the summary comes, from the model, at the next one. Only
 when they do not fit are the newer turns folded into the prepared summary by the local
 summariser (``swap_summary``), in milliseconds: either way nobody waits for a model.
+A summary the local summariser completed in the background (``completed_summary.py``)
+is completed again then, from the model's own lines, for the whole middle and the room
+this compaction has (a small window's is less than the budget it was prepared for).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
+from mnemo.context.completed_summary import completed
 from mnemo.context.lcm_nodes import Span, take_apart_span
 from mnemo.context.local_summary import summarize_locally
 from mnemo.context.metered import MessageCounter
@@ -72,7 +76,15 @@ def swap_summary(prepared: Prepared | None, span: Span, middle: Sequence[Message
     rest = take_apart_span(list(middle[prepared.covered:]))
     body = prepared.body
     # A body larger than the budget (a window too small for C9's floor) is fitted too.
-    if rest.turns or extra.strip() or estimate_tokens_rough(body) > budget:
+    if not (rest.turns or extra.strip() or estimate_tokens_rough(body) > budget):
+        return SwapSummary(body, prepared.covered, False)
+    if prepared.model_body:
+        # Completed in the background (``completed_summary.py``): completed again, from
+        # the model's own lines, for the whole middle and the room this compaction has.
+        body = completed(prepared.model_body, span.turns, budget_tokens=budget,
+                         previous_summary=span.previous, extra_context=extra,
+                         session_date=session_date)
+    if estimate_tokens_rough(body) > budget or not prepared.model_body:
         body = summarize_locally(rest.turns, budget_tokens=budget, previous_summary=body,
                                  extra_context=extra, session_date=session_date)
     return SwapSummary(body, prepared.covered, False)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
@@ -34,8 +35,8 @@ from mnemo.context.summary.salience import (
 )
 from mnemo.context.textscan import STOPWORDS, one_line, sentences
 
-__all__ = ["TIMELINE_DAY", "Note", "answer_text", "carried_notes", "latest_notes",
-           "rare_words", "take_notes"]
+__all__ = ["TIMELINE_DAY", "Note", "answer_text", "carried_notes", "content_words",
+           "latest_notes", "rare_words", "take_notes", "told_in"]
 
 _WORD = re.compile(r"[a-z][a-z'’]{2,}|\d+")
 _MIN_CHARS = 6  # shorter, a sentence tells nothing a reader needs ("Ok.", "Me too.")
@@ -127,6 +128,22 @@ def _noted(raw: str, today: date | None, names: tuple[str, ...], checked: bool
     subject = subject_key(text) if "my " in low else None
     keys = ("=" + fact_key(text),) + (("my " + subject,) if subject else ())
     return text, keys, frozenset(w for w in lowered if w not in STOPWORDS)
+
+
+def content_words(text: str) -> frozenset[str]:
+    """The content words of ``text`` as a note counts its own (``Note.words``)."""
+    return frozenset(w for w in _WORD.findall(text.lower()) if w not in STOPWORDS)
+
+
+# A text of which another holds this share of the content words is told there already
+# ("User: my brother plays the cello" beside "Ana's brother plays the cello").
+_TOLD_SHARE = 0.75
+
+
+def told_in(words: AbstractSet[str], known: AbstractSet[str]) -> bool:
+    """True when ``known`` (the content words of another text) tells what a text of
+    content ``words`` tells; never for a text without content words."""
+    return bool(words) and len(words & known) >= _TOLD_SHARE * len(words)
 
 
 # A timeline line's date ("8 May 2023 · "), as ``format_date`` writes it.

@@ -1,0 +1,112 @@
+"""A model's summary completed by the local summariser, in the room the model left (C17).
+
+The embedded model prepares summaries in the background with its answer capped (about
+512 tokens: a turn that arrives meanwhile waits at most that long), while the summary
+budget is 2,000 tokens or more (C9). A 0.5B model also keeps few of the facts a
+conversation was about: on LoCoMo conversation 30 in an 8k window its summary held the
+answers to 6 questions, the local summariser's to 19, the two together (below) to 20
+(``bench/conversation_retention_bench.py``). ``completed`` keeps the lines the model
+wrote and adds, under the same headings, the local summariser's lines for the same turns
+that say something the model's lines do not, until the budget is spent: the model's
+summary is still the summary (C17), and the room its cap left holds what the local
+reading ranks highest instead of nothing.
+
+Where the room is small — a small window, or a middle of a few short messages — the
+whole summary takes, besides its headings, at most half of what it replaces (as the
+local summariser's notes of a conversation do), and the model's lines at most half of
+that, its most important ones: seen by hand in a 3,072-token window, the model had
+written 339 tokens ("The Pixel is a popular toy", "has since adopted it at the same
+time") for 257 tokens of turns that said where the user's brother plays the cello.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date
+
+from mnemo.context.local_summary import (
+    parse_summary_sections,
+    render_sections,
+    summarize_locally,
+)
+from mnemo.context.prompt import PROGRESS_SUBSECTIONS, TEMPLATE_SECTIONS
+from mnemo.context.summary.notes import content_words, told_in
+from mnemo.messages import Message, content_text
+from mnemo.tokens import estimate_tokens_rough
+
+__all__ = ["MIN_ROOM_TOKENS", "completed"]
+
+# Less room than this is not worth a local reading: a short line.
+MIN_ROOM_TOKENS = 24
+_REPLACED_SHARE = 0.5  # of what it replaces, a completed summary takes at most this
+_EMPTY_TEMPLATE_TOKENS = estimate_tokens_rough(render_sections({}))
+# Template order, sub-sections in place of Progress.
+_ORDER = tuple(key for section in TEMPLATE_SECTIONS for key in (
+    [f"Progress/{sub}" for sub in PROGRESS_SUBSECTIONS] if section == "Progress"
+    else [section]))
+
+
+def completed(model_body: str, turns: Sequence[Message], *, budget_tokens: int,
+              previous_summary: str | None = None, extra_context: str = "",
+              session_date: date | None = None) -> str:
+    """``model_body`` (a summary of ``turns`` after ``previous_summary``) with the local
+    summariser's new lines for the same turns (and the memory providers'
+    ``extra_context``) added under their headings, the whole within ``budget_tokens``;
+    besides the headings it takes at most half of what it replaces, the model's lines
+    at most half of that (see the module docstring). ``model_body`` unchanged when there
+    is no room to share."""
+    if not turns:
+        return model_body
+    mine = _sections(model_body)
+    # A summary must shrink what it replaces: besides its headings it takes at most half
+    # of it, as the local summariser's notes of a conversation do. Measured as printed:
+    # every heading, "(none)" under the empty ones.
+    replaced = estimate_tokens_rough(previous_summary or "") + sum(
+        estimate_tokens_rough(content_text(t)) for t in turns)
+    limit = min(budget_tokens, _EMPTY_TEMPLATE_TOKENS + int(replaced * _REPLACED_SHARE))
+    half = _EMPTY_TEMPLATE_TOKENS + (limit - _EMPTY_TEMPLATE_TOKENS) // 2
+    if half - _EMPTY_TEMPLATE_TOKENS < MIN_ROOM_TOKENS:
+        return model_body
+    cut = estimate_tokens_rough(render_sections(mine)) > half
+    if cut:
+        # The model's most important lines, as the local summariser ranks the lines of
+        # a previous summary (see the module docstring).
+        mine = parse_summary_sections(summarize_locally(
+            [], budget_tokens=half, previous_summary=render_sections(mine)))
+    room = limit - estimate_tokens_rough(render_sections(mine))
+    if room < MIN_ROOM_TOKENS:
+        return render_sections(mine) if cut else model_body
+    known = content_words(" ".join(line for lines in mine.values() for line in lines))
+    # The headings are printed once: the local summary's template is not extra room.
+    # Notes the model's lines tell already are left out there (``known_words``); other
+    # lines (a path, a command, a question and its answer) here.
+    local = parse_summary_sections(summarize_locally(
+        turns, budget_tokens=room + _EMPTY_TEMPLATE_TOKENS, previous_summary=previous_summary,
+        extra_context=extra_context, session_date=session_date, known_words=known))
+    added: list[tuple[str, str]] = []
+    for key in _ORDER:
+        for line in local.get(key, []):
+            words = content_words(line)
+            if words and not told_in(words, known):
+                added.append((key, line))
+                known |= words
+    merged = {key: list(lines) for key, lines in mine.items()}
+    for key, line in added:
+        merged.setdefault(key, []).append(line)
+    text = render_sections(merged)
+    # The local summary was fitted to the room; headings the model left empty, now
+    # filled, can still tip it over: the last lines added go first.
+    while added and estimate_tokens_rough(text) > limit:
+        key, line = added.pop()
+        merged[key].remove(line)
+        text = render_sections(merged)
+    return text if added or cut else model_body
+
+
+def _sections(text: str) -> dict[str, list[str]]:
+    """The items of a summary by section, what it wrote outside any heading first under
+    Critical Context."""
+    found = parse_summary_sections(text)
+    if "Other" in found:
+        found["Critical Context"] = [*found.pop("Other"), *found.get("Critical Context", [])]
+    return found

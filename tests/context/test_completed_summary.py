@@ -1,0 +1,245 @@
+"""A capped model summary completed by the local summariser (``completed_summary.py``, C17).
+
+The model summaries here are scripted text (a short template-shaped answer, as the
+embedded model's capped background summary is); the local summariser, the parsing and
+the preparer's jobs are the real ones.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mnemo.context import TEMPLATE_SECTIONS, ContextCompressor
+from mnemo.context.completed_summary import completed
+from mnemo.context.local_summary import parse_summary_sections, summarize_locally
+from mnemo.context.prepare import Preparer
+from mnemo.messages import Message, content_text
+from mnemo.tokens import estimate_message_tokens_rough, estimate_tokens_rough
+
+_MODEL = """## Goal
+- Ana is chatting about her family and plans.
+
+## Constraints & Preferences
+- Ana likes short answers.
+
+## Critical Context
+- Ana's brother plays the cello in the Porto orchestra.
+"""
+
+
+def _chat() -> list[Message]:
+    said = [
+        "My brother plays the cello in the Porto orchestra.",
+        "Nice! What does your sister do?",
+        "My sister Rita works as a nurse at the Santa Maria hospital in Lisbon.",
+        "Are you travelling soon?",
+        "We are flying to Tokyo on 3 March for the cherry blossoms.",
+        "That sounds lovely.",
+        "Our dog Biscuit is a six-year-old beagle who hates the rain.",
+        "Who looks after him while you travel?",
+        "My neighbour Joana looks after Biscuit whenever we travel.",
+        "Good to know!",
+    ]
+    # The assistant's replies go on at length, as a model's do: what the summary
+    # replaces is large enough to leave room beside the model's lines.
+    advice = ("Here are some thoughts on planning step {} with care, keeping the calendar "
+              "open, booking early, checking the weather forecast, packing light and "
+              "asking the neighbours for tips about routes and quiet places to visit. ")
+    return [{"role": "user", "content": text} if i % 2 == 0 else
+            {"role": "assistant", "content": text + " " + advice.format(i) * 4}
+            for i, text in enumerate(said)]
+
+
+def _lines(text: str) -> list[str]:
+    return [line for lines in parse_summary_sections(text).values() for line in lines]
+
+
+def test_every_model_line_stays_and_the_local_lines_fill_the_room() -> None:
+    text = completed(_MODEL, _chat(), budget_tokens=2_000)
+    for line in _lines(_MODEL):
+        assert line in _lines(text)
+    for fact in ("Rita", "Tokyo", "Biscuit", "Joana"):
+        assert fact in text
+    assert estimate_tokens_rough(text) <= 2_000
+    headings = [line[3:] for line in text.splitlines() if line.startswith("## ")]
+    assert headings == list(TEMPLATE_SECTIONS)  # one template, its order
+
+
+def test_a_local_line_the_model_already_wrote_is_not_added_again() -> None:
+    text = completed(_MODEL, _chat(), budget_tokens=2_000)
+    assert text.count("cello") == 1
+
+
+def test_the_budget_holds_when_the_room_is_small() -> None:
+    budget = estimate_tokens_rough(_MODEL) + 160
+    text = completed(_MODEL, _chat(), budget_tokens=budget)
+    assert estimate_tokens_rough(text) <= budget
+    for line in _lines(_MODEL):
+        assert line in _lines(text)
+
+
+def test_in_a_small_room_the_model_keeps_half_and_the_facts_it_missed_get_the_rest() -> None:
+    # A capped 0.5B summary that restates one thing line after line, as seen by hand.
+    rambling = "## Goal\n" + "".join(
+        f"- Ana adopted the Pixel from the shelter and adopted it again, part {i}.\n"
+        for i in range(12)) + "## Critical Context\n- Ana's brother plays the cello.\n"
+    budget = 400
+    assert estimate_tokens_rough(rambling) > budget // 2
+    text = completed(rambling, _chat(), budget_tokens=budget)
+    assert estimate_tokens_rough(text) <= budget
+    kept = [line for line in _lines(rambling) if line in _lines(text)]
+    assert kept and len(kept) < len(_lines(rambling))  # its most important lines stay
+    assert "Tokyo" in text or "Rita" in text or "Biscuit" in text
+
+
+def test_no_room_or_nothing_new_leaves_the_model_summary_as_it_is() -> None:
+    assert completed(_MODEL, _chat(), budget_tokens=estimate_tokens_rough(_MODEL) + 50) == _MODEL
+    assert completed(_MODEL, [], budget_tokens=2_000) == _MODEL
+    echo: list[Message] = [{"role": "user", "content":
+                            "My brother plays the cello in the Porto orchestra."}]
+    assert completed(_MODEL, echo, budget_tokens=2_000) == _MODEL
+
+
+def test_text_outside_the_headings_is_kept() -> None:
+    loose = "Ana talked about her brother, a cellist in Porto."
+    text = completed(loose, _chat(), budget_tokens=2_000)
+    assert loose in text and "Tokyo" in text
+
+
+class _Manual:
+    def notify(self) -> None:
+        pass
+
+
+_CITIES = ("Coimbra", "Faro", "Braga", "Aveiro", "Evora", "Viseu", "Leiria", "Tomar")
+_PETS = ("parrot", "tortoise", "ferret", "rabbit", "hamster", "canary", "gecko")
+
+
+def _long_chat(turns: int) -> list[Message]:
+    """A chat of many different facts: each turn tells of another cousin."""
+    out: list[Message] = [{"role": "system", "content": "You help."}]
+    for n in range(turns):
+        facts = " ".join(
+            f"My cousin Rui{n}x{k} moved to {_CITIES[(n + k) % 8]} street {n * 10 + k} "
+            f"and adopted a {_PETS[(n * 3 + k) % 7]} called Kiwi{n}x{k}."
+            for k in range(6))
+        out += [{"role": "user", "content": f"Day {n}: {facts}"},
+                {"role": "assistant", "content": f"Noted about the cousins of day {n}. " * 4}]
+    return out
+
+
+def test_the_preparer_completes_its_summaries_and_the_model_goes_on_from_its_own() -> None:
+    prompts: list[str] = []
+
+    def capped(prompt: str) -> str:
+        prompts.append(prompt)
+        return f"## Goal\n- model summary number {len(prompts)}\n"
+
+    engine = ContextCompressor(context_length=16_000)
+    preparer = Preparer(capped, protect_first_n=engine.protect_first_n, window=16_000,
+                        runner=_Manual(), complete=True)
+
+    def observe(messages: list[Message]) -> None:
+        preparer.observe(messages, prompt_tokens=sum(
+            estimate_message_tokens_rough(m) for m in messages),
+            threshold=engine.threshold_tokens, tail_budget=engine.tail_token_budget,
+            max_summary_tokens=engine.max_summary_tokens)
+
+    def run() -> Any:
+        job = preparer.begin()
+        assert job is not None
+        job.run()
+        preparer.commit(job)
+        return job
+
+    messages = _long_chat(24)
+    observe(messages)
+    first = run()
+    assert "model summary number 1" in first.body and "Kiwi" in first.body
+    assert first.model_body.strip() == "## Goal\n- model summary number 1"
+    observe(messages + _long_chat(30)[len(messages):])
+    run()
+    # The second update is sent the model's own summary, not the local lines added to it.
+    assert "model summary number 1" in prompts[1] and "Kiwi0" not in prompts[1]
+
+
+def _engine(context_length: int, prompts: list[str], lines: int = 1) -> ContextCompressor:
+    def capped(prompt: str) -> str:
+        prompts.append(prompt)
+        said = "".join(f"- the model noted thing number {i} about the cousins' moves\n"
+                       for i in range(1, lines))
+        return f"## Goal\n- the model's own line\n\n## Critical Context\n{said}"
+
+    engine = ContextCompressor(context_length=context_length)
+    engine.enable_background(capped, runner=lambda p: _Manual(), complete=True)
+    return engine
+
+
+def _until_the_threshold(engine: ContextCompressor, pauses: float = 1.0) -> list[Message]:
+    """A live session's turns up to the first that reaches the threshold, prepared for
+    after each one (the user pausing) until ``pauses`` of the threshold is reached."""
+    preparer = engine.preparer
+    assert preparer is not None
+    turns = _long_chat(200)
+    messages = turns[:1]
+    for at in range(1, len(turns), 2):
+        messages = turns[:at + 2]
+        size = sum(map(estimate_message_tokens_rough, messages))
+        if size >= engine.threshold_tokens:
+            return messages
+        if size >= pauses * engine.threshold_tokens:
+            continue  # no pause: nothing is prepared for these turns
+        engine.prepare(messages)
+        while (job := preparer.begin()) is not None:
+            job.run()
+            preparer.commit(job)
+    raise AssertionError("never reached the threshold")
+
+
+def test_a_completed_summary_is_swapped_in_with_the_models_lines_and_local_facts() -> None:
+    prompts: list[str] = []
+    engine = _engine(16_000, prompts)
+    messages = _until_the_threshold(engine)
+    made = len(prompts)
+    engine.compress(messages)
+    report = engine.last_report
+    assert report is not None and report.summary is not None
+    assert report.prepared_messages > 0 and len(prompts) == made  # no model call waited
+    assert "the model's own line" in report.summary and "Kiwi" in report.summary
+
+
+def test_turns_after_the_prepared_summary_are_folded_in_and_the_models_lines_stay() -> None:
+    prompts: list[str] = []
+    engine = _engine(4_000, prompts, lines=10)
+    # The user stopped pausing at 60% of the threshold: the turns since are folded in by
+    # the local summariser at the swap, in the room this small window has.
+    messages = _until_the_threshold(engine, pauses=0.6)
+    prepared = engine.preparer._latest if engine.preparer is not None else None
+    assert prepared is not None and prepared.model_body
+    out = engine.compress(messages)
+    report = engine.last_report
+    assert report is not None and report.summary is not None and report.prepared_messages
+    for line in _lines(prepared.model_body):
+        assert line in _lines(report.summary)
+    later = [content_text(messages[i]).split(":")[0][4:] for i in report.removed
+             if i >= prepared.end and messages[i]["role"] == "user"]
+    assert later and any(f"Kiwi{day}x" in report.summary for day in later)
+    assert sum(estimate_message_tokens_rough(m) for m in out) <= engine.threshold_tokens
+
+
+def test_between_people_a_models_filler_does_not_outlive_the_facts_told_since() -> None:
+    # A 0.5B model's summary, as seen by hand: one fact restated, filler around it.
+    previous = ("## Goal\n- To summarize the adoption of the Pixel from the shelter.\n"
+                "## Key Decisions\n- interest in its popularity.\n"
+                "- She also wanted to ensure that both adoption dates are accurate\n"
+                "## Remaining Work\n- [ ] has since adopted it at the same time.\n"
+                "## Critical Context\n- Ana adopted Pixel from the Oakland shelter.\n")
+    text = summarize_locally(_chat(), budget_tokens=170, previous_summary=previous)
+    assert estimate_tokens_rough(text) <= 170
+    # The facts told since win the room; the model's filler gets what is left, if any.
+    for fact in ("cello", "Rita", "Tokyo", "Joana"):
+        assert fact in text
+    for filler in ("the adoption of the Pixel", "both adoption dates are accurate",
+                   "has since adopted it at the same time"):
+        assert filler not in text
+    assert "Oakland" in text  # what it told is ranked as a note, and kept
