@@ -30,7 +30,9 @@ PHATIC = ("Hey Mel! Good to see you!", "How have you been?", "Thanks so much, Me
           # Phrases whose words carry facts elsewhere (see the second list below).
           "No worries, that makes sense.", "Enjoy your day!", "Thanks for the support!",
           "Can't wait to see it!", "Sounds like a plan!", "Wishing you the best, Mel!",
-          "I'm gonna keep it up.", "Hope you have a great time!")
+          "I'm gonna keep it up.", "Hope you have a great time!",
+          "Sweet dreams!", "Long time no see.", "Darn, sorry to hear that.",
+          "Thanks for the tip!", "Thanks for asking!", "Mmm, looks yummy!", "That was wild!")
 
 
 def said(name: str, text: str) -> Message:
@@ -81,7 +83,8 @@ def test_phatic_sentences_are_recognised(sentence: str) -> None:
     "I adopted a second dog.", "My dog's name is Rex.", "Thanks, the 3 pm slot on Friday works.",
     "We moved to Denver in March.", "I love painting sunsets.", "我们用 Postgres 而不是 MySQL。",
     "I went to a support group.", "The day I moved to Paris was hard.",
-    "Let me know if the deploy fails.", "I can't wait for the concert in Oslo."])
+    "Let me know if the deploy fails.", "I can't wait for the concert in Oslo.",
+    "I'm sorry I missed your party in Lisbon.", "Wild horses live on the island."])
 def test_sentences_that_say_something_are_not_phatic(sentence: str) -> None:
     assert not is_phatic(sentence, ("Caroline", "Melanie"))
 
