@@ -122,12 +122,10 @@ def _noted(raw: str, today: date | None, names: tuple[str, ...], checked: bool
     text = one_line(resolve_relative(text, today), 400)
     if len(text) < _MIN_CHARS:
         return None
-    low = text.lower()
-    lowered = _WORD.findall(low)
     # Only a sentence with "my " in it can say what its subject is (``subject_key``).
-    subject = subject_key(text) if "my " in low else None
+    subject = subject_key(text) if "my " in text.lower() else None
     keys = ("=" + fact_key(text),) + (("my " + subject,) if subject else ())
-    return text, keys, frozenset(w for w in lowered if w not in STOPWORDS)
+    return text, keys, content_words(text)
 
 
 def content_words(text: str) -> frozenset[str]:
