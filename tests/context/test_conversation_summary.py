@@ -329,6 +329,10 @@ def test_a_cut_the_window_guard_made_in_a_summary_is_not_carried() -> None:
                 f"{cut_marker(484)}\n- User: I run 5 km every Tuesday.\n")
     assert parse_summary_sections(previous)["Critical Context"] == [
         "User: My cat Luna is twelve.", "User: I run 5 km every Tuesday."]
+    # A cut inside a line (a note cut where the summary was) leaves "…" in its place.
+    inside = f"## Critical Context\n- User: Pixel is 10 weeks old, {cut_marker(211)} in Gaia.\n"
+    assert parse_summary_sections(inside)["Critical Context"] == [
+        "User: Pixel is 10 weeks old, … in Gaia."]
 
 
 def test_each_message_is_read_once() -> None:

@@ -92,7 +92,7 @@ _REPEAT_SHARE = 1.0
 _TOOL_COUNT = re.compile(r"^(\S+) ×(\d+)(?: \((\d+) failed\))?$")
 _READ_COUNT = re.compile(r"^(\S+): (\d+) calls? \(see Relevant Files\)$")
 _PLACEHOLDER = re.compile(r"^[(\[]?(?:none|n/?a|nothing(?: yet)?|-+)[)\]]?\.?$", re.IGNORECASE)
-_GUARD_CUT = re.compile(re.escape(CUT_MARKER_START) + r"[\d,]+ characters cut here")
+_GUARD_CUT = re.compile(re.escape(CUT_MARKER_START) + r"[\d,]+ characters cut here[^\]]*\]")
 _EARLIER = -1_000_000  # the order of lines carried over: before every new turn
 
 
@@ -138,8 +138,11 @@ def parse_summary_sections(text: str) -> dict[str, list[str]]:
         if line.startswith(("[ ] ", "[x] ")):
             line = line[4:]
         # A cut the window guard made in an earlier summary (C19) is no item to carry,
-        # nor a model's way of saying a section is empty ("None", "N/A").
-        if line and not _PLACEHOLDER.match(line) and not _GUARD_CUT.match(line):
+        # nor a model's way of saying a section is empty ("None", "N/A"); one inside an
+        # item leaves "…" (else it came back, whole, in every later summary).
+        if _GUARD_CUT.search(line):
+            line = _GUARD_CUT.sub("…", line).strip()
+        if line and line != "…" and not _PLACEHOLDER.match(line):
             sections.setdefault(current, []).append(line)
     return sections
 
