@@ -67,15 +67,16 @@ def completed(model_body: str, turns: Sequence[Message], *, budget_tokens: int,
     half = _EMPTY_TEMPLATE_TOKENS + (limit - _EMPTY_TEMPLATE_TOKENS) // 2
     if half - _EMPTY_TEMPLATE_TOKENS < MIN_ROOM_TOKENS:
         return model_body
-    cut = estimate_tokens_rough(render_sections(mine)) > half
+    printed = render_sections(mine)
+    cut = estimate_tokens_rough(printed) > half
     if cut:
         # The model's most important lines, as the local summariser ranks the lines of
         # a previous summary (see the module docstring).
-        mine = parse_summary_sections(summarize_locally(
-            [], budget_tokens=half, previous_summary=render_sections(mine)))
-    room = limit - estimate_tokens_rough(render_sections(mine))
+        printed = summarize_locally([], budget_tokens=half, previous_summary=printed)
+        mine = parse_summary_sections(printed)
+    room = limit - estimate_tokens_rough(printed)
     if room < MIN_ROOM_TOKENS:
-        return render_sections(mine) if cut else model_body
+        return printed if cut else model_body
     known = content_words(" ".join(line for lines in mine.values() for line in lines))
     # The headings are printed once: the local summary's template is not extra room.
     # Notes the model's lines tell already are left out there (``known_words``); other

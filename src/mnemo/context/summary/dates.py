@@ -68,7 +68,6 @@ _FUTURE = re.compile(r"\b(?:will|going to|gonna|plan(?:s|ning)? to|hope to|can't
                      r"|'ll\b", re.IGNORECASE)
 
 
-
 def _told_in_past(sentence: str) -> bool:
     """The sentence tells of the past: a verb in the past, none of the future."""
     return bool(_PAST.search(sentence)) and not _FUTURE.search(sentence)
