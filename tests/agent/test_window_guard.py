@@ -15,6 +15,7 @@ import json
 import re
 import tempfile
 from collections.abc import Sequence
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -181,8 +182,36 @@ def test_manual_compact_never_says_nothing_while_over_the_threshold(tmp_path: Pa
         assert compaction.changed
         assert "truncated" in compaction.describe()
         assert "nothing compacted" not in compaction.describe()
+        # Counted with the tools a request carries (a small window's short schemas).
         assert agent.window.count([agent._system_message(), *agent.messages],
-                                  agent.tools.schemas()) <= agent.engine.threshold_tokens
+                                  agent._offered_tools()) <= agent.engine.threshold_tokens
+
+
+def test_a_long_chat_in_an_8k_window_compacts_every_few_turns_not_every_turn(
+        tmp_path: Path) -> None:
+    """Seen by hand on the embedded model: once past the threshold, a chat compacted at
+    nearly every turn — the trigger counted the full tool schemas where the request
+    carries the short ones of a small window, and the summary was sized as if the
+    request carried none. Scripted replies; the agent, compressor and guard are real."""
+    home = Home(tmp_path / "home")
+    home.ensure()
+    client = WindowModel(8192, default=lambda request: (
+        "Noted: the harbour, the ferry and the bakery are on your list for the week."))
+    cfg = MnemoConfig.model_validate({"compression": {"background": False},
+                                      "memory": {"nudge_interval": 0}})
+    agent = build_agent(cfg, home=home, cwd=tmp_path, client=client)
+    compacted_at = []
+    with agent:
+        for turn in range(90):
+            result = agent.run_turn(f"Day {turn}: my friend Ana{turn} took the ferry to the "
+                                    f"harbour museum with {turn % 7 + 2} cousins.")
+            if any(c.changed for c in result.compactions):
+                compacted_at.append(turn)
+            # What was sent after a compaction is what the trigger counts, tools included.
+            assert client.sizes[-1] <= agent.window.budget
+    assert len(compacted_at) >= 3  # the chat did reach the threshold, again and again
+    gaps = [b - a for a, b in pairwise(compacted_at)]
+    assert min(gaps) >= 3, compacted_at
 
 
 def test_an_overflow_error_teaches_the_meter_and_the_retry_fits(tmp_path: Path) -> None:

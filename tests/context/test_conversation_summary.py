@@ -19,6 +19,7 @@ from mnemo.context.summary.dates import conversation_started, find_date, resolve
 from mnemo.context.summary.notes import carried_notes
 from mnemo.context.summary.reading import CACHE
 from mnemo.context.summary.salience import is_phatic, salience
+from mnemo.errors import UsageError
 from mnemo.messages import Message
 from mnemo.prompt.guidance import date_line
 from mnemo.tokens import estimate_messages_tokens_rough, estimate_tokens_rough
@@ -320,6 +321,35 @@ def test_a_small_window_gets_a_summary_that_fits_it() -> None:
     out = engine.compress(messages)
     assert engine.last_report is not None and engine.last_report.summary is not None
     assert sum(counted(m) for m in out) <= engine.threshold_tokens
+
+
+def test_the_summary_leaves_room_for_what_every_request_carries() -> None:
+    # An agent's requests carry tool schemas besides the messages: a compaction that
+    # filled the threshold with messages would be due again at the next turn.
+    messages: list[Message] = [{"role": "system", "content": "You are a helpful assistant."}]
+    for i in range(80):
+        messages += [said("Caroline", f"On day {i} I visited the museum number {i} in "
+                                      f"Lisbon with my friend Ana{i}."),
+                     said("Melanie", f"I baked {i} loaves of bread for the Porto market.")]
+    sizes = {}
+    for reserved in (0, 600):
+        engine = ContextCompressor(context_length=6_000)
+        engine.reserve(reserved)
+        out = engine.compress(messages)
+        assert engine.last_report is not None and engine.last_report.summary is not None
+        sizes[reserved] = estimate_messages_tokens_rough(out)
+        assert sizes[reserved] + reserved <= engine.threshold_tokens
+    # The summary gave the room up (nine tenths of it: a tenth is kept in hand).
+    assert sizes[600] <= sizes[0] - 450
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, "600", None])
+def test_a_bad_reserve_is_refused_and_the_engine_unchanged(bad: object) -> None:
+    engine = ContextCompressor(context_length=8_192)
+    engine.reserve(300)
+    with pytest.raises(UsageError, match="reserved tokens must be a number of tokens"):
+        engine.reserve(bad)  # type: ignore[arg-type]
+    assert engine.reserved_tokens == 300
 
 
 def test_a_cut_the_window_guard_made_in_a_summary_is_not_carried() -> None:

@@ -621,6 +621,13 @@ class Agent:
                  "without tools", f"{self.window.window:,}")
         return None
 
+    def _tools_tokens(self, tools: list[dict[str, Any]] | None) -> int:
+        """What ``tools`` add to a request, as the window guard counts them."""
+        if not tools:
+            return 0
+        system = [self._system_message()]
+        return max(0, self.window.count(system, tools) - self.window.count(system))
+
     def _fit_live(self, extra: str, tools: list[dict[str, Any]] | None,
                   result: TurnResult) -> bool:
         """Make the live conversation fit the window with room for ``extra`` (C19): cut
@@ -740,7 +747,7 @@ class Agent:
         # and JSON are 2-3x it), so it may call for a compaction the estimate misses.
         request = self._request("")  # built (and repaired) once for both checks
         due_by_count = self.engine.should_compress(
-            self.window.count(request, self._tools_that_fit(self.tools.schemas())))
+            self.window.count(request, self._tools_that_fit(self._offered_tools())))
         if due_by_usage or due_by_count or self.engine.should_compress_preflight(request):
             result.compactions.append(self.compact(reason="auto"))
 
@@ -751,6 +758,8 @@ class Agent:
         if reason != "overflow":  # a flush request would overflow the window just as well
             self._flush_memories("it is being compacted")
         before = [self._system_message(), *self.messages]
+        tools = self._tools_that_fit(self._offered_tools() or None)
+        self.engine.reserve(self._tools_tokens(tools))
         output = self.engine.compress(before, self.engine.last_prompt_tokens or None,
                                       focus_topic=focus)
         report = self.engine.last_report or CompressionReport(
@@ -772,9 +781,8 @@ class Agent:
         # call the newest message is left to the window guard, which cuts it only if the
         # window itself needs it. The engine sized its tail with the guard's count
         # (``count_with``), so what it just kept is not cut again here.
-        fit = self._shrink_live(
-            self.engine.threshold_tokens, self._tools_that_fit(self.tools.schemas() or None),
-            allow_drop=False, allow_newest=reason == "manual")
+        fit = self._shrink_live(self.engine.threshold_tokens, tools, allow_drop=False,
+                                allow_newest=reason == "manual")
         if fit is not None:
             compaction = replace(compaction, fit=replace(
                 fit, goal="get under the compaction threshold"))

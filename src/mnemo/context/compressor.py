@@ -155,6 +155,7 @@ class ContextCompressor(ContextEngine):
         self._guard = ProgressGuard()
         self.preparer: Preparer | None = None  # C17, see ``enable_background``
         self.message_counter: MessageCounter | None = None  # see ``count_with``
+        self.reserved_tokens = 0  # see ``reserve``
         self.model = model
         self._set_window(context_length)
 
@@ -232,6 +233,14 @@ class ContextCompressor(ContextEngine):
         compaction keeps is what the guard will count. ``None``: the rough estimate."""
         self.message_counter = counter
 
+    def reserve(self, tokens: int) -> None:
+        """Every request also carries ``tokens`` the messages do not (the tool schemas):
+        a compaction leaves room for them under the threshold."""
+        if not isinstance(tokens, int) or tokens < 0:
+            raise UsageError(f"reserved tokens must be a number of tokens (0 or more), "
+                             f"got {tokens!r}")
+        self.reserved_tokens = tokens
+
     def _kept_start(self, work: Sequence[Message], head_end: int, tail_start: int,
                     measure: Sequence[int], focus_topic: str | None, clears: bool
                     ) -> int | None:
@@ -246,7 +255,7 @@ class ContextCompressor(ContextEngine):
             return None
         return kept_start(prepared, head_end=head_end, tail_start=tail_start,
                           measure=measure, count=self._count,
-                          limit=self.threshold_tokens - self.tail_token_budget)
+                          limit=self._target_tokens - self.tail_token_budget)
 
     def _adopt(self, work: Sequence[Message], out: Sequence[Message] | None,
                origins: Sequence[int | None], tail_start: int) -> None:
@@ -310,6 +319,7 @@ class ContextCompressor(ContextEngine):
             "model": self.model,
             "threshold_percent": self.threshold_percent,
             "tail_token_budget": self.tail_token_budget,
+            "reserved_tokens": self.reserved_tokens,
             "max_summary_tokens": self.max_summary_tokens,
             "summarizer": "model" if self.summarizer else "local",
             "summary_cooldown_seconds": round(self._cooldown_left(), 1),
@@ -320,6 +330,11 @@ class ContextCompressor(ContextEngine):
             "last_compression": report_status(self.last_report),
         })
         return status
+
+    @property
+    def _target_tokens(self) -> int:
+        """What the messages may hold at the threshold: the rest is the reserve's."""
+        return self.threshold_tokens - self.reserved_tokens
 
     def _cooldown_left(self) -> float:
         return max(0.0, self._cooldown_until - self.clock())
@@ -408,14 +423,16 @@ class ContextCompressor(ContextEngine):
         budget = summary_budget(middle_tokens, self.max_summary_tokens)
         # C9's floor (2,000 tokens) is more than a small window holds beside its head and
         # tail: a summary written to that floor would only be cut blindly by the window
-        # guard (C19). It is written to what fits instead. The room is what the guard's
-        # tokenizer leaves; the summary is written to the rough estimate, so the room is
-        # scaled by how the two counted the kept turns (dates and names cost more).
+        # guard (C19). It is written to what fits instead: what the threshold leaves beside
+        # the kept turns and what every request carries (``reserve``: the tool schemas).
+        # The room is what the guard's tokenizer leaves; the summary is written to the
+        # rough estimate, so the room is scaled by how the two counted the kept turns
+        # (dates and names cost more).
         kept = [*range(head_end), *range(tail_start, len(pruned_list))]
         counted = max(1, sum(measure[i] for i in kept))
         # (A tenth is kept in hand: a summary's own text counts differently from the
         # turns, by up to 8% in a by-hand `mnemo chat` on the embedded model.)
-        fits = ((self.threshold_tokens - counted) * sum(tokens[i] for i in kept) * 9
+        fits = ((self._target_tokens - counted) * sum(tokens[i] for i in kept) * 9
                 // (10 * counted) - _SUMMARY_FRAME_TOKENS)
         budget = max(MIN_FITTED_SUMMARY_TOKENS, min(budget, fits))
         room = budget - (estimate_tokens_rough(header) if header else 0)
@@ -472,7 +489,8 @@ class ContextCompressor(ContextEngine):
         if report.changed:
             self.compression_count += 1
         if not draft.unreachable:  # an unreachable summariser says nothing about progress
-            self._guard.track(report.tokens_after, self.threshold_tokens)
+            self._guard.track(report.tokens_after + self.reserved_tokens,
+                              self.threshold_tokens)
         how = report.skipped_reason or (
             f"summary prepared by the model in the background for {draft.prepared} of the "
             "summarised messages" if draft.prepared else

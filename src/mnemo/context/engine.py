@@ -185,6 +185,11 @@ class ContextEngine(ABC):
         """Tokens of one message as the caller's window guard counts them (C19), for an
         engine that sizes what it keeps by them; others ignore it."""
 
+    def reserve(self, tokens: int) -> None:
+        """Tokens every request carries besides its messages (the tool schemas, as the
+        caller's window guard counts them), for an engine that sizes what it keeps to the
+        threshold; others ignore it."""
+
     def get_tool_schemas(self) -> list[dict[str, Any]]:
         """Tools this engine offers the model (OpenAI function schemas)."""
         return []
