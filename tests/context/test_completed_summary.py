@@ -100,6 +100,33 @@ def test_no_room_or_nothing_new_leaves_the_model_summary_as_it_is() -> None:
     assert completed(_MODEL, echo, budget_tokens=2_000) == _MODEL
 
 
+def test_the_models_repeated_lines_fragments_and_template_hints_are_left_out() -> None:
+    # The embedded model's capped summary as seen by hand in an 8k window: the same two
+    # lines under every heading, a fragment, the template's own hint paraphrased.
+    repeated = "- The user is Ana, 31 years old, planning to relocate to Porto.\n" \
+               "- She will work as a night nurse at Santo António hospital,\n"
+    model = ("## Goal\n- Adopt a beagle puppy Pixel from the Oakland shelter near the\n"
+             "- near the\n"
+             f"## Constraints & Preferences\n{repeated}"
+             f"## Key Decisions\n{repeated}"
+             f"## Resolved Questions\n{repeated}"
+             "## Remaining Work\n- [ ] [A to-do list of what is left: items to consider, "
+             "not actions to\n- [ ] perform]\n"
+             f"## Critical Context\n{repeated}- Her shifts run from 8 pm to 8 am.\n")
+    for text in (completed(model, _chat(), budget_tokens=2_000),
+                 completed(model, [], budget_tokens=2_000)):
+        sections = parse_summary_sections(text)
+        assert text.count("31 years old") == 1 and text.count("night nurse") == 1
+        assert sections["Constraints & Preferences"][0].startswith("The user is Ana")
+        assert not any("31 years old" in line for key in (
+            "Key Decisions", "Resolved Questions", "Critical Context")
+            for line in sections.get(key, []))
+        assert "A to-do list" not in text and "perform]" not in text
+        assert "- near the\n" not in text
+        assert "8 pm to 8 am" in text and "Oakland shelter" in text  # the rest stays
+    assert "Tokyo" in completed(model, _chat(), budget_tokens=2_000)  # room for the facts
+
+
 def test_text_outside_the_headings_is_kept() -> None:
     loose = "Ana talked about her brother, a cellist in Porto."
     text = completed(loose, _chat(), budget_tokens=2_000)

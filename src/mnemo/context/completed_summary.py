@@ -17,10 +17,18 @@ local summariser's notes of a conversation do), and the model's lines at most ha
 that, its most important ones: seen by hand in a 3,072-token window, the model had
 written 339 tokens ("The Pixel is a popular toy", "has since adopted it at the same
 time") for 257 tokens of turns that said where the user's brother plays the cello.
+
+The model's lines are tidied first (``_tidied``): by hand in an 8k window the 0.5B model
+wrote the same two sentences under five headings, line fragments without a word of
+content ("near the"), and a paraphrase of the template's own hint ("[A to-do list of
+what is left…"). A line that repeats one of its earlier lines (or a piece of one), or
+that tells nothing, or that restates a hint, is left out: the room is the local lines'
+instead.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import date
 
@@ -29,7 +37,7 @@ from mnemo.context.local_summary import (
     render_sections,
     summarize_locally,
 )
-from mnemo.context.prompt import PROGRESS_SUBSECTIONS, TEMPLATE_SECTIONS
+from mnemo.context.prompt import PROGRESS_SUBSECTIONS, SUMMARY_TEMPLATE, TEMPLATE_SECTIONS
 from mnemo.context.summary.notes import content_words, told_in
 from mnemo.messages import Message, content_text
 from mnemo.tokens import estimate_tokens_rough
@@ -44,6 +52,9 @@ _EMPTY_TEMPLATE_TOKENS = estimate_tokens_rough(render_sections({}))
 _ORDER = tuple(key for section in TEMPLATE_SECTIONS for key in (
     [f"Progress/{sub}" for sub in PROGRESS_SUBSECTIONS] if section == "Progress"
     else [section]))
+# The content words of each of the template's bracketed hints ("[Completed work, with
+# its results]"): a model line that restates one is no summary of the turns.
+_HINTS = tuple(content_words(hint) for hint in re.findall(r"\[([^\]]+)\]", SUMMARY_TEMPLATE))
 
 
 def completed(model_body: str, turns: Sequence[Message], *, budget_tokens: int,
@@ -55,9 +66,11 @@ def completed(model_body: str, turns: Sequence[Message], *, budget_tokens: int,
     besides the headings it takes at most half of what it replaces, the model's lines
     at most half of that (see the module docstring). ``model_body`` unchanged when there
     is no room to share."""
+    mine = _tidied(_sections(model_body))
+    if mine != _sections(model_body):
+        model_body = render_sections(mine)
     if not turns:
         return model_body
-    mine = _sections(model_body)
     # A summary must shrink what it replaces: besides its headings it takes at most half
     # of it, as the local summariser's notes of a conversation do. Measured as printed:
     # every heading, "(none)" under the empty ones.
@@ -111,3 +124,23 @@ def _sections(text: str) -> dict[str, list[str]]:
     if "Other" in found:
         found["Critical Context"] = [*found.pop("Other"), *found.get("Critical Context", [])]
     return found
+
+
+def _tidied(sections: dict[str, list[str]]) -> dict[str, list[str]]:
+    """``sections`` of a model's summary without the lines that tell nothing new: a
+    repeat or a piece of an earlier line (in template order: all its content words are
+    that line's), a line without a content word, one that restates a hint of the
+    template or is a piece of one broken over lines ("perform]"; see the module
+    docstring)."""
+    kept: dict[str, list[str]] = {}
+    earlier: list[frozenset[str]] = []
+    for key in sorted(sections, key=lambda k: _ORDER.index(k) if k in _ORDER else len(_ORDER)):
+        for line in sections[key]:
+            words = content_words(line)
+            if (not words or any(words <= other for other in earlier)
+                    or any(told_in(words, hint) for hint in _HINTS)
+                    or (line.count("[") != line.count("]") and len(words) <= 2)):
+                continue
+            earlier.append(words)
+            kept.setdefault(key, []).append(line)
+    return kept
