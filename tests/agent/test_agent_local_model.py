@@ -333,3 +333,45 @@ def test_a_small_window_gets_a_small_prompt(mnemo_home: Home, tmp_path: Path) ->
     assert prefix_tokens(small) < prefix_tokens(large) / 2
     names = [t["function"]["name"] for t in small.requests[0].tools or []]
     assert names == ["memory", "session_search"]  # no skills installed: no skill_view
+
+
+def test_a_reply_that_only_repeats_the_question_is_asked_again(mnemo_home: Home,
+                                                              tmp_path: Path) -> None:
+    # Seen by hand on the embedded model, late in a long chat where it had restated the
+    # user's messages: every question came back as the answer.
+    question = "What instrument does my brother play, and where?"
+    client = StreamingScriptedClient(
+        [question, "Your brother Rui plays the cello in the Porto orchestra."],
+        context_length=8192)
+    shown: list[str] = []
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.caller.on_text = shown.append
+        result = agent.run_turn(question)
+        stored = list(agent.messages)
+    assert result.text == "Your brother Rui plays the cello in the Porto orchestra."
+    assert "".join(shown) == result.text  # the repeat was never shown
+    assert "only repeated the question" in content_text(client.requests[-1].messages[-1])
+    assert client.requests[-1].tools is None
+    assert [content_text(m) for m in stored] == [question, result.text]
+
+
+def test_a_question_repeated_twice_becomes_a_notice_and_a_statement_is_left_alone(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    question = "Can you suggest a name for my basil plant?"
+    near = "Can you suggest a name for your basil plant?"
+    statement = "Money update: my car's brakes got fixed for 280 euros."
+    restated = "Money update:\n- my car's brakes got fixed for 280 euros."
+    client = StreamingScriptedClient([near, question, restated], context_length=8192)
+    shown: list[str] = []
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.caller.on_text = shown.append
+        asked = agent.run_turn(question)
+        assert asked.text.startswith("[The model repeated your question")
+        assert asked.model_calls == 2
+        told = agent.run_turn(statement)
+    # A statement restated is a (poor) answer, not a repeated question: no second call.
+    assert told.text == restated and told.model_calls == 1
+    # A near repeat ("your" for "my") leaves the question's words at the first letter
+    # that differs, so it was shown up to the end as it came; the exact repeat was not.
+    assert "".join(shown).endswith(restated)
+    assert question not in "".join(shown)

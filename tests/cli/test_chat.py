@@ -157,3 +157,53 @@ def test_once_against_the_embedded_local_model(mnemo_home: Home, tmp_path: Path)
         stored = store.load_messages(session.id)
     assert stored[0].text == "Say hello in one short sentence."
     assert stored[-1].role == "assistant" and stored[-1].text == data["text"]
+
+
+def test_a_notice_after_a_streamed_reply_is_printed_too(mnemo_home: Home, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    """A turn whose first reply was streamed (a near repeat of the question) and whose
+    retry was held back (the exact question) ends with a notice: it is printed, not lost
+    behind what was streamed. In process, with a scripted model that streams."""
+    import io
+    from collections.abc import Mapping, Sequence
+    from typing import Any
+
+    from mnemo.agent import build_agent
+    from mnemo.cli import chat
+    from mnemo.cli.chat_stream import StreamView
+    from mnemo.config import MnemoConfig
+    from mnemo.llm.streaming import StreamHandlers
+    from mnemo.llm.testing import ScriptedChatClient
+    from mnemo.llm.types import ChatResponse
+    from mnemo.messages import Message
+
+    class Streaming(ScriptedChatClient):
+        supports_streaming = True
+
+        def complete(self, messages: Sequence[Message], *,
+                     tools: Sequence[Mapping[str, Any]] | None = None,
+                     max_tokens: int | None = None, temperature: float | None = None,
+                     stream: StreamHandlers | None = None) -> ChatResponse:
+            response = super().complete(messages, tools=tools)
+            if stream is not None and stream.on_text is not None:
+                for word in response.text.split(" "):
+                    stream.on_text(word + " ")
+            return response
+
+    question = "Can you suggest a name for my basil plant?"
+    client = Streaming(["Can you suggest a name for your basil plant?", question],
+                       context_length=8192)
+    out = io.StringIO()
+    view = StreamView(out=out, err=io.StringIO())
+    monkeypatch.setattr(chat, "_view", view)
+    with build_agent(MnemoConfig(), home=mnemo_home, cwd=tmp_path, client=client) as agent:
+        agent.caller.on_text = view.text
+        view.start_turn()
+        result = agent.run_turn(question)
+        with monkeypatch.context() as patched:
+            patched.setattr("sys.stdout", out)
+            chat._show_answer(agent, result)
+    printed = out.getvalue()
+    assert printed.startswith("Can you suggest a name for your basil plant?")
+    assert "[The model repeated your question instead of answering it." in printed

@@ -237,3 +237,40 @@ def test_stream_gate_shows_text_that_only_looks_like_a_stop_string() -> None:
     gate.feed("[Your tool calls this turn, and what they returned: …]")  # nothing else
     gate.finish(was_call=False)
     assert shown == []
+
+
+QUESTION = "What instrument does my brother play, and where?"
+
+
+def test_stream_gate_holds_a_repeat_of_the_question_and_drops_it() -> None:
+    shown: list[str] = []
+    gate = StreamGate(shown.append, echo_of=QUESTION)
+    for piece in ("What instrument", " does my brother", " play, and where?"):
+        gate.feed(piece)
+    assert shown == []  # held: word for word the question so far
+    gate.finish(was_call=True)  # the caller found it a repeat
+    assert shown == []
+
+
+@pytest.mark.parametrize("pieces", [
+    ("What instrument", " does he play? The cello, ", "in the Porto orchestra."),
+    ("Your brother Rui", " plays the cello."),
+    ("WHAT INSTRUMENT", "\n- does", " my brother play"),  # held to the end: the caller tells
+])
+def test_stream_gate_shows_a_reply_from_where_it_leaves_the_question(
+        pieces: tuple[str, ...]) -> None:
+    shown: list[str] = []
+    gate = StreamGate(shown.append, echo_of=QUESTION)
+    for piece in pieces:
+        gate.feed(piece)
+    gate.finish(was_call=False)
+    assert "".join(shown) == "".join(pieces)
+
+
+def test_stream_gate_still_holds_a_call_after_a_question() -> None:
+    shown: list[str] = []
+    gate = StreamGate(shown.append, echo_of=QUESTION)
+    for piece in ('{"name": "session_search", ', '"arguments": {}}'):
+        gate.feed(piece)
+    gate.finish(was_call=True)
+    assert shown == []

@@ -44,6 +44,7 @@ from typing import Any
 
 from mnemo.agent.answer_only import (
     ANSWER_NOW,
+    ANSWER_REPEATED,
     COPIED_NOTE,
     answer_only_request,
     answer_only_system,
@@ -57,7 +58,7 @@ from mnemo.agent.nudges import (
     MemoryNudger,
     without_restated_reminder,
 )
-from mnemo.agent.replies import ModelCaller
+from mnemo.agent.replies import ModelCaller, repeats_question
 from mnemo.agent.tools import (
     ToolHandler,
     ToolRegistry,
@@ -437,11 +438,14 @@ class Agent:
             # An empty reply is no answer either: asked again like an echo, without tools.
             echo = not calls and (not content_text(message).strip() or echoes_results(
                 content_text(message), self._recent_results()))
-            if retry or echo:
+            repeated = not calls and repeats_question(content_text(message), self._asked())
+            if retry or echo or repeated:
                 # A small model may answer with nothing, with a tool call written as text
-                # that cannot run, or with its tools' answers copied out: ask once more,
-                # saying why, before the user sees it.
-                hint = "\n\n".join(part for part in (extra, retry or ANSWER_NOW) if part)
+                # that cannot run, with its tools' answers copied out, or with the user's
+                # question: ask once more, saying why, before the user sees it.
+                why = retry or (ANSWER_REPEATED if repeated else ANSWER_NOW)
+                echo = echo or repeated
+                hint = "\n\n".join(part for part in (extra, why) if part)
                 message = self._call(hint, None if echo else tools, result).message
                 calls = list(message.get("tool_calls") or [])
                 if not calls:
@@ -497,6 +501,13 @@ class Agent:
                 f"{problem}. Call the tool with the parameters its schema lists, or answer "
                 "the user in plain words.]")
 
+    def _asked(self) -> str:
+        """The text of the user's latest message (what a reply may only repeat)."""
+        for message in reversed(self.messages):
+            if message.get("role") == "user":
+                return content_text(message)
+        return ""
+
     def _recent_results(self) -> list[str]:
         """The tool results of the live conversation, newest first (at most
         ``_RECENT_RESULTS``): what a reply that only copies tool results out — or makes
@@ -519,6 +530,11 @@ class Agent:
         if echoes_results(content_text(message), self._recent_results()):
             return {"role": "assistant", "content": (
                 f"[The model repeated its tools' results instead of answering.{done} Ask "
+                "again, or rephrase.]")}
+        if repeats_question(content_text(message), self._asked()):
+            log.warning("the model repeated the question twice instead of answering")
+            return {"role": "assistant", "content": (
+                f"[The model repeated your question instead of answering it.{done} Ask "
                 "again, or rephrase.]")}
         if not content_text(message).strip():
             # Asked again and still nothing (the embedded model can end its reply at the
@@ -605,7 +621,7 @@ class Agent:
                 response = self.caller.complete(fit.messages, tools,
                                                 known=self._offered_tools(),
                                                 results=self._recent_results(),
-                                                stop_at=stop_at)
+                                                stop_at=stop_at, asked=self._asked())
         self.window.observe(fit.messages, tools, response.usage.prompt_tokens)
         return response
 

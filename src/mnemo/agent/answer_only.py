@@ -25,17 +25,21 @@ from mnemo.messages import Message, content_text, tool_calls_of
 from mnemo.prompt import SystemPrompt
 from mnemo.prompt.builder import PART_SEPARATOR
 
-__all__ = ["ANSWER_NOW", "COPIED_NOTE", "answer_only_request", "answer_only_system",
-           "with_extra", "without_copied_note"]
+__all__ = ["ANSWER_NOW", "ANSWER_REPEATED", "COPIED_NOTE", "answer_only_request",
+           "answer_only_system", "with_extra", "without_copied_note"]
 
 # Added to the request when the model has to answer without tools.
 ANSWER_NOW = ("[Tools are not available for this reply. Answer the user's last message "
               "directly, in plain words.]")
 
+# Added when the model's reply only repeated the user's question (``replies.py``).
+ANSWER_REPEATED = ("[Your last reply only repeated the question. Answer it, in plain "
+                   "words, from what you know of the conversation.]")
+
 _NOTE_OPENING = "[Your tool calls this turn"
 # Where an answer that starts copying out its request's note or instruction is cut:
 # in what is stored (``without_copied_note``) and in what is streamed to the user.
-COPIED_NOTE = (_NOTE_OPENING, ANSWER_NOW)
+COPIED_NOTE = (_NOTE_OPENING, ANSWER_NOW, ANSWER_REPEATED)
 
 # The system prompt's parts that tell the model how and when to call its tools.
 _TOOL_GUIDANCE = frozenset({"memory_guidance", "session_search_guidance",

@@ -10,11 +10,19 @@ wrote into its text, naming an offered tool with valid arguments, becomes a real
 
 ``partial_text`` keeps what was shown of the reply in progress, so an interrupted turn
 can store the part the user saw.
+
+A reply that only repeats the user's question (``repeats_question``) is no answer: the
+embedded 0.5B model, in a long chat where it had restated the user's messages, went on
+to answer every question with the question itself (seen by hand). Streamed, such a reply
+is held while it is word for word the question's start, and not shown when it is a
+repeat; the agent asks once more (``agent.py``).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
+from difflib import SequenceMatcher
 from typing import Any
 
 from mnemo.llm import ChatClient, ChatResponse
@@ -27,7 +35,15 @@ from mnemo.llm.text_tool_calls import (
 )
 from mnemo.messages import Message
 
-__all__ = ["ModelCaller"]
+__all__ = ["ModelCaller", "repeats_question"]
+
+_WORD = re.compile(r"\w+")
+# A reply whose words match this share of a question's (difflib's ratio over the two
+# word sequences) repeats it: "Can you suggest a name for your basil plant?" to "… for
+# my basil plant?" is 0.89; a reply that quotes the question and then answers it in a
+# few words ("What am I allergic to? Peanuts, so no satay.") is below 0.7.
+_REPEAT_RATIO = 0.8
+_MIN_QUESTION_WORDS = 3  # "Really?" answered "Really?" may be fine
 
 
 class ModelCaller:
@@ -47,12 +63,14 @@ class ModelCaller:
     def complete(self, messages: Sequence[Message],
                  tools: Sequence[Mapping[str, Any]] | None,
                  known: Sequence[Mapping[str, Any]] = (),
-                 results: Sequence[str] = (), stop_at: Sequence[str] = ()) -> ChatResponse:
+                 results: Sequence[str] = (), stop_at: Sequence[str] = (),
+                 asked: str = "") -> ChatResponse:
         """The reply to ``messages``, with text tool calls made real. A streamed reply that
         is nothing but a call written as text — of ``tools`` or of the ``known`` ones not
-        offered this time — or a copy of this turn's tool ``results`` is not shown: the
-        agent decides what the user sees instead. Nor is a streamed reply from the first
-        of the ``stop_at`` strings on (``StreamGate``)."""
+        offered this time — a copy of this turn's tool ``results``, or a repeat of the
+        user's question ``asked`` is not shown: the agent decides what the user sees
+        instead. Nor is a streamed reply from the first of the ``stop_at`` strings on
+        (``StreamGate``)."""
         self.partial_text = ""
         if not self.streams or self.on_text is None:
             response = self.client.complete(messages, tools=tools)
@@ -63,7 +81,7 @@ class ModelCaller:
             self.partial_text += text
             sink(text)
 
-        gate = StreamGate(show, stop_at)
+        gate = StreamGate(show, stop_at, echo_of=asked if _is_question(asked) else "")
         handlers = StreamHandlers(on_text=gate.feed, on_progress=self.on_progress)
         complete: Any = self.client.complete  # the streaming keyword is a capability
         response = accept_text_tool_calls(complete(messages, tools=tools, stream=handlers),
@@ -71,5 +89,21 @@ class ModelCaller:
         text = response.text or ""
         attempt = call_attempt(text, [*(tools or ()), *known])
         gate.finish(was_call=bool(response.tool_calls) or attempt is not None
-                    or echoes_results(text, results))
+                    or echoes_results(text, results) or repeats_question(text, asked))
         return response
+
+
+def repeats_question(text: str, asked: str) -> bool:
+    """True when the reply ``text`` only repeats the question ``asked`` (a user message
+    that asks something), in its words or nearly (see ``_REPEAT_RATIO``)."""
+    if not _is_question(asked):
+        return False
+    said = _WORD.findall(text.lower())
+    question = _WORD.findall(asked.lower())
+    if not said:
+        return False
+    return SequenceMatcher(None, said, question, autojunk=False).ratio() >= _REPEAT_RATIO
+
+
+def _is_question(text: str) -> bool:
+    return "?" in text and len(_WORD.findall(text)) >= _MIN_QUESTION_WORDS

@@ -92,9 +92,13 @@ def _open_agent(state: CliState, resume: str | None, platform: str | None,
 
 
 def _show_answer(agent: Agent, result: TurnResult) -> None:
-    """The answer: already on screen when it was streamed, printed whole otherwise."""
+    """The answer: already on screen when it was streamed, printed whole otherwise — or
+    when the last reply streamed nothing (a repeat held back and replaced by a notice,
+    after an earlier reply of the turn was shown)."""
     if agent.caller.streams and _view.printed:
         _view.end_turn()
+        if result.text and not agent.caller.partial_text.strip():
+            click.echo(result.text)
     elif result.text:
         click.echo(result.text)
 

@@ -318,11 +318,16 @@ class StreamGate:
     first of the ``stop_at`` strings on, nothing more of the reply is shown (a small
     model that copies out the note its request ended with: ``agent/answer_only.py``); the
     end of the text shown so far that could be the start of one is held back until
-    the next delta tells.
+    the next delta tells. While the reply is word for word the start of ``echo_of`` (the
+    question it answers: a small model may only repeat it), it is held too, and shown
+    from the first letter that differs; ``finish(was_call=True)`` drops a reply held to
+    its end.
     """
 
-    def __init__(self, sink: Callable[[str], None], stop_at: Sequence[str] = ()) -> None:
+    def __init__(self, sink: Callable[[str], None], stop_at: Sequence[str] = (),
+                 echo_of: str = "") -> None:
         self._sink = sink
+        self._echo = _letters(echo_of)  # held while the reply's letters begin these
         self._stop_at = tuple(m for m in stop_at if m)
         self._seen = ""
         self._held: list[str] = []
@@ -335,6 +340,13 @@ class StreamGate:
         if not delta:
             return
         self._seen += delta
+        if self._echo:
+            if self._echo.startswith(_letters(self._seen)):
+                return
+            # It says something else: from here on, as if it had all come at once.
+            self._echo, seen, self._seen = "", self._seen, ""
+            self.feed(seen)
+            return
         if self._holding is None:
             head = self._seen.lstrip()
             opening = head.lstrip(_STRAY_MARKS).lstrip()
@@ -353,7 +365,12 @@ class StreamGate:
             self._show(delta)
 
     def finish(self, was_call: bool) -> None:
-        """The reply is complete; release what was held unless it was a tool call."""
+        """The reply is complete; release what was held unless it was a tool call (or a
+        repeat of ``echo_of``)."""
+        if self._echo:  # held to the end: all of it the start of the question
+            self._echo, seen, self._seen = "", self._seen, ""
+            if not was_call:
+                self.feed(seen)
         # Held: the text so far was kept back (a possible call, or too short to tell).
         pending = "".join(self._held) if self._holding else self._seen.lstrip()
         if self._holding is not False and pending and not was_call:
@@ -391,3 +408,9 @@ class StreamGate:
     def _emit(self, text: str) -> None:
         self.released = True
         self._sink(text)
+
+
+def _letters(text: str) -> str:
+    """``text``'s letters and digits, lower-cased: what a copy keeps whatever it does
+    to the spaces, marks and line breaks ("Money update:\n- my car" → "moneyupdatemycar")."""
+    return "".join(c for c in text.lower() if c.isalnum())
