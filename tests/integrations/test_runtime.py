@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -78,3 +80,42 @@ def test_compression_disabled_leaves_the_history_alone(mnemo_home: Any) -> None:
     runtime = MnemoRuntime(config=config, home=mnemo_home.root, context_length=4_000)
     assert runtime.process(_turns(20)) is None
     runtime.close()
+
+
+def test_what_the_frameworks_requests_carry_is_left_free_by_a_compaction(
+        mnemo_home: Any) -> None:
+    """A framework's requests carry tool schemas and a chat template the runtime never
+    sees: the reported prompt tokens count them. A compaction that filled the threshold
+    with messages alone was due again at the next turn; the difference between what was
+    reported and what the runtime sent is left free. Scripted loop, real runtime."""
+    from mnemo.tokens import estimate_messages_tokens_rough
+
+    tools = 1_200  # what the framework adds to every request
+    def summarise(prompt: str) -> str:  # a model that writes to the budget it is given
+        found = re.search(r"about (\d+) tokens", prompt)
+        budget = int(found.group(1)) if found else 500
+        line = "- Ana took the ferry to the harbour museum with her cousins.\n"
+        return "## Critical Context\n" + line * (budget * 4 // len(line) - 1)
+
+    runtime = MnemoRuntime(config=MnemoConfig(), home=mnemo_home.root, context_length=8_192,
+                           summarizer=summarise)
+    system = "You are a helpful assistant. Be brief."
+    history: list[Message] = []
+    compacted_at = []
+    for turn in range(160):
+        history.append({"role": "user", "content": f"Day {turn}: my friend Ana{turn} took "
+                        f"the ferry to the harbour museum with {turn % 7 + 2} cousins."})
+        live = runtime.process(history, system)
+        if live is not None:
+            compacted_at.append(turn)
+            history = live
+        sent = estimate_messages_tokens_rough(
+            [{"role": "system", "content": system}, *history]) + tools
+        assert sent < 8_192
+        runtime.observe_usage({"input_tokens": sent, "output_tokens": 30})
+        history.append({"role": "assistant", "content": "Noted: the harbour, the ferry and "
+                        "the bakery are on your list for the week."})
+    runtime.close()
+    assert len(compacted_at) >= 3, compacted_at
+    gaps = [b - a for a, b in pairwise(compacted_at)]
+    assert min(gaps) >= 3, compacted_at

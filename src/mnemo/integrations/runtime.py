@@ -90,6 +90,7 @@ class MnemoRuntime:
         self._live_tokens = 0  # its rough estimate (C4), kept as messages come and go
         self._instructions: str | None = None
         self._usage_fresh = False  # the last reported usage is newer than the last compaction
+        self._sent_tokens = 0  # the estimate of what ``process`` last let through
         if session_id is not None:
             try:
                 self._resume(session_id)
@@ -175,9 +176,18 @@ class MnemoRuntime:
     # -- the conversation ----------------------------------------------------------------
 
     def observe_usage(self, usage: Any) -> None:
-        """A model response's usage (dict or object): feeds the engine's trigger (C3)."""
+        """A model response's usage (dict or object): feeds the engine's trigger (C3).
+
+        What the request carried that the runtime never saw — the framework's tool
+        schemas, its chat template, what its tokenizer counts beyond the estimate — is the
+        reported prompt less the estimate of what ``process`` let through: the next
+        compaction leaves that much free (``ContextEngine.reserve``). Filled to the
+        threshold with messages alone, the context was due again two turns later.
+        """
         self.engine.update_from_response(usage)
         self._usage_fresh = True
+        if self._sent_tokens and self.engine.last_prompt_tokens:
+            self.engine.reserve(max(0, self.engine.last_prompt_tokens - self._sent_tokens))
 
     def record(self, history: Sequence[Message]) -> None:
         """Make the store's live context equal ``history`` (appending when it only grew)."""
@@ -211,10 +221,7 @@ class MnemoRuntime:
             return False
         if self._usage_fresh and self.engine.should_compress():
             return True
-        estimate = self._live_tokens
-        if system is not None:
-            estimate += estimate_message_tokens_rough({"role": "system", "content": system})
-        return self.engine.should_compress(estimate)
+        return self.engine.should_compress(self._live_tokens + _system_tokens(system))
 
     def process(self, history: Sequence[Message], system: str | None = None,
                 *, focus: str | None = None, force: bool = False) -> list[Message] | None:
@@ -224,6 +231,7 @@ class MnemoRuntime:
         counted for the threshold and kept out of the result.
         """
         self.record(history)
+        self._sent_tokens = self._live_tokens + _system_tokens(system)
         if not (force or self.due(system)):
             return None
         request = _with_system(history, system)
@@ -236,6 +244,7 @@ class MnemoRuntime:
         live = output[1:] if system is not None and output and output[0].get("role") == "system" \
             else output
         self.record(live)
+        self._sent_tokens = self._live_tokens + _system_tokens(system)
         self._usage_fresh = False
         # C14: the instructions are rebuilt once, memory re-read from disk, then frozen again.
         self.memory.load_from_disk()
@@ -269,6 +278,13 @@ def local_model_endpoint(home: Home | None = None, *, context_length: int = 8192
     server = client.start()
     return LocalEndpoint(base_url=server.base_url, model=client.model,
                          context_length=context_length)
+
+
+def _system_tokens(system: str | None) -> int:
+    """The rough estimate of the framework's instructions sent as a system message."""
+    if system is None:
+        return 0
+    return estimate_message_tokens_rough({"role": "system", "content": system})
 
 
 def _with_system(history: Sequence[Message], system: str | None) -> list[Message]:
