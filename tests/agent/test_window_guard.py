@@ -214,6 +214,33 @@ def test_a_long_chat_in_an_8k_window_compacts_every_few_turns_not_every_turn(
     assert min(gaps) >= 3, compacted_at
 
 
+def test_in_a_3k_window_the_tail_gives_way_and_the_summary_is_never_cut(
+        tmp_path: Path) -> None:
+    """Where the system prompt and the tool schemas fill half the threshold, a summary
+    written to its floor beside a full tail was cut by the window guard to its first
+    line at every compaction: the tail gives way first (C8's three messages at least)."""
+    home = Home(tmp_path / "home")
+    home.ensure()
+    client = WindowModel(3072, default=lambda request: (
+        "Noted: the harbour, the ferry and the bakery are on your list for the week."))
+    cfg = MnemoConfig.model_validate({"compression": {"background": False},
+                                      "memory": {"nudge_interval": 0}})
+    agent = build_agent(cfg, home=home, cwd=tmp_path, client=client)
+    summaries = 0
+    with agent:
+        for turn in range(40):
+            agent.run_turn(f"Day {turn}: my friend Ana{turn} took the ferry to the harbour "
+                           f"museum with {turn % 7 + 2} cousins.")
+            for message in agent.messages:
+                text = content_text(message)
+                if text.startswith("[CONTEXT COMPACTION"):
+                    summaries += 1
+                    assert "characters cut here" not in text
+                    assert "## Goal" in text and "## Critical Context" in text
+            assert client.sizes[-1] <= agent.window.budget
+    assert summaries
+
+
 def test_an_overflow_error_teaches_the_meter_and_the_retry_fits(tmp_path: Path) -> None:
     """A model whose tokenizer the agent cannot see counts 3× the estimate; its refusal
     names the size, the agent learns the ratio, cuts, and the retry is accepted."""

@@ -33,7 +33,12 @@ from datetime import date
 from typing import TYPE_CHECKING, Any, Self
 
 from mnemo.context.assembly import assemble
-from mnemo.context.boundaries import find_head_end, find_tail_start, system_offset
+from mnemo.context.boundaries import (
+    TAIL_SOFT_CEILING,
+    find_head_end,
+    find_tail_start,
+    system_offset,
+)
 from mnemo.context.engine import ContextEngine, Summarizer, usage_tokens
 from mnemo.context.failures import keep_failure_lines
 from mnemo.context.lcm_nodes import Span, take_apart_span
@@ -83,6 +88,9 @@ log = logging.getLogger("mnemo.context")
 SUMMARY_TOKENS_CEILING = 12_000  # fixed (C5)
 MAX_SUMMARY_FRACTION = 0.05  # fixed (C5): the summary's share of the window
 MIN_FITTED_SUMMARY_TOKENS = 300  # a window too small for C9's floor still gets this much
+# … unless even a tail of three messages leaves less: then what fits, down to this (a
+# larger summary would only be cut by the window guard, in its middle).
+_LEAST_SUMMARY_TOKENS = 120
 # What a summary brings besides its body: the C11 prefix, the note on the system message,
 # the message around it.
 _SUMMARY_FRAME_TOKENS = (estimate_tokens_rough(SUMMARY_PREFIX)
@@ -331,6 +339,18 @@ class ContextCompressor(ContextEngine):
         })
         return status
 
+    def _tail_budget(self, measure: Sequence[int], head_end: int) -> int:
+        """C8's tail budget — or less, in a window whose threshold cannot hold the head,
+        a tail of that budget and the smallest summary beside what every request
+        carries (``reserve``): the tail gives way first, down to C8's three messages.
+        Seen with the embedded model in a 3,072-token window, where the system prompt
+        and the tool schemas fill half the threshold: the summary was written to its
+        floor and then cut by the window guard to its first line, every compaction."""
+        head = sum(measure[i] for i in range(head_end))
+        room = (self._target_tokens - head - MIN_FITTED_SUMMARY_TOKENS
+                - _SUMMARY_FRAME_TOKENS)
+        return max(0, min(self.tail_token_budget, int(room / TAIL_SOFT_CEILING)))
+
     @property
     def _target_tokens(self) -> int:
         """What the messages may hold at the threshold: the rest is the reserve's."""
@@ -383,7 +403,8 @@ class ContextCompressor(ContextEngine):
             content_text(m) for m in pruned_list[:system_end]))
         head_end = find_head_end(pruned_list, self.protect_first_n)
         measure = self._measure(pruned_list, tokens)
-        tail_start = find_tail_start(pruned_list, measure, head_end, self.tail_token_budget)
+        tail_budget = self._tail_budget(measure, head_end)
+        tail_start = find_tail_start(pruned_list, measure, head_end, tail_budget)
         middle = list(work[head_end:tail_start])
         span = take_apart_span(middle)
         # The summariser reads the middle as it was, before step 1 cleared anything.
@@ -434,7 +455,9 @@ class ContextCompressor(ContextEngine):
         # turns, by up to 8% in a by-hand `mnemo chat` on the embedded model.)
         fits = ((self._target_tokens - counted) * sum(tokens[i] for i in kept) * 9
                 // (10 * counted) - _SUMMARY_FRAME_TOKENS)
-        budget = max(MIN_FITTED_SUMMARY_TOKENS, min(budget, fits))
+        floor = (MIN_FITTED_SUMMARY_TOKENS if tail_budget >= self.tail_token_budget
+                 else _LEAST_SUMMARY_TOKENS)
+        budget = max(floor, min(budget, fits))
         room = budget - (estimate_tokens_rough(header) if header else 0)
         if swap is not None:  # C17: swap in what was prepared, fold in the rest
             made = swap_summary(swap.prepared, span, work[head_end:tail_start], room,
