@@ -343,9 +343,9 @@ class ContextCompressor(ContextEngine):
         """C8's tail budget — or less, in a window whose threshold cannot hold the head,
         a tail of that budget and the smallest summary beside what every request
         carries (``reserve``): the tail gives way first, down to C8's three messages.
-        Seen with the embedded model in a 3,072-token window, where the system prompt
-        and the tool schemas fill half the threshold: the summary was written to its
-        floor and then cut by the window guard to its first line, every compaction."""
+        Seen in a scripted chat with the agent's own prompt in a 3,072-token window, where
+        the system prompt and the tool schemas fill half the threshold: the summary was
+        written to its floor, then cut by the window guard down to its first words."""
         head = sum(measure[i] for i in range(head_end))
         room = (self._target_tokens - head - MIN_FITTED_SUMMARY_TOKENS
                 - _SUMMARY_FRAME_TOKENS)
