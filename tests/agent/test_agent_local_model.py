@@ -5,7 +5,7 @@ a small window gets a small prompt."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -16,33 +16,16 @@ from mnemo.agent import Agent, build_agent
 from mnemo.config import MnemoConfig
 from mnemo.context.validity import validate_c12
 from mnemo.home import Home
-from mnemo.llm.streaming import StreamHandlers
 from mnemo.llm.testing import ScriptedChatClient
 from mnemo.llm.types import ChatResponse
 from mnemo.memory import MemoryStore
 from mnemo.messages import Message, content_text
 from mnemo.tokens import estimate_tokens_rough
+from support.streaming_client import StreamingScriptedClient
 
 FIXED_NOW = datetime(2026, 3, 14, 9, 26)
 ANA = {"action": "add", "target": "user", "content": "Name: Ana; likes short answers"}
 CALL_TEXT = json.dumps({"name": "memory", "arguments": ANA})
-
-
-class StreamingScriptedClient(ScriptedChatClient):
-    """A scripted client that streams its text word by word (as the local client does)."""
-
-    supports_streaming = True
-
-    def complete(self, messages: Sequence[Message], *,
-                 tools: Sequence[Mapping[str, Any]] | None = None,
-                 max_tokens: int | None = None, temperature: float | None = None,
-                 stream: StreamHandlers | None = None) -> ChatResponse:
-        response = super().complete(messages, tools=tools, max_tokens=max_tokens,
-                                    temperature=temperature)
-        if stream is not None and stream.on_text is not None:
-            for number, word in enumerate(response.text.split(" ")):
-                stream.on_text(word if number == 0 else " " + word)
-        return response
 
 
 def make_agent(home: Home, client: ScriptedChatClient, tmp_path: Path) -> Agent:

@@ -187,24 +187,33 @@ def test_manual_compact_never_says_nothing_while_over_the_threshold(tmp_path: Pa
                                   agent._offered_tools()) <= agent.engine.threshold_tokens
 
 
+def chat_agent(root: Path, window: int) -> tuple[Agent, WindowModel]:
+    """The agent of ``mnemo chat`` (background off, no nudges) on a scripted chat model."""
+    home = Home(root / "home")
+    home.ensure()
+    client = WindowModel(window, default=lambda request: (
+        "Noted: the harbour, the ferry and the bakery are on your list for the week."))
+    cfg = MnemoConfig.model_validate({"compression": {"background": False},
+                                      "memory": {"nudge_interval": 0}})
+    return build_agent(cfg, home=home, cwd=root, client=client), client
+
+
+def chat_line(turn: int) -> str:
+    return (f"Day {turn}: my friend Ana{turn} took the ferry to the harbour museum with "
+            f"{turn % 7 + 2} cousins.")
+
+
 def test_a_long_chat_in_an_8k_window_compacts_every_few_turns_not_every_turn(
         tmp_path: Path) -> None:
     """Seen by hand on the embedded model: once past the threshold, a chat compacted at
     nearly every turn — the trigger counted the full tool schemas where the request
     carries the short ones of a small window, and the summary was sized as if the
     request carried none. Scripted replies; the agent, compressor and guard are real."""
-    home = Home(tmp_path / "home")
-    home.ensure()
-    client = WindowModel(8192, default=lambda request: (
-        "Noted: the harbour, the ferry and the bakery are on your list for the week."))
-    cfg = MnemoConfig.model_validate({"compression": {"background": False},
-                                      "memory": {"nudge_interval": 0}})
-    agent = build_agent(cfg, home=home, cwd=tmp_path, client=client)
+    agent, client = chat_agent(tmp_path, 8192)
     compacted_at = []
     with agent:
         for turn in range(90):
-            result = agent.run_turn(f"Day {turn}: my friend Ana{turn} took the ferry to the "
-                                    f"harbour museum with {turn % 7 + 2} cousins.")
+            result = agent.run_turn(chat_line(turn))
             if any(c.changed for c in result.compactions):
                 compacted_at.append(turn)
             # What was sent after a compaction is what the trigger counts, tools included.
@@ -219,18 +228,11 @@ def test_in_a_3k_window_the_tail_gives_way_and_the_summary_is_never_cut(
     """Where the system prompt and the tool schemas fill half the threshold, a summary
     written to its floor beside a full tail was cut by the window guard to its first
     line at every compaction: the tail gives way first (C8's three messages at least)."""
-    home = Home(tmp_path / "home")
-    home.ensure()
-    client = WindowModel(3072, default=lambda request: (
-        "Noted: the harbour, the ferry and the bakery are on your list for the week."))
-    cfg = MnemoConfig.model_validate({"compression": {"background": False},
-                                      "memory": {"nudge_interval": 0}})
-    agent = build_agent(cfg, home=home, cwd=tmp_path, client=client)
+    agent, client = chat_agent(tmp_path, 3072)
     summaries = 0
     with agent:
         for turn in range(40):
-            agent.run_turn(f"Day {turn}: my friend Ana{turn} took the ferry to the harbour "
-                           f"museum with {turn % 7 + 2} cousins.")
+            agent.run_turn(chat_line(turn))
             for message in agent.messages:
                 text = content_text(message)
                 if text.startswith("[CONTEXT COMPACTION"):

@@ -18,6 +18,7 @@ import pytest
 from mnemo.home import Home
 from mnemo.sessions import SessionStore
 from support.fake_openai import FakeOpenAIServer, chat_reply, tool_call
+from support.streaming_client import StreamingScriptedClient
 
 MNEMO = str(Path(sys.executable).with_name("mnemo"))
 
@@ -166,34 +167,15 @@ def test_a_notice_after_a_streamed_reply_is_printed_too(mnemo_home: Home, tmp_pa
     retry was held back (the exact question) ends with a notice: it is printed, not lost
     behind what was streamed. In process, with a scripted model that streams."""
     import io
-    from collections.abc import Mapping, Sequence
-    from typing import Any
 
     from mnemo.agent import build_agent
     from mnemo.cli import chat
     from mnemo.cli.chat_stream import StreamView
     from mnemo.config import MnemoConfig
-    from mnemo.llm.streaming import StreamHandlers
-    from mnemo.llm.testing import ScriptedChatClient
-    from mnemo.llm.types import ChatResponse
-    from mnemo.messages import Message
-
-    class Streaming(ScriptedChatClient):
-        supports_streaming = True
-
-        def complete(self, messages: Sequence[Message], *,
-                     tools: Sequence[Mapping[str, Any]] | None = None,
-                     max_tokens: int | None = None, temperature: float | None = None,
-                     stream: StreamHandlers | None = None) -> ChatResponse:
-            response = super().complete(messages, tools=tools)
-            if stream is not None and stream.on_text is not None:
-                for word in response.text.split(" "):
-                    stream.on_text(word + " ")
-            return response
 
     question = "Can you suggest a name for my basil plant?"
-    client = Streaming(["Can you suggest a name for your basil plant?", question],
-                       context_length=8192)
+    client = StreamingScriptedClient(
+        ["Can you suggest a name for your basil plant?", question], context_length=8192)
     out = io.StringIO()
     view = StreamView(out=out, err=io.StringIO())
     monkeypatch.setattr(chat, "_view", view)

@@ -296,14 +296,20 @@ def test_compress_keeps_the_summary_within_its_budget() -> None:
     assert estimate_tokens_rough(report.summary) <= 2_000  # C9: max(2,000, …)
 
 
-def test_a_small_window_gets_a_summary_that_fits_it() -> None:
-    # C9's floor (2,000 tokens) is more than a 3,072-token window holds beside its head
-    # and tail: the summary is written to what fits, not cut by the window guard later.
+def _museum_days() -> list[Message]:
+    """Eighty days of two people's news, with a system message."""
     messages: list[Message] = [{"role": "system", "content": "You are a helpful assistant."}]
     for i in range(80):
         messages += [said("Caroline", f"On day {i} I visited the museum number {i} in "
                                       f"Lisbon with my friend Ana{i}."),
                      said("Melanie", f"I baked {i} loaves of bread for the Porto market.")]
+    return messages
+
+
+def test_a_small_window_gets_a_summary_that_fits_it() -> None:
+    # C9's floor (2,000 tokens) is more than a 3,072-token window holds beside its head
+    # and tail: the summary is written to what fits, not cut by the window guard later.
+    messages = _museum_days()
     engine = ContextCompressor(context_length=3_072)
     out = engine.compress(messages)
     report = engine.last_report
@@ -326,11 +332,7 @@ def test_a_small_window_gets_a_summary_that_fits_it() -> None:
 def test_the_summary_leaves_room_for_what_every_request_carries() -> None:
     # An agent's requests carry tool schemas besides the messages: a compaction that
     # filled the threshold with messages would be due again at the next turn.
-    messages: list[Message] = [{"role": "system", "content": "You are a helpful assistant."}]
-    for i in range(80):
-        messages += [said("Caroline", f"On day {i} I visited the museum number {i} in "
-                                      f"Lisbon with my friend Ana{i}."),
-                     said("Melanie", f"I baked {i} loaves of bread for the Porto market.")]
+    messages = _museum_days()
     sizes = {}
     for reserved in (0, 600):
         engine = ContextCompressor(context_length=6_000)

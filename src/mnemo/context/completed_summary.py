@@ -66,8 +66,9 @@ def completed(model_body: str, turns: Sequence[Message], *, budget_tokens: int,
     besides the headings it takes at most half of what it replaces, the model's lines
     at most half of that (see the module docstring). ``model_body`` unchanged when there
     is no room to share."""
-    mine = _tidied(_sections(model_body))
-    if mine != _sections(model_body):
+    found = _sections(model_body)
+    mine = _tidied(found)
+    if mine != found:
         model_body = render_sections(mine)
     if not turns:
         return model_body
