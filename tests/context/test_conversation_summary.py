@@ -33,7 +33,12 @@ PHATIC = ("Hey Mel! Good to see you!", "How have you been?", "Thanks so much, Me
           "Can't wait to see it!", "Sounds like a plan!", "Wishing you the best, Mel!",
           "I'm gonna keep it up.", "Hope you have a great time!",
           "Sweet dreams!", "Long time no see.", "Darn, sorry to hear that.",
-          "Thanks for the tip!", "Thanks for asking!", "Mmm, looks yummy!", "That was wild!")
+          "Thanks for the tip!", "Thanks for asking!", "Mmm, looks yummy!", "That was wild!",
+          # Sounds, however many letters they hold; thanks for anything; a pronoun alone.
+          "Woohoo!", "Woo-hoo!", "Yoohoo!", "It was sooo cool.", "Gotcha!", "C'mon!",
+          "Thanks for checking in.", "Thanks for askin'!", "Thanks a bunch!",
+          "Appreciate your offer.", "Bon voyage!", "She's cute!", "They look so happy!",
+          "I bet!", "Highly recommend it!", "You seriously rock.")
 
 
 def said(name: str, text: str) -> Message:
@@ -85,7 +90,10 @@ def test_phatic_sentences_are_recognised(sentence: str) -> None:
     "We moved to Denver in March.", "I love painting sunsets.", "我们用 Postgres 而不是 MySQL。",
     "I went to a support group.", "The day I moved to Paris was hard.",
     "Let me know if the deploy fails.", "I can't wait for the concert in Oslo.",
-    "I'm sorry I missed your party in Lisbon.", "Wild horses live on the island."])
+    "I'm sorry I missed your party in Lisbon.", "Wild horses live on the island.",
+    "She's pregnant!", "What kind are they?", "I play rock music.", "I loooove Paris.",
+    "Thanks for sharing the recipe for lemon pie.", "I can't forget the concert in Oslo.",
+    "Appreciate your help with the move to Boston.", "My dog is so cute and loves the beach."])
 def test_sentences_that_say_something_are_not_phatic(sentence: str) -> None:
     assert not is_phatic(sentence, ("Caroline", "Melanie"))
 

@@ -56,7 +56,10 @@ tons always here there thing things stuff today awesome news share sharing tell 
 know knew see seeing saw nice same too think thought wonder wondering kind kindness
 sweet course mean glad great keep proud super don won isn aren wasn weren didn doesn
 couldn wouldn shouldn haven hasn hadn ain let sorry yummy wild encouraging mmm darn dang
-gotta alright bud buddy dude pal
+gotta alright bud buddy dude pal stoked gotcha bummer boogie anyway anyways nah yea ya
+bet remember forget believe interested idea talented hilarious funny cute adorable
+highly recommend enjoy seriously rock rocks stunning gorgeous hyped tough almost miss
+missed
 """.split()  # noqa: SIM905 - a word list reads better as text
 )
 # Phrases of chit-chat whose words also carry facts elsewhere ("it makes sense", "no
@@ -71,10 +74,20 @@ _PHATIC_PHRASE = re.compile(
     r"|evening|night|one|trip)"
     r"|wish(?:ing|es)? (?:you|u) (?:all )?(?:the best|luck|well)"
     r"|thanks? (?:you )?(?:so much )?for (?:the|your|all the|all your) (?:support|help"
-    r"|kind words|encouragement|advice|tips?|chat|talk|reminder)|thanks? (?:you )?for asking"
+    r"|kind words|encouragement|advice|tips?|chat|talk|reminder|sympathy|offer|invite)"
+    r"|thanks? (?:you )?(?:so much )?for \w+in[g'’]?(?: (?:in|up|out|by))?"
+    r"|thanks? a (?:bunch|ton|million|lot)|(?:i )?(?:really )?appreciate (?:it|that|this|you"
+    r"|your (?:offer|help|support|kind words))"
+    r"|bon (?:voyage|app[eé]tit)|stay safe|c'?mon"
     r"|sweet dreams|long time no (?:see|talk|chat)"
     r"|good (?:night|morning|evening)|take it easy|(?:talk|speak) (?:to you )?(?:soon|later)"
     r"|that'?s the spirit|you deserve it|me neither|let (?:me|us) know)\b"
+)
+# Words that are a sound, not a word: "woohoo", "yoohoo", "woah", "oof", "ugh", "sooo"
+# (a letter held), however many letters each takes.
+_SOUND_WORD = re.compile(
+    r"(?:w+h?o+h?o+|h+o+o+|y+o+h+o+|w+o+a+h*|a+w+|u+g+h+|o+o+f+|o+u+c+h+|h+m+|m+m+|y+a+y+"
+    r"|y+i+k+e+s+|p+h+e+w+|e+e+k+|h+e+h+e+[he]*|\w*([a-z])\1\1\w*)"
 )
 _INTERJECTION = re.compile(
     r"^(?:(?:hey|hi|hello|wow|whoa|oh|ooh|aw+|ah|yeah|yep|yes|no|ok(?:ay)?|haha(?:ha)*"
@@ -189,13 +202,20 @@ def without_phatic_clauses(sentence: str, names: Iterable[str] = ()) -> str:
     return text + end if end in ".!?" and not text.endswith((".", "!", "?")) else text
 
 
+# Pronouns say who, not what: "She's cute!" is as phatic as "That's cute!". They are left
+# out only when telling phatic text, and not in questions ("What kind are they?" asks
+# for what its reply tells); the salience weights were fitted counting them.
+_PRONOUNS = frozenset("she he they them her his him hers yours ours theirs those these "
+                      "yourself".split())
+
+
 @lru_cache(maxsize=64)
-def _skipped(names: tuple[str, ...]) -> frozenset[str]:
+def _skipped(names: tuple[str, ...], pronouns: bool = False) -> frozenset[str]:
     """Words that are no content: function words, phatic words, the participants' names
-    and their short forms ("Mel" for Melanie)."""
+    and their short forms ("Mel" for Melanie); ``pronouns``: also those."""
     lowered = {n.lower() for n in names}
-    return STOPWORDS | _PHATIC_WORDS | lowered | {n[:k] for n in lowered
-                                                  for k in range(3, len(n))}
+    return (STOPWORDS | _PHATIC_WORDS | lowered | (_PRONOUNS if pronouns else frozenset())
+            | {n[:k] for n in lowered for k in range(3, len(n))})
 
 
 def _content(sentence: str, names: Iterable[str]) -> list[str]:
@@ -206,7 +226,8 @@ def _content(sentence: str, names: Iterable[str]) -> list[str]:
         stripped[i:i + 2] for run in _CJK_RUN.findall(sentence)
         if (stripped := _CJK_PHATIC.sub("", run)) for i in range(0, len(stripped), 2)]
     out += [w for w in _BASE_WORD.findall(_PHATIC_PHRASE.sub(" ", sentence.lower()))
-            if w not in skip and (len(w) >= 3 or w[0].isdigit())]
+            if w not in skip and (len(w) >= 3 or w[0].isdigit())
+            and not _SOUND_WORD.fullmatch(w)]
     return out
 
 
@@ -214,13 +235,15 @@ def is_phatic(sentence: str, names: Iterable[str] = ()) -> bool:
     """True when ``sentence`` says nothing a later reader needs (see the docstring)."""
     if not sentence.isascii():
         return not _content(sentence, names)
-    skip = _skipped(tuple(names))
+    # A question about "them" asks for what the reply tells (its reply is ranked as one).
+    skip = _skipped(tuple(names), not sentence.rstrip().endswith("?"))
     # Word by word, to stop at the first content word: most sentences have one early,
     # and every unique sentence of a transcript is asked (four times faster than
     # collecting all the words first).
     for match in _BASE_WORD.finditer(_PHATIC_PHRASE.sub(" ", sentence.lower())):
         word = match.group()
-        if word not in skip and (len(word) >= 3 or word[0].isdigit()):
+        if word not in skip and (len(word) >= 3 or word[0].isdigit()) and (
+                not _SOUND_WORD.fullmatch(word)):
             return False
     return True
 
