@@ -144,6 +144,23 @@ def test_an_unrelated_reply_does_not_resolve_a_request() -> None:
     assert not any("nightly backup" in x for x in s.get("Pending User Asks", []))
 
 
+def test_a_request_to_tell_is_a_question_and_one_to_do_stays_open() -> None:
+    turns = chat("Hi! I'm Ana and I live in Lisbon.", "Nice to meet you, Ana!",
+                 "Can you remind me on Friday to book the vet for Pixel?",
+                 "Sure, I will remind you on Friday.",
+                 "Could you suggest a gift for my sister Rita's wedding?",
+                 "A framed photo of the two of them would be a nice present.",
+                 "Can you share more details about the pottery class?",
+                 "It meets on Mondays at the Alfama studio.",
+                 "My dog Pixel is a beagle from the Oakland shelter.", "Pixel sounds lovely.")
+    pending = parse_summary_sections(summarize_locally(turns, budget_tokens=2_000)).get(
+        "Pending User Asks", [])
+    # Nothing said it is done: the reminder stays open.
+    assert any("remind me on Friday" in x for x in pending)
+    # Answered in other words, and the asker moved on: neither is left open.
+    assert not any("gift" in x or "pottery class" in x for x in pending), pending
+
+
 def test_relative_dates_are_resolved_against_the_session_date() -> None:
     summary = summarize_locally(conversation(), budget_tokens=2_000)
     assert "support group yesterday [7 May 2023]" in summary

@@ -78,6 +78,18 @@ _PREFERENCE_LC = _on_lowered(PREFERENCE)
 _DECISION_LC = _on_lowered(DECISION)
 _REMAINING_LC = _on_lowered(REMAINING)
 _HEADER = re.compile(r"^\[[^\]\n]{4,120}\]$")
+# A request to tell something ("can you share more about the game?", "could you suggest a
+# gift?") is a question: its reply is the answer, in whatever words, and it is not left
+# open once the asker moves on. A request to do something ("can you remind me on Friday
+# to book the vet?") stays open until a reply says it is done.
+# (Matched where ``REQUEST_START`` ends: "can you", "please".)
+_ASKS_TO_TELL = re.compile(
+    r"\s*(?:please |pls |maybe |also )?(?:tell|share|show|describe"
+    r"|explain|suggest|recommend|say|clarify|elaborate|walk me through|help me understand"
+    r"|give (?:me |us )?(?:some |a few |any |more )?(?:ideas?|tips?|advice|details|examples?"
+    r"|suggestions?|info))\b",
+    re.IGNORECASE,
+)
 _FILE_KEYS = frozenset({"path", "file_path", "filepath", "file", "filename"})
 _PATH_LIKE = re.compile(r"[/\\]|^~|\.\w{1,8}$")
 # What marks a text as part of work on code or systems rather than talk between people:
@@ -325,12 +337,13 @@ def _sentence(sentence: str, role: str, names: tuple[str, ...]) -> _Sentence | N
     low = sentence.lower()
     preference = role == "user" and _PREFERENCE_LC.search(low) is not None
     decision = _DECISION_LC.search(low) is not None
-    request = bool(REQUEST_START.match(sentence))
+    found = REQUEST_START.match(sentence)
+    request = found is not None and not _ASKS_TO_TELL.match(sentence, found.end())
     return _Sentence(
         preference=preference, decision=decision,
         rule=(preference or decision) and is_instruction(sentence),
         remaining=role == "assistant" and _REMAINING_LC.search(low) is not None,
-        request=request, ask=request or sentence.endswith(("?", "？")))
+        request=request, ask=found is not None or sentence.endswith(("?", "？")))
 
 
 def read_values(text: str) -> Values:
