@@ -38,7 +38,7 @@ PHATIC = ("Hey Mel! Good to see you!", "How have you been?", "Thanks so much, Me
           "Woohoo!", "Woo-hoo!", "Yoohoo!", "It was sooo cool.", "Gotcha!", "C'mon!",
           "Thanks for checking in.", "Thanks for askin'!", "Thanks a bunch!",
           "Appreciate your offer.", "Bon voyage!", "She's cute!", "They look so happy!",
-          "I bet!", "Highly recommend it!", "You seriously rock.")
+          "I bet!", "Highly recommend it!", "You seriously rock.", "Nice to meet you!")
 
 
 def said(name: str, text: str) -> Message:
@@ -93,7 +93,8 @@ def test_phatic_sentences_are_recognised(sentence: str) -> None:
     "I'm sorry I missed your party in Lisbon.", "Wild horses live on the island.",
     "She's pregnant!", "What kind are they?", "I play rock music.", "I loooove Paris.",
     "Thanks for sharing the recipe for lemon pie.", "I can't forget the concert in Oslo.",
-    "Appreciate your help with the move to Boston.", "My dog is so cute and loves the beach."])
+    "Appreciate your help with the move to Boston.", "My dog is so cute and loves the beach.",
+    "I'm meeting you at the Lisbon office."])
 def test_sentences_that_say_something_are_not_phatic(sentence: str) -> None:
     assert not is_phatic(sentence, ("Caroline", "Melanie"))
 
