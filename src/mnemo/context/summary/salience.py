@@ -75,7 +75,7 @@ _PHATIC_PHRASE = re.compile(
     r"|wish(?:ing|es)? (?:you|u) (?:all )?(?:the best|luck|well)"
     r"|thanks? (?:you )?(?:so much )?for (?:the|your|all the|all your) (?:support|help"
     r"|kind words|encouragement|advice|tips?|chat|talk|reminder|sympathy|offer|invite)"
-    r"|thanks? (?:you )?(?:so much )?for \w+in[g'’]?(?: (?:in|up|out|by))?"
+    r"|thanks? (?:you )?(?:so much )?for \w+(?:ing|in(?=['’]))(?: (?:in|up|out|by))?"
     r"|thanks? a (?:bunch|ton|million|lot)|(?:i )?(?:really )?appreciate (?:it|that|this|you"
     r"|your (?:offer|help|support|kind words))"
     r"|bon (?:voyage|app[eé]tit)|stay safe|c'?mon|(?:nice|glad|pleased|lovely|great) (?:to meet"
@@ -85,11 +85,19 @@ _PHATIC_PHRASE = re.compile(
     r"|that'?s the spirit|you deserve it|me neither|let (?:me|us) know)\b"
 )
 # Words that are a sound, not a word: "woohoo", "yoohoo", "woah", "oof", "ugh", "sooo"
-# (a letter held), however many letters each takes.
+# (a letter held), however many letters each takes (``_is_sound``: up to a bound, so a
+# pasted run of letters costs nothing).
 _SOUND_WORD = re.compile(
     r"(?:w+h?o+h?o+|h+o+o+|y+o+h+o+|w+o+a+h*|a+w+|u+g+h+|o+o+f+|o+u+c+h+|h+m+|m+m+|y+a+y+"
     r"|y+i+k+e+s+|p+h+e+w+|e+e+k+|h+e+h+e+[he]*|\w*([a-z])\1\1\w*)"
 )
+_SOUND_CHARS = 16
+
+
+def _is_sound(word: str) -> bool:
+    return len(word) <= _SOUND_CHARS and _SOUND_WORD.fullmatch(word) is not None
+
+
 _INTERJECTION = re.compile(
     r"^(?:(?:hey|hi|hello|wow|whoa|oh|ooh|aw+|ah|yeah|yep|yes|no|ok(?:ay)?|haha(?:ha)*"
     r"|lol|omg|hmm+|well|so|gosh|yay|cool|nice|great|awesome|sure|totally|definitely"
@@ -228,7 +236,7 @@ def _content(sentence: str, names: Iterable[str]) -> list[str]:
         if (stripped := _CJK_PHATIC.sub("", run)) for i in range(0, len(stripped), 2)]
     out += [w for w in _BASE_WORD.findall(_PHATIC_PHRASE.sub(" ", sentence.lower()))
             if w not in skip and (len(w) >= 3 or w[0].isdigit())
-            and not _SOUND_WORD.fullmatch(w)]
+            and not _is_sound(w)]
     return out
 
 
@@ -243,8 +251,7 @@ def is_phatic(sentence: str, names: Iterable[str] = ()) -> bool:
     # collecting all the words first).
     for match in _BASE_WORD.finditer(_PHATIC_PHRASE.sub(" ", sentence.lower())):
         word = match.group()
-        if word not in skip and (len(word) >= 3 or word[0].isdigit()) and (
-                not _SOUND_WORD.fullmatch(word)):
+        if word not in skip and (len(word) >= 3 or word[0].isdigit()) and not _is_sound(word):
             return False
     return True
 
