@@ -38,7 +38,11 @@ PHATIC = ("Hey Mel! Good to see you!", "How have you been?", "Thanks so much, Me
           "Woohoo!", "Woo-hoo!", "Yoohoo!", "It was sooo cool.", "Gotcha!", "C'mon!",
           "Thanks for checking in.", "Thanks for askin'!", "Thanks a bunch!",
           "Appreciate your offer.", "Bon voyage!", "She's cute!", "They look so happy!",
-          "I bet!", "Highly recommend it!", "You seriously rock.", "Nice to meet you!")
+          "I bet!", "Highly recommend it!", "You seriously rock.", "Nice to meet you!",
+          # The small talk of every day.
+          "Good job!", "Happy birthday!", "Fingers crossed!", "Fair enough.", "My pleasure!",
+          "You're welcome, happy to help!", "Talk to you tomorrow!", "Keep me posted!",
+          "It was great talking to you!", "Safe travels!", "That sucks.", "I'm fine, thanks.")
 
 
 def said(name: str, text: str) -> Message:
@@ -94,7 +98,9 @@ def test_phatic_sentences_are_recognised(sentence: str) -> None:
     "She's pregnant!", "What kind are they?", "I play rock music.", "I loooove Paris.",
     "Thanks for sharing the recipe for lemon pie.", "I can't forget the concert in Oslo.",
     "Appreciate your help with the move to Boston.", "My dog is so cute and loves the beach.",
-    "I'm meeting you at the Lisbon office."])
+    "I'm meeting you at the Lisbon office.", "I got a good job in Porto.", "I got a new job.",
+    "I paid a parking fine in Lisbon.", "We hang out at the Majestic cafe on Fridays.",
+    "Happy birthday to my sister Rita, she turns 30!"])
 def test_sentences_that_say_something_are_not_phatic(sentence: str) -> None:
     assert not is_phatic(sentence, ("Caroline", "Melanie"))
 

@@ -59,7 +59,8 @@ couldn wouldn shouldn haven hasn hadn ain let sorry yummy wild encouraging mmm d
 gotta alright bud buddy dude pal stoked gotcha bummer boogie anyway anyways nah yea ya
 bet remember forget believe interested idea talented hilarious funny cute adorable
 highly recommend enjoy seriously rock rocks stunning gorgeous hyped tough almost miss
-missed
+missed goodnight rooting sucks annoying understand interesting thoughtful oops fine bad
+goes bravo kudos sometime
 """.split()  # noqa: SIM905 - a word list reads better as text
 )
 # Phrases of chit-chat whose words also carry facts elsewhere ("it makes sense", "no
@@ -79,9 +80,14 @@ _PHATIC_PHRASE = re.compile(
     r"|thanks? a (?:bunch|ton|million|lot)|(?:i )?(?:really )?appreciate (?:it|that|this|you"
     r"|your (?:offer|help|support|kind words))"
     r"|bon (?:voyage|app[eé]tit)|stay safe|c'?mon|(?:nice|glad|pleased|lovely|great) (?:to meet"
-    r"|meeting) you"
+    r"|meeting) you|^(?:good|great|nice|amazing|awesome|excellent) (?:job|work)|fingers crossed"
+    r"|fair enough|good point|(?:happy|glad) (?:i could |to )?help|my (?:pleasure|bad)"
+    r"|safe travels|(?:happy|merry) (?:birthday|christmas|holidays|new year|easter|anniversary)"
+    r"|sleep (?:well|tight)|hang out|(?:talking|chatting|speaking) (?:to|with) you"
+    r"|keep me (?:posted|updated|in the loop)|what a (?:day|week|year|ride)|hats off"
     r"|sweet dreams|long time no (?:see|talk|chat)"
-    r"|good (?:night|morning|evening)|take it easy|(?:talk|speak) (?:to you )?(?:soon|later)"
+    r"|good (?:night|morning|evening)|take it easy"
+    r"|(?:talk|speak|see you)(?: to you)? (?:soon|later|tomorrow|then)"
     r"|that'?s the spirit|you deserve it|me neither|let (?:me|us) know)\b"
 )
 # Words that are a sound, not a word: "woohoo", "yoohoo", "woah", "oof", "ugh", "sooo"
