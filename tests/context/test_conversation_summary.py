@@ -131,6 +131,19 @@ def test_questions_are_paired_with_the_reply_that_answers_them_or_not_at_all() -
         assert question.endswith("?") and not answer.endswith("?")
 
 
+def test_a_question_and_a_reply_sharing_only_a_pronoun_are_no_pair() -> None:
+    turns = [*conversation()[:4],
+             said("Caroline", "I met a woman at the pottery class. That's cool, what's her name?"),
+             said("Melanie", "I'll definitely call her tomorrow!"),
+             said("Caroline", "Do you think she would like the Lisbon museum?"),
+             said("Melanie", "She loved the Porto museum we visited in March.")]
+    s = parse_summary_sections(summarize_locally(turns, budget_tokens=2_000))
+    assert not any("her name" in p for p in s.get("Resolved Questions", []))
+    # The topic's words pair them: "museum".
+    assert any(p.startswith("Caroline: Do you think she would like the Lisbon museum? → ")
+               for p in s.get("Resolved Questions", []))
+
+
 def test_an_unrelated_reply_does_not_resolve_a_request() -> None:
     turns: list[Message] = [
         {"role": "user", "content": "Can you find out whether the nightly backup still runs "

@@ -45,6 +45,7 @@ from mnemo.context.summary.reading import (
     read_result,
 )
 from mnemo.context.summary.resume import Resumes, turn_chain
+from mnemo.context.summary.salience import PRONOUNS
 from mnemo.context.textscan import PREFERENCE, keywords, one_line, sentences
 from mnemo.messages import Message, content_text, tool_calls_of
 
@@ -150,6 +151,15 @@ _line = lru_cache(maxsize=16_384)(_uncached_line)
 _SHORT_LINE = 200
 
 
+# A question and a reply that share only a pronoun ("what's her name?" — "I'll call
+# her!") are not about the same thing: what pairs them is the words of their topic.
+_PRONOUN_STEMS = frozenset(p[:5] for p in PRONOUNS)
+
+
+def _topic(sentence: str) -> frozenset[str]:
+    return keywords(sentence) - _PRONOUN_STEMS
+
+
 _MIN_NOTED_CHARS = 25
 _OPEN_ASKS_LIMIT = 200  # an unbounded backlog would make the pass quadratic
 
@@ -160,7 +170,7 @@ class _Reader:
     def __init__(self, prior_pending: Iterable[str], today: date | None) -> None:
         self.facts = Facts()
         self.calls: dict[str, ActionNote] = {}
-        self.open_asks: list[_Ask] = [_Ask(q, -1, keywords(q)) for q in prior_pending]
+        self.open_asks: list[_Ask] = [_Ask(q, -1, _topic(q)) for q in prior_pending]
         self.seen: set[tuple[str, str]] = set()
         self.answered: set[str] = set()
         self.errors: dict[str, _Repeat] = {}
@@ -288,7 +298,7 @@ class _Reader:
         for sentence in prose.decisions:
             self.add(facts.decisions, "decision", sentence, order)
         for sentence, request in prose.asks:
-            self.open_asks.append(_Ask(one_line(sentence, 300), order, keywords(sentence),
+            self.open_asks.append(_Ask(one_line(sentence, 300), order, _topic(sentence),
                                        request, "user"))
         del self.open_asks[:-_OPEN_ASKS_LIMIT]
         self.keep_values(prose.values, order, by_user=True)
@@ -307,7 +317,7 @@ class _Reader:
             # The assistant's own questions are answered by the user's next message.
             for sentence, _request in prose.asks[-1:]:
                 self.open_asks.append(_Ask(one_line(sentence, 300), order,
-                                           keywords(sentence), False, "assistant"))
+                                           _topic(sentence), False, "assistant"))
             facts.last_intent = Item(one_line(text, 300), order)
             self.keep_values(prose.values, order, by_user=False)
         for call in tool_calls_of(message):
@@ -319,7 +329,7 @@ class _Reader:
         they are requests (see the module docstring)."""
         if not self.open_asks:
             return
-        replies = [(s, keywords(s)) for s in prose.kept if not s.endswith(("?", "？"))]
+        replies = [(s, _topic(s)) for s in prose.kept if not s.endswith(("?", "？"))]
         still_open: list[_Ask] = []
         for ask in self.open_asks:
             if ask.asker == role:  # the asker speaks again: a plain question moved on

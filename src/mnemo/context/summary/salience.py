@@ -33,7 +33,7 @@ from functools import lru_cache
 
 from mnemo.context.textscan import CJK_CLASS, STOPWORDS
 
-__all__ = ["INTERCEPT", "WEIGHTS", "clean", "condensed", "fact_key", "is_instruction",
+__all__ = ["INTERCEPT", "PRONOUNS", "WEIGHTS", "clean", "condensed", "fact_key", "is_instruction",
            "is_phatic", "kind", "salience", "sentence_features", "subject_key",
            "without_phatic_clauses"]
 
@@ -220,8 +220,8 @@ def without_phatic_clauses(sentence: str, names: Iterable[str] = ()) -> str:
 # Pronouns say who, not what: "She's cute!" is as phatic as "That's cute!". They are left
 # out only when telling phatic text, and not in questions ("What kind are they?" asks
 # for what its reply tells); the salience weights were fitted counting them.
-_PRONOUNS = frozenset("she he they them her his him hers yours ours theirs those these "
-                      "yourself".split())
+PRONOUNS = frozenset("she he they them her his him hers yours ours theirs those these "
+                     "yourself myself himself herself itself ourselves themselves".split())
 
 
 @lru_cache(maxsize=64)
@@ -229,7 +229,7 @@ def _skipped(names: tuple[str, ...], pronouns: bool = False) -> frozenset[str]:
     """Words that are no content: function words, phatic words, the participants' names
     and their short forms ("Mel" for Melanie); ``pronouns``: also those."""
     lowered = {n.lower() for n in names}
-    return (STOPWORDS | _PHATIC_WORDS | lowered | (_PRONOUNS if pronouns else frozenset())
+    return (STOPWORDS | _PHATIC_WORDS | lowered | (PRONOUNS if pronouns else frozenset())
             | {n[:k] for n in lowered for k in range(3, len(n))})
 
 
