@@ -42,7 +42,9 @@ PHATIC = ("Hey Mel! Good to see you!", "How have you been?", "Thanks so much, Me
           # The small talk of every day.
           "Good job!", "Happy birthday!", "Fingers crossed!", "Fair enough.", "My pleasure!",
           "You're welcome, happy to help!", "Talk to you tomorrow!", "Keep me posted!",
-          "It was great talking to you!", "Safe travels!", "That sucks.", "I'm fine, thanks.")
+          "It was great talking to you!", "Safe travels!", "That sucks.", "I'm fine, thanks.",
+          # Whoever is addressed, named or not in the messages.
+          "Congrats, Ana!", "Bye Jon!", "Nice to meet you, Ana!", "Thank you Rui!")
 
 
 def said(name: str, text: str) -> Message:
@@ -100,7 +102,8 @@ def test_phatic_sentences_are_recognised(sentence: str) -> None:
     "Appreciate your help with the move to Boston.", "My dog is so cute and loves the beach.",
     "I'm meeting you at the Lisbon office.", "I got a good job in Porto.", "I got a new job.",
     "I paid a parking fine in Lisbon.", "We hang out at the Majestic cafe on Fridays.",
-    "Happy birthday to my sister Rita, she turns 30!"])
+    "Happy birthday to my sister Rita, she turns 30!", "Hey Jon, how was Paris?",
+    "We spent the summer in Braga, Portugal."])
 def test_sentences_that_say_something_are_not_phatic(sentence: str) -> None:
     assert not is_phatic(sentence, ("Caroline", "Melanie"))
 

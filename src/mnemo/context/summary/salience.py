@@ -246,10 +246,21 @@ def _content(sentence: str, names: Iterable[str]) -> list[str]:
     return out
 
 
+# The name a sentence ends on after a comma or a greeting ("Congrats, Ana!", "Bye Jon!")
+# is the listener's: a chat without speakers' names (``mnemo chat``) has no other way to
+# know it is one.
+_VOCATIVE = re.compile(
+    r"(?:^(?i:hey|hi|hello|bye|thanks|thank you|congrats|congratulations|cheers|morning"
+    r"|night|miss you|love you)\s+|,\s*)[A-Z][a-z'’]{1,20}(?=[!.?…\s]*$)"
+)
+
+
 def is_phatic(sentence: str, names: Iterable[str] = ()) -> bool:
     """True when ``sentence`` says nothing a later reader needs (see the docstring)."""
     if not sentence.isascii():
         return not _content(sentence, names)
+    if "," in sentence or " " in sentence[:16]:
+        sentence = _VOCATIVE.sub("", sentence)
     # A question about "them" asks for what the reply tells (its reply is ranked as one).
     skip = _skipped(tuple(names), not sentence.rstrip().endswith("?"))
     # Word by word, to stop at the first content word: most sentences have one early,
