@@ -127,6 +127,36 @@ def test_the_models_repeated_lines_fragments_and_template_hints_are_left_out() -
     assert "Tokyo" in completed(model, _chat(), budget_tokens=2_000)  # room for the facts
 
 
+def test_a_line_of_the_previous_summary_copied_only_so_far_is_left_out() -> None:
+    # As seen by hand in a 3,072-token window: the 0.5B model, rewriting the previous
+    # summary with one new turn, copied two of its lines only so far.
+    previous = ("## Progress\n### Done\n- 1 Dec 2026 · User: Last Fri [27 Nov 2026] I "
+                "started pottery classes in Lisbon with my friend Joana.\n"
+                "## Critical Context\n- User: My sister Rita is getting married in Braga on "
+                "14 June.\n- Assistant: Rui read \"The Shadow of the Wind\" on Sunday "
+                "[29 Nov 2026].\n- User: My brother Rui plays the cello in the Porto "
+                "orchestra. My favourite food is grilled sardines. I am allergic to peanuts, "
+                "so I never eat satay. My car is a red Fiat 500 that I bought in 2019.\n")
+    model = ("## Progress\n### Done\n- 1 Dec 2026 · User: Last Fri [27 Nov 2026] I started "
+             "pottery\n## Critical Context\n- User: My sister Rita is getting married in "
+             "Braga on 14 June.\n- [Rui read \"The Shadow of the Wind\" on Sunday [29 Nov\n"
+             "- User: I'm saving money to buy a flat in Matosinhos")
+    turns: list[Message] = [
+        {"role": "user", "content": "I'm saving money to buy a flat in Matosinhos next year."},
+        {"role": "assistant", "content": "Matosinhos is close to the beach and to Porto."},
+        {"role": "user", "content": "My best friend Marta lives in Berlin and works for a "
+                                    "bike startup."},
+        {"role": "assistant", "content": "Marta works for a bike startup in Berlin."}]
+    text = completed(model, turns, budget_tokens=2_000, previous_summary=previous)
+    lines = [line for items in parse_summary_sections(text).values() for line in items]
+    assert not any(line.endswith(("I started pottery", "[29 Nov")) for line in lines), lines
+    # The stumps' room goes to the local lines, which carry the previous lines whole.
+    assert 'Rui read "The Shadow of the Wind" on Sunday [29 Nov 2026].' in text
+    # A line that is whole, or new, stays — even one the model did not end with a stop.
+    assert "- User: My sister Rita is getting married in Braga on 14 June." in text
+    assert "buy a flat in Matosinhos" in text
+
+
 def test_text_outside_the_headings_is_kept() -> None:
     loose = "Ana talked about her brother, a cellist in Porto."
     text = completed(loose, _chat(), budget_tokens=2_000)

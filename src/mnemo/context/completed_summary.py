@@ -59,15 +59,16 @@ _HINTS = tuple(content_words(hint) for hint in re.findall(r"\[([^\]]+)\]", SUMMA
 
 def completed(model_body: str, turns: Sequence[Message], *, budget_tokens: int,
               previous_summary: str | None = None, extra_context: str = "",
-              session_date: date | None = None) -> str:
+              session_date: date | None = None, model_previous: str = "") -> str:
     """``model_body`` (a summary of ``turns`` after ``previous_summary``) with the local
     summariser's new lines for the same turns (and the memory providers'
     ``extra_context``) added under their headings, the whole within ``budget_tokens``;
     besides the headings it takes at most half of what it replaces, the model's lines
     at most half of that (see the module docstring). ``model_body`` unchanged when there
-    is no room to share."""
+    is no room to share. ``model_previous``: the summary the model was given to go on
+    from, when not ``previous_summary`` (its own earlier answer: ``prepare.py``)."""
     found = _sections(model_body)
-    mine = _tidied(found)
+    mine = _tidied(found, _squeezed(f"{previous_summary or ''}\n{model_previous}"))
     if mine != found:
         model_body = render_sections(mine)
     if not turns:
@@ -127,12 +128,17 @@ def _sections(text: str) -> dict[str, list[str]]:
     return found
 
 
-def _tidied(sections: dict[str, list[str]]) -> dict[str, list[str]]:
+def _squeezed(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _tidied(sections: dict[str, list[str]], previous: str = "") -> dict[str, list[str]]:
     """``sections`` of a model's summary without the lines that tell nothing new: a
     repeat or a piece of an earlier line (in template order: all its content words are
     that line's), a line without a content word, one that restates a hint of the
     template or is a piece of one broken over lines ("perform]"; see the module
-    docstring)."""
+    docstring), and a line of the ``previous`` summary (spaces squeezed) cut off in the
+    middle of a sentence — the local lines carry that one whole."""
     kept: dict[str, list[str]] = {}
     earlier: list[frozenset[str]] = []
     for key in sorted(sections, key=lambda k: _ORDER.index(k) if k in _ORDER else len(_ORDER)):
@@ -140,8 +146,32 @@ def _tidied(sections: dict[str, list[str]]) -> dict[str, list[str]]:
             words = content_words(line)
             if (not words or any(words <= other for other in earlier)
                     or any(told_in(words, hint) for hint in _HINTS)
-                    or (line.count("[") != line.count("]") and len(words) <= 2)):
+                    or (line.count("[") != line.count("]") and len(words) <= 2)
+                    or _cut_from(line, previous)):
                 continue
             earlier.append(words)
             kept.setdefault(key, []).append(line)
     return kept
+
+
+# A model that rewrites the previous summary with a few new turns may copy a line only
+# so far (seen by hand, the 0.5B model in a 3,072-token window: "Last Fri [27 Nov 2026] I
+# started pottery", and "… on Sunday [6 Dec" with its bracket left open), and the next
+# rewrite copies the stump. Shorter pieces than this are left to the other rules.
+_MIN_CUT_CHARS = 12
+
+
+def _cut_from(line: str, previous: str) -> bool:
+    """True when ``line`` is a piece of ``previous`` that stops inside a sentence: the
+    text there goes on with a letter, a digit or a bracket's inside."""
+    piece = _squeezed(line).lstrip("[").rstrip()
+    if len(piece) < _MIN_CUT_CHARS or piece[-1] in ".!?…)]\"'”’" or not previous:
+        return False
+    at = previous.find(piece)
+    while at >= 0:
+        after = previous[at + len(piece):at + len(piece) + 2]
+        if after[:1].isalnum() or (after[:1] == " " and not piece.endswith((":", ";"))
+                                   and after[1:2].isalnum()):
+            return True
+        at = previous.find(piece, at + 1)
+    return False

@@ -171,13 +171,14 @@ class Job:
             if not self.body.strip():
                 self.error = "the model answered nothing"
             elif self.complete:
-                self.model_body, self.body = self.body, self._completed(self.body, budget)
+                self.model_body, self.body = self.body, self._completed(self.body, budget,
+                                                                         previous or "")
         except Exception as exc:  # logged and retried on the next turn, never raised
             self.error = f"{type(exc).__name__}: {exc}"
         finally:
             self.done.set()
 
-    def _completed(self, body: str, budget: int) -> str:
+    def _completed(self, body: str, budget: int, model_previous: str) -> str:
         """``body`` completed by the local summariser's reading of the whole middle so
         far (most of it read for the last update already: the reader's cache); ``body``
         itself should that fail — the model's work is not thrown away for it."""
@@ -187,7 +188,8 @@ class Job:
             return completed(body, whole.turns, budget_tokens=budget,
                              previous_summary=whole.previous,
                              session_date=conversation_started("\n".join(
-                                 content_text(m) for m in s.messages[:s.first])))
+                                 content_text(m) for m in s.messages[:s.first])),
+                             model_previous=model_previous)
         except Exception as exc:
             log.warning("background summary not completed (%s: %s); the model's as it is",
                         type(exc).__name__, exc)

@@ -337,13 +337,13 @@ def _sentence(sentence: str, role: str, names: tuple[str, ...]) -> _Sentence | N
     low = sentence.lower()
     preference = role == "user" and _PREFERENCE_LC.search(low) is not None
     decision = _DECISION_LC.search(low) is not None
-    found = REQUEST_START.match(sentence)
-    request = found is not None and not _ASKS_TO_TELL.match(sentence, found.end())
+    opening = REQUEST_START.match(sentence)
+    request = opening is not None and not _ASKS_TO_TELL.match(sentence, opening.end())
     return _Sentence(
         preference=preference, decision=decision,
         rule=(preference or decision) and is_instruction(sentence),
         remaining=role == "assistant" and _REMAINING_LC.search(low) is not None,
-        request=request, ask=found is not None or sentence.endswith(("?", "？")))
+        request=request, ask=opening is not None or sentence.endswith(("?", "？")))
 
 
 def read_values(text: str) -> Values:

@@ -220,8 +220,9 @@ def without_phatic_clauses(sentence: str, names: Iterable[str] = ()) -> str:
 # Pronouns say who, not what: "She's cute!" is as phatic as "That's cute!". They are left
 # out only when telling phatic text, and not in questions ("What kind are they?" asks
 # for what its reply tells); the salience weights were fitted counting them.
-PRONOUNS = frozenset("she he they them her his him hers yours ours theirs those these "
-                     "yourself myself himself herself itself ourselves themselves".split())
+PRONOUNS = frozenset(("she", "he", "they", "them", "her", "his", "him", "hers", "yours",
+                      "ours", "theirs", "those", "these", "yourself", "myself", "himself",
+                      "herself", "itself", "ourselves", "themselves"))
 
 
 @lru_cache(maxsize=64)
