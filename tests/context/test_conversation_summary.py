@@ -44,7 +44,8 @@ PHATIC = ("Hey Mel! Good to see you!", "How have you been?", "Thanks so much, Me
           "You're welcome, happy to help!", "Talk to you tomorrow!", "Keep me posted!",
           "It was great talking to you!", "Safe travels!", "That sucks.", "I'm fine, thanks.",
           # Whoever is addressed, named or not in the messages.
-          "Congrats, Ana!", "Bye Jon!", "Nice to meet you, Ana!", "Thank you Rui!")
+          "Congrats, Ana!", "Bye Jon!", "Nice to meet you, Ana!", "Thank you Rui!",
+          "Maybe soon!", "That's huge!", "Spill the beans!", "I'm on cloud nine!")
 
 
 def said(name: str, text: str) -> Message:
@@ -103,7 +104,8 @@ def test_phatic_sentences_are_recognised(sentence: str) -> None:
     "I'm meeting you at the Lisbon office.", "I got a good job in Porto.", "I got a new job.",
     "I paid a parking fine in Lisbon.", "We hang out at the Majestic cafe on Fridays.",
     "Happy birthday to my sister Rita, she turns 30!", "Hey Jon, how was Paris?",
-    "We spent the summer in Braga, Portugal."])
+    "We spent the summer in Braga, Portugal.", "Maybe we will move to Porto.",
+    "We bought a huge house in Braga."])
 def test_sentences_that_say_something_are_not_phatic(sentence: str) -> None:
     assert not is_phatic(sentence, ("Caroline", "Melanie"))
 

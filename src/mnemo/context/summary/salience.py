@@ -60,7 +60,7 @@ gotta alright bud buddy dude pal stoked gotcha bummer boogie anyway anyways nah 
 bet remember forget believe interested idea talented hilarious funny cute adorable
 highly recommend enjoy seriously rock rocks stunning gorgeous hyped tough almost miss
 missed goodnight rooting sucks annoying understand interesting thoughtful oops fine bad
-goes bravo kudos sometime
+goes bravo kudos sometime maybe huge yet guys
 """.split()  # noqa: SIM905 - a word list reads better as text
 )
 # Phrases of chit-chat whose words also carry facts elsewhere ("it makes sense", "no
@@ -85,6 +85,7 @@ _PHATIC_PHRASE = re.compile(
     r"|safe travels|(?:happy|merry) (?:birthday|christmas|holidays|new year|easter|anniversary)"
     r"|sleep (?:well|tight)|hang out|(?:talking|chatting|speaking) (?:to|with) you"
     r"|keep me (?:posted|updated|in the loop)|what a (?:day|week|year|ride)|hats off"
+    r"|come join us|spill the beans|(?:on )?cloud nine|wild ride"
     r"|sweet dreams|long time no (?:see|talk|chat)"
     r"|good (?:night|morning|evening)|take it easy"
     r"|(?:talk|speak|see you)(?: to you)? (?:soon|later|tomorrow|then)"
