@@ -226,6 +226,13 @@ def test_relative_dates_are_resolved_against_the_session_date() -> None:
     ("Earlier this week I met Ana", "Earlier this week [week of 8 May 2023] I met Ana"),
     ("later this month", "later this month [May 2023]"),
     ("The week before last I was ill", "The week before last [week of 24 Apr 2023] I was ill"),
+    ("the weekend before last", "the weekend before last [weekend of 29 Apr 2023]"),
+    # Ahead of the session: "in …" only in a sentence not told in the past (a duration).
+    ("The party is in two days.", "The party is in two days [10 May 2023]."),
+    ("We leave three weeks from now", "We leave three weeks from now [week of 29 May 2023]"),
+    ("We fly to Rome in 3 months", "We fly to Rome in 3 months [Aug 2023]"),
+    ("I finished the puzzle in two days", "I finished the puzzle in two days"),
+    ("I read the book in a week", "I read the book in a week"),
 ])
 def test_resolve_relative(text: str, expected: str) -> None:
     assert resolve_relative(text, date(2023, 5, 8)) == expected

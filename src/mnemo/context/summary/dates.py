@@ -12,7 +12,8 @@ and a header line in the turns still wins from where it stands.
 ``resolve_relative`` rewrites the relative expressions of a sentence with the date they
 stand for in brackets after them — ``yesterday [7 May 2023]``, ``last week [week of
 1 May 2023]``, ``two months ago [March 2023]``, ``last year [2022]``, ``last Fri
-[5 May 2023]``, ``two weekends ago [weekend of 22 Apr 2023]`` — so the summary keeps a
+[5 May 2023]``, ``two weekends ago [weekend of 22 Apr 2023]``, ``in three weeks [week of
+29 May 2023]`` — so the summary keeps a
 date a reader can use after the session's own date has been compacted away. A weekday
 with "on" is the one before the session when the sentence tells of the past ("we went
 there on Friday"), the one after it otherwise.
@@ -45,24 +46,26 @@ _DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)? {_MONTH_WORD},? (\
 _MONTH_DAY_YEAR = re.compile(rf"\b{_MONTH_WORD} (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b",
                              re.IGNORECASE)
 _ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})(?!\d)")
+_COUNT = (r"an?|one|two|three|four|five|six|seven|eight|nine|ten|a few|few|a couple of"
+          r"|a couple|couple of|couple|\d{1,2}")
 # Longer alternatives first: at one place the first that matches wins ("the day before
 # yesterday" over "yesterday", "this past" over "this", "a couple of" over "a").
 _RELATIVE = re.compile(
     r"\b(?:(the day before yesterday|the day after tomorrow|yesterday|earlier today|today"
     r"|tonight|tomorrow|last night|this morning|this afternoon|this evening"
-    r"|over the weekend|(?:earlier|later) this (?:week|month)|the week before last"
+    r"|over the weekend|(?:earlier|later) this (?:week|month)|the week(?:end)? before last"
     r"|a fortnight ago)"
     r"|(this past|last|this|next|past) (weekend|week|month|year|summer|winter|spring|fall"
     r"|autumn)"
     rf"|(this past|last|this|next|on) ({_WEEKDAY_WORD})"
-    r"|(an?|one|two|three|four|five|six|seven|eight|nine|ten|a few|few|a couple of"
-    r"|a couple|couple of|couple|\d{1,2}) (days?|weekends?|weeks?|months?|years?) ago)\b",
+    rf"|({_COUNT}) (days?|weekends?|weeks?|months?|years?) (ago|from now)"
+    rf"|in ({_COUNT}) (days?|weekends?|weeks?|months?|years?))\b",
     re.IGNORECASE,
 )
 # "On Friday" is the one before the session in a sentence told in the past ("we went
 # there on Friday"), the one after it otherwise ("see you on Friday").
 _PAST = re.compile(r"\b(?:was|were|had|did|went|got|saw|took|made|came|met|felt|told|said"
-                   r"|found|gave|ran|bought|left|won|lost|spent|began|\w{2,}ed)\b",
+                   r"|found|gave|ran|bought|left|won|lost|spent|began|read|\w{2,}ed)\b",
                    re.IGNORECASE)
 _FUTURE = re.compile(r"\b(?:will|going to|gonna|plan(?:s|ning)? to|hope to|can't wait)\b"
                      r"|'ll\b", re.IGNORECASE)
@@ -147,9 +150,12 @@ def _saturday(today: date, weeks: int) -> str:
 
 
 def _resolve(match: re.Match[str], sentence: str, today: date) -> str | None:
-    fixed, which, unit, wday_which, wday, count, count_unit = match.groups()
+    (fixed, which, unit, wday_which, wday, count, count_unit, direction, ahead,
+     ahead_unit) = match.groups()
     if fixed:
         word = fixed.lower()
+        if word == "the weekend before last":
+            return _saturday(today, -2)
         if word == "over the weekend":  # the last one in a sentence told in the past
             past = _told_in_past(sentence)
             shift = -((today.weekday() - 5) % 7) if past else (5 - today.weekday()) % 7
@@ -183,8 +189,16 @@ def _resolve(match: re.Match[str], sentence: str, today: date) -> str | None:
         target = _WEEKDAYS.index(wday.lower()) if short is None else short
         past = _told_in_past(sentence)
         return format_date(_weekday(today, target, wday_which.lower(), past))
+    if ahead:
+        # "In two days" is a date only in a sentence about what comes: "I read it in two
+        # days" says how long.
+        if _told_in_past(sentence):
+            return None
+        count, count_unit, direction = ahead, ahead_unit, "from now"
     number = [w for w in count.lower().split() if w not in ("a", "of")] or ["a"]
     n = int(count) if count.isdigit() else _NUMBERS[number[0]]
+    if direction.lower() == "from now":
+        n = -n
     unit = count_unit.lower().rstrip("s")
     if unit == "day":
         return format_date(today - timedelta(days=n))
