@@ -216,6 +216,25 @@ def test_a_restated_memory_reminder_is_not_kept_in_the_conversation(
     assert result.text == stored == "A red Fiat 500 was bought in 2019."
 
 
+def test_a_restated_memory_reminder_is_not_shown_as_it_streams(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    # Seen by hand in `mnemo chat`: the restatement was cut from what was kept, but the
+    # user had seen it stream by. Streamed a word at a time (``StreamingScriptedClient``).
+    restated = ('Pixel and Joana read "The Shadow of the Wind" on Sunday, and since this '
+                "conversation revealed a durable fact (a user preference, a correction, an "
+                "environment detail, a convention), save it with the memory tool. Pixel is "
+                "a beagle, and you adopted him from the Oakland shelter.")
+    client = StreamingScriptedClient([restated], context_length=8192)
+    shown: list[str] = []
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.caller.on_text = shown.append
+        result = agent.run_turn("On Sunday I read a book with Joana and Pixel.")
+        stored = content_text(agent.messages[-1])
+    assert "".join(shown) == result.text == stored == (
+        'Pixel and Joana read "The Shadow of the Wind" on Sunday. Pixel is a beagle, and you '
+        "adopted him from the Oakland shelter.")
+
+
 def test_an_answer_that_talks_about_the_memory_tool_is_kept_whole() -> None:
     from mnemo.agent.nudges import without_restated_reminder
 
@@ -285,7 +304,8 @@ def test_ctrl_c_keeps_what_was_shown_and_the_next_turn_runs(
             stream = kwargs.get("stream")
             if not self.interrupted and stream is not None:  # two words, then Ctrl-C
                 self.interrupted = True
-                stream.on_text("Once upon")
+                # (A word is shown once the space after it comes: ``ClauseFilter``.)
+                stream.on_text("Once upon ")
                 raise KeyboardInterrupt
             return super().complete(messages, **kwargs)
 

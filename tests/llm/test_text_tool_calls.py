@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 from mnemo.llm.text_tool_calls import (
+    DROP,
+    HOLD,
+    SHOW,
     StreamGate,
     accept_text_tool_calls,
     call_attempt,
@@ -274,3 +278,51 @@ def test_stream_gate_still_holds_a_call_after_a_question() -> None:
         gate.feed(piece)
     gate.finish(was_call=True)
     assert shown == []
+
+
+def _note_judge(clause: str) -> str:
+    """Drops a clause naming "the secret note", holds one that has said only "the"."""
+    words = re.findall(r"[a-z]+", clause.lower())
+    if "the secret note" in " ".join(words):
+        return DROP
+    return HOLD if words and set(words) <= {"the", "secret", "and"} else SHOW
+
+
+def _streamed(text: str, size: int) -> tuple[str, list[str]]:
+    shown: list[str] = []
+    gate = StreamGate(shown.append, withheld=_note_judge)
+    for at in range(0, len(text), size):
+        gate.feed(text[at:at + size])
+    during = "".join(shown)
+    gate.finish(was_call=False)
+    return "".join(shown), [during]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Pixel is a beagle, and the secret note goes here. Rui plays the cello.",
+     "Pixel is a beagle. Rui plays the cello."),
+    ("The secret note first. Then the answer, in two clauses.",
+     "Then the answer, in two clauses."),
+    ("An answer - the secret note (the secret), and the rest", "An answer and the rest"),
+    ("An answer, and the secret note (the secret), the.", "An answer."),
+    ("Nothing to hide: 3.5 kg, (two) items - done.\n- one\n- two",
+     "Nothing to hide: 3.5 kg, (two) items - done.\n- one\n- two"),
+    ("The the the answer", "The the the answer"),  # held, then shown whole
+    ("def f(x, y):\n    return (x - y)", "def f(x, y):\n    return (x - y)"),
+])
+def test_the_clause_filter_shows_what_its_judge_lets_through(text: str, expected: str) -> None:
+    for size in (1, 2, 3, 5, 8, len(text) or 1):
+        assert _streamed(text, size)[0] == expected, size
+
+
+def test_a_word_is_shown_only_once_the_next_begins() -> None:
+    # "the secr" could still become the note: nothing of a word is shown half-written.
+    shown: list[str] = []
+    gate = StreamGate(shown.append, withheld=_note_judge)
+    gate.feed("Rui plays the cel")
+    assert "".join(shown) == "Rui plays the"
+    gate.feed("lo in Porto, and the secr")
+    assert "".join(shown) == "Rui plays the cello in Porto"  # ", and the" waits
+    gate.feed("et note")
+    gate.finish(was_call=False)
+    assert "".join(shown) == "Rui plays the cello in Porto."

@@ -56,6 +56,7 @@ from mnemo.agent.nudges import (
     FLUSH_PROMPT,
     NUDGE_TEXT,
     MemoryNudger,
+    reminder_clause,
     without_restated_reminder,
 )
 from mnemo.agent.replies import ModelCaller, repeats_question
@@ -197,7 +198,7 @@ class Agent:
         self.on_event: Callable[[str, dict[str, Any]], None] | None = None
         # Model calls (streamed to a face that sets ``caller.on_text``; tool calls the
         # model wrote as text accepted when they validate).
-        self.caller = ModelCaller(client)
+        self.caller = ModelCaller(client, withheld=reminder_clause)
         self._compacted = False
         self._fresh_compaction = False  # no response since the last compaction yet
         # M9: the model's memory writes, grounded in what was said and routed.

@@ -9,7 +9,9 @@ its context.
 A small model (the embedded 0.5B one) tends to restate the reminder in its answer —
 "…was bought in 2019, and since this conversation revealed a user preference, save it
 with the memory tool." — and, once that is in the conversation, to end every later answer
-the same way. ``without_restated_reminder`` cuts the restatement from what is stored.
+the same way. ``without_restated_reminder`` cuts the restatement from what is stored,
+and ``reminder_clause`` judges each clause of a streamed answer so the user does not see
+it either (``llm/text_tool_calls.ClauseFilter``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["FLUSH_PROMPT", "NUDGE_TEXT", "MemoryNudger", "without_restated_reminder"]
+from mnemo.llm.text_tool_calls import DROP, HOLD, SHOW
+
+__all__ = ["FLUSH_PROMPT", "NUDGE_TEXT", "MemoryNudger", "reminder_clause",
+           "without_restated_reminder"]
 
 NUDGE_TEXT = (
     "[Reminder: if this conversation revealed a durable fact — a user preference, a "
@@ -89,6 +94,33 @@ def without_restated_reminder(text: str) -> str:
             lines.append(cut)
     kept = "\n".join(lines).strip()
     return kept or text
+
+
+# A clause this share of whose words are the reminder's waits (it may go on to restate
+# it): lower than ``_REMINDER_SHARE``, so it waits before its opening words ("and since
+# this conversation") tell; a wait only delays what is shown.
+_HOLD_SHARE = 0.4
+
+
+# Words that join a clause to what came before ("…, and since this conversation
+# revealed…"): they tell nothing of what the clause is.
+_JOINING = frozenset(("and", "since", "so", "but", "because", "as", "also", "then", "now",
+                      "please"))
+
+
+def reminder_clause(clause: str) -> str:
+    """``DROP`` for a clause of an answer that restates the reminder (a run of its words),
+    ``HOLD`` for one that may be starting to (or has only joining words so far),
+    ``SHOW`` for the rest."""
+    words = _WORD.findall(clause.lower())
+    if not words:
+        return SHOW
+    if _runs(clause, _ANCHOR_WORDS) & _REMINDER_RUNS:
+        return DROP
+    telling = [w for w in words if w not in _JOINING]
+    if sum(w in _REMINDER_WORDS for w in telling) >= _HOLD_SHARE * len(telling):
+        return HOLD
+    return SHOW
 
 
 def _cut(sentence: str) -> str:

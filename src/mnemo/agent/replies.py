@@ -15,7 +15,8 @@ A reply that only repeats the user's question (``repeats_question``) is no answe
 embedded 0.5B model, in a long chat where it had restated the user's messages, went on
 to answer every question with the question itself (seen by hand). Streamed, such a reply
 is held while it is word for word the question's start, and not shown when it is a
-repeat; the agent asks once more (``agent.py``).
+repeat; the agent asks once more (``agent.py``). And a clause that restates the memory
+reminder is not shown (``withheld``: ``nudges.reminder_clause``), as it is not kept.
 """
 
 from __future__ import annotations
@@ -49,8 +50,10 @@ _MIN_QUESTION_WORDS = 3  # "Really?" answered "Really?" may be fine
 class ModelCaller:
     """Calls ``client``; streams to ``on_text`` / ``on_progress`` when both sides can."""
 
-    def __init__(self, client: ChatClient) -> None:
+    def __init__(self, client: ChatClient,
+                 withheld: Callable[[str], str] | None = None) -> None:
         self.client = client
+        self.withheld = withheld  # judges each streamed clause (``ClauseFilter``)
         self.on_text: Callable[[str], None] | None = None
         self.on_progress: Callable[[int, int], None] | None = None
         self.partial_text = ""
@@ -81,7 +84,8 @@ class ModelCaller:
             self.partial_text += text
             sink(text)
 
-        gate = StreamGate(show, stop_at, echo_of=asked if _is_question(asked) else "")
+        gate = StreamGate(show, stop_at, echo_of=asked if _is_question(asked) else "",
+                          withheld=self.withheld)
         handlers = StreamHandlers(on_text=gate.feed, on_progress=self.on_progress)
         complete: Any = self.client.complete  # the streaming keyword is a capability
         response = accept_text_tool_calls(complete(messages, tools=tools, stream=handlers),

@@ -321,11 +321,13 @@ class StreamGate:
     the next delta tells. While the reply is word for word the start of ``echo_of`` (the
     question it answers: a small model may only repeat it), it is held too, and shown
     from the first letter that differs; ``finish(was_call=True)`` drops a reply held to
-    its end.
+    its end. ``withheld`` judges the clause being written (``ClauseFilter``): a clause it
+    drops is not shown, one it holds waits for the next words.
     """
 
     def __init__(self, sink: Callable[[str], None], stop_at: Sequence[str] = (),
-                 echo_of: str = "") -> None:
+                 echo_of: str = "", withheld: Callable[[str], str] | None = None) -> None:
+        self._out = ClauseFilter(self._shown, withheld) if withheld else None
         self._sink = sink
         self._echo = _letters(echo_of)  # held while the reply's letters begin these
         self._stop_at = tuple(m for m in stop_at if m)
@@ -377,6 +379,8 @@ class StreamGate:
             self._show(pending)
         if self._tail and not self._stopped:
             self._emit(self._tail)
+        if self._out is not None:
+            self._out.finish()
         self._seen, self._held, self._holding = "", [], None
         self._tail, self._stopped = "", False
 
@@ -406,8 +410,105 @@ class StreamGate:
         self._tail = text[cut:]
 
     def _emit(self, text: str) -> None:
+        if self._out is not None:
+            self._out.feed(text)
+        else:
+            self._shown(text)
+
+    def _shown(self, text: str) -> None:
         self.released = True
         self._sink(text)
+
+
+# Where a clause ends: a mark that separates clauses, or a sentence's end (the space
+# after it goes with the next clause).
+_CLAUSE_END = re.compile(r"[,;:()]|\s[-–—]\s|[.!?…]+(?=\s)|\n")
+_SENTENCE_END = ".!?…\n"
+SHOW, HOLD, DROP = "show", "hold", "drop"
+# A clause is judged by its last characters, so a long one (a line of code, a run-on
+# sentence) costs the same at every word as a short one.
+_JUDGED_CHARS = 400
+
+
+class ClauseFilter:
+    """Text to ``sink`` clause by clause, as ``judge`` says of the clause being written:
+    ``SHOW`` it (as it comes), ``HOLD`` it until the next words tell, or ``DROP`` it.
+
+    A small model sometimes writes a note of its request into its answer ("…, and since
+    this conversation revealed a durable fact …, save it with the memory tool": see
+    ``agent/nudges.py``). What was shown cannot be taken back, so a clause that may be
+    such a note waits. After a dropped clause, the clauses that would wait (the rest of
+    the note: "a user preference") go too, until one is shown; the comma or dash before
+    a dropped clause goes with it, and a sentence whose end was dropped still ends.
+    """
+
+    def __init__(self, sink: Callable[[str], None], judge: Callable[[str], str]) -> None:
+        self._sink = sink
+        self._judge = judge
+        self._reset()
+
+    def _reset(self) -> None:
+        self._clause = ""  # the clause being written
+        self._shown = 0  # how much of it reached the sink
+        self._mark = ""  # the separator before it: shown with it, or dropped with it
+        self._dropping = False  # the last clause was dropped
+        self._last = ""  # the last character shown
+        self._lead = False  # the answer began with a dropped clause: its space goes too
+
+    def feed(self, text: str) -> None:
+        self._clause += text
+        while (end := _CLAUSE_END.search(self._clause)) is not None:
+            clause, mark = self._clause[:end.start()], end.group()
+            self._clause = self._clause[end.end():]
+            self._settle(clause, mark)
+        # The words written whole so far are judged and shown (a word still being
+        # written, "sav", may turn out to be the reminder's "save"), without the space
+        # after them, which goes with the next word (or a dash's mark).
+        space = max(self._clause.rfind(" "), self._clause.rfind("\t"))
+        whole = self._clause[:space].rstrip() if space > 0 else ""
+        if (whole.strip() and len(whole) > self._shown
+                and self._judge(whole[-_JUDGED_CHARS:]) == SHOW):
+            self._show(whole[self._shown:])
+            self._shown = len(whole)
+
+    def finish(self) -> None:
+        """The reply is complete: its last clause is settled."""
+        self._settle(self._clause, "")
+        if self._mark and not self._dropping:
+            self._show(self._mark)
+        elif self._dropping and self._last and self._last not in _SENTENCE_END:
+            self._show(".")
+        self._reset()
+
+    def _settle(self, clause: str, mark: str) -> None:
+        if not clause.strip() and self._dropping:  # between two marks ("),"): still
+            self._shown = 0                         # the dropped note
+            return
+        verdict = self._judge(clause[-_JUDGED_CHARS:]) if clause.strip() else SHOW
+        rest, self._shown = clause[self._shown:], 0
+        if verdict == DROP or (verdict == HOLD and self._dropping):
+            self._dropping, self._mark = True, ""
+            self._lead = self._lead or not self._last
+            if mark.strip() and mark.strip()[0] in _SENTENCE_END and self._last and (
+                    self._last not in _SENTENCE_END):
+                self._show(mark.strip())  # the sentence that was shown ends here
+            return
+        self._dropping = False
+        self._show(rest)
+        if mark.strip() in (",", ";", ":", "(", "-", "–", "—"):
+            self._mark += mark  # shown with the next clause, or dropped with it
+        else:
+            self._show(mark)
+
+    def _show(self, text: str) -> None:
+        text, self._mark = self._mark + text, ""
+        if self._lead:
+            text = text.lstrip()
+            self._lead = not text
+        if not text:
+            return
+        self._sink(text)
+        self._last = text.rstrip(" ")[-1:] or self._last
 
 
 def _letters(text: str) -> str:
