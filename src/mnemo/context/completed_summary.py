@@ -23,7 +23,10 @@ wrote the same two sentences under five headings, line fragments without a word 
 content ("near the"), and a paraphrase of the template's own hint ("[A to-do list of
 what is left…"). A line that repeats one of its earlier lines (or a piece of one), or
 that tells nothing, or that restates a hint, is left out: the room is the local lines'
-instead.
+instead. So is a line of the summary the model went on from that it copied only so far
+(by hand in a 3,072-token window: "Last Fri [27 Nov 2026] I started pottery", "… on Sunday
+[6 Dec"): the local lines carry that line whole, and the model's next rewrite does not
+copy the stump again.
 """
 
 from __future__ import annotations
