@@ -140,7 +140,9 @@ def test_a_line_of_the_previous_summary_copied_only_so_far_is_left_out() -> None
     model = ("## Progress\n### Done\n- 1 Dec 2026 · User: Last Fri [27 Nov 2026] I started "
              "pottery\n## Critical Context\n- User: My sister Rita is getting married in "
              "Braga on 14 June.\n- [Rui read \"The Shadow of the Wind\" on Sunday [29 Nov\n"
-             "- User: I'm saving money to buy a flat in Matosinhos")
+             "- User: I'm saving money to buy a flat in Matosinhos\n"
+             "- sister Rita is getting married in Braga on 14 June.\n"
+             "- Ana adopted Pixel from the Oakland shelter yesterday and")
     turns: list[Message] = [
         {"role": "user", "content": "I'm saving money to buy a flat in Matosinhos next year."},
         {"role": "assistant", "content": "Matosinhos is close to the beach and to Porto."},
@@ -150,11 +152,31 @@ def test_a_line_of_the_previous_summary_copied_only_so_far_is_left_out() -> None
     text = completed(model, turns, budget_tokens=2_000, previous_summary=previous)
     lines = [line for items in parse_summary_sections(text).values() for line in items]
     assert not any(line.endswith(("I started pottery", "[29 Nov")) for line in lines), lines
-    # The stumps' room goes to the local lines, which carry the previous lines whole.
-    assert 'Rui read "The Shadow of the Wind" on Sunday [29 Nov 2026].' in text
+    assert not any(line.startswith("sister Rita") for line in lines), lines  # cut at the start
+    # A line cut by the model's token cap loses the word it was cut after.
+    assert "Ana adopted Pixel from the Oakland shelter yesterday" in lines
     # A line that is whole, or new, stays — even one the model did not end with a stop.
     assert "- User: My sister Rita is getting married in Braga on 14 June." in text
     assert "buy a flat in Matosinhos" in text
+
+
+def test_a_model_line_wrapped_over_lines_is_one_item() -> None:
+    # As the 0.5B model wrote it by hand (3,072-token window): the previous summary's
+    # long lines copied wrapped at about 65 characters, the last piece cut short.
+    model = ("## Progress\n### Done\n- 1 Dec 2026 · User: Last Fri [27 Nov 2026] I started "
+             "pottery and\nhiked the Gerês trail with Pixel and Joana. I finished reading \"A\n"
+             "## Critical Context\n- User: My brother Rui plays the cello in the Porto "
+             "orchestra. My\nsister Rita is getting married in Braga on 14 June. My grandma\n"
+             "Lucia taught me to bake pão de ló when I was ten. My best friend\n"
+             "- Ana likes short answers\n- She lives in Porto\n")
+    sections = parse_summary_sections(completed(model, [], budget_tokens=2_000))
+    assert sections["Progress/Done"] == [
+        "1 Dec 2026 · User: Last Fri [27 Nov 2026] I started pottery and hiked the Gerês "
+        "trail with Pixel and Joana."]
+    assert sections["Critical Context"] == [
+        "User: My brother Rui plays the cello in the Porto orchestra. My sister Rita is "
+        "getting married in Braga on 14 June. My grandma Lucia taught me to bake pão de ló "
+        "when I was ten.", "Ana likes short answers", "She lives in Porto"]
 
 
 def test_text_outside_the_headings_is_kept() -> None:

@@ -26,7 +26,9 @@ that tells nothing, or that restates a hint, is left out: the room is the local 
 instead. So is a line of the summary the model went on from that it copied only so far
 (by hand in a 3,072-token window: "Last Fri [27 Nov 2026] I started pottery", "… on Sunday
 [6 Dec"): the local lines carry that line whole, and the model's next rewrite does not
-copy the stump again.
+copy the stump again. The same model copies the previous summary's long lines wrapped
+over several lines: a wrapped item is joined back into one (``_unwrapped``) before any of
+this, or each piece ("hiked the Gerês trail …") would be an item of its own.
 """
 
 from __future__ import annotations
@@ -70,9 +72,10 @@ def completed(model_body: str, turns: Sequence[Message], *, budget_tokens: int,
     at most half of that (see the module docstring). ``model_body`` unchanged when there
     is no room to share. ``model_previous``: the summary the model was given to go on
     from, when not ``previous_summary`` (its own earlier answer: ``prepare.py``)."""
-    found = _sections(model_body)
+    joined = _unwrapped(model_body)
+    found = _sections(joined)
     mine = _tidied(found, _squeezed(f"{previous_summary or ''}\n{model_previous}"))
-    if mine != found:
+    if mine != found or joined != "\n".join(line.strip() for line in model_body.splitlines()):
         model_body = render_sections(mine)
     if not turns:
         return model_body
@@ -131,6 +134,41 @@ def _sections(text: str) -> dict[str, list[str]]:
     return found
 
 
+# The 0.5B model copies the previous summary's long lines wrapped at about 65
+# characters ("- … I started pottery and" / "hiked the Gerês trail … reading "A"), and
+# each piece would be an item of its own ("hiked the Gerês trail …"). A line that goes on
+# an item is not a heading or a new item, and follows a line that stopped without a stop:
+# in lower case, after a comma or a word no sentence ends on, or after a wrapped line
+# (at least this long).
+_WRAPPED_CHARS = 50
+_ITEM_START = re.compile(r"^(?:#|[-*•] |\[[ x]\] |\d+[.)] )")
+_SENTENCE = re.compile(r"(?<=[.!?…])\s+")
+
+
+def _unwrapped(text: str) -> str:
+    """``text`` with the lines that go on an item joined to it; a joined item whose last
+    sentence stops short loses that piece ("… when I was ten. My best friend")."""
+    out: list[str] = []
+    joined: set[int] = set()
+    for raw in text.splitlines():
+        line = raw.strip()
+        before = out[-1].rstrip() if out else ""
+        if (line and before and not _ITEM_START.match(line) and not before.startswith("#")
+                and before[-1:] not in ".!?…:)]" and (
+                    line[0].islower() or before[-1:] == ","
+                    or before.rsplit(" ", 1)[-1].lower() in _DANGLING
+                    or len(out[-1]) >= _WRAPPED_CHARS)):
+            out[-1] = f"{before} {line}"
+            joined.add(len(out) - 1)
+            continue
+        out.append(line)
+    for at in joined:
+        pieces = _SENTENCE.split(out[at])
+        if len(pieces) > 1 and pieces[-1][-1:] not in ".!?…\"'”’)]":
+            out[at] = " ".join(pieces[:-1])
+    return "\n".join(out)
+
+
 def _squeezed(text: str) -> str:
     return " ".join(text.split())
 
@@ -141,7 +179,8 @@ def _tidied(sections: dict[str, list[str]], previous: str = "") -> dict[str, lis
     that line's), a line without a content word, one that restates a hint of the
     template or is a piece of one broken over lines ("perform]"; see the module
     docstring), and a line of the ``previous`` summary (spaces squeezed) cut off in the
-    middle of a sentence — the local lines carry that one whole."""
+    middle of a sentence — the local lines carry that one whole. A line that ends on a
+    word no sentence ends on loses it ("… yesterday and")."""
     kept: dict[str, list[str]] = {}
     earlier: list[frozenset[str]] = []
     for key in sorted(sections, key=lambda k: _ORDER.index(k) if k in _ORDER else len(_ORDER)):
@@ -153,7 +192,7 @@ def _tidied(sections: dict[str, list[str]], previous: str = "") -> dict[str, lis
                     or _cut_from(line, previous)):
                 continue
             earlier.append(words)
-            kept.setdefault(key, []).append(line)
+            kept.setdefault(key, []).append(_without_dangling(line))
     return kept
 
 
@@ -165,16 +204,37 @@ _MIN_CUT_CHARS = 12
 
 
 def _cut_from(line: str, previous: str) -> bool:
-    """True when ``line`` is a piece of ``previous`` that stops inside a sentence: the
-    text there goes on with a letter, a digit or a bracket's inside."""
-    piece = _squeezed(line).lstrip("[").rstrip()
-    if len(piece) < _MIN_CUT_CHARS or piece[-1] in ".!?…)]\"'”’" or not previous:
+    """True when ``line`` is a piece of ``previous`` cut inside a sentence: the text there
+    goes on with a letter, a digit or a bracket's inside after it ("… I started pottery"
+    of "… I started pottery classes"), or it starts in lower case inside one ("sister Rita
+    is …" of "My sister Rita is …")."""
+    piece = _squeezed(line).lstrip("[").strip()
+    if len(piece) < _MIN_CUT_CHARS or not previous:
         return False
+    open_end = piece[-1] not in ".!?…)]\"'”’" and not piece.endswith((":", ";"))
     at = previous.find(piece)
     while at >= 0:
         after = previous[at + len(piece):at + len(piece) + 2]
-        if after[:1].isalnum() or (after[:1] == " " and not piece.endswith((":", ";"))
-                                   and after[1:2].isalnum()):
+        before = previous[max(0, at - 2):at]
+        if open_end and (after[:1].isalnum() or (after[:1] == " " and after[1:2].isalnum())):
+            return True
+        if piece[0].islower() and (before[-1:].isalnum() or (
+                before[-1:] == " " and before[:1].isalnum())):
             return True
         at = previous.find(piece, at + 1)
     return False
+
+
+# Words a sentence does not end on: a model line that does was cut there by its token cap
+# ("Ana adopted Pixel from the Oakland shelter yesterday and").
+_DANGLING = frozenset(("and", "or", "but", "the", "a", "an", "to", "of", "in", "on", "at",
+                      "for", "with", "from", "by", "that", "which", "who", "my", "your",
+                      "his", "her", "their", "its", "our"))
+
+
+def _without_dangling(line: str) -> str:
+    """``line`` without the words it was cut after (``_DANGLING``)."""
+    words = line.rstrip(" ,;:-–—").split(" ")
+    while len(words) > 1 and words[-1].lower() in _DANGLING:
+        words.pop()
+    return " ".join(words).rstrip(" ,;:-–—") if len(words) > 1 else line
