@@ -168,7 +168,10 @@ def test_a_model_line_wrapped_over_lines_is_one_item() -> None:
              "## Critical Context\n- User: My brother Rui plays the cello in the Porto "
              "orchestra. My\nsister Rita is getting married in Braga on 14 June. My grandma\n"
              "Lucia taught me to bake pão de ló when I was ten. My best friend\n"
-             "- Ana likes short answers\n- She lives in Porto\n")
+             "- Ana likes short answers\n- She lives in Porto\n"
+             "## Key Decisions\n- User: My brother Rui plays the cello in the Porto orchestra "
+             "and\n• he tours Spain in May.\n• Rita is getting married in Braga\n• 14 June.\n"
+             "• Rui moved to Porto.\n• Rita moved to Braga.\n")
     sections = parse_summary_sections(completed(model, [], budget_tokens=2_000))
     assert sections["Progress/Done"] == [
         "1 Dec 2026 · User: Last Fri [27 Nov 2026] I started pottery and hiked the Gerês "
@@ -177,6 +180,11 @@ def test_a_model_line_wrapped_over_lines_is_one_item() -> None:
         "User: My brother Rui plays the cello in the Porto orchestra. My sister Rita is "
         "getting married in Braga on 14 June. My grandma Lucia taught me to bake pão de ló "
         "when I was ten.", "Ana likes short answers", "She lives in Porto"]
+    # Pieces under a bullet of their own, another than the item's (the model wrote "• ").
+    assert sections["Key Decisions"] == [
+        "User: My brother Rui plays the cello in the Porto orchestra and he tours Spain in "
+        "May.", "Rita is getting married in Braga", "14 June.", "Rui moved to Porto.",
+        "Rita moved to Braga."]
 
 
 def test_text_outside_the_headings_is_kept() -> None:

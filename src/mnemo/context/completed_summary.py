@@ -143,25 +143,32 @@ def _sections(text: str) -> dict[str, list[str]]:
 _WRAPPED_CHARS = 50
 _ITEM_START = re.compile(r"^(?:#|[-*•] |\[[ x]\] |\d+[.)] )")
 _SENTENCE = re.compile(r"(?<=[.!?…])\s+")
+_BULLET = re.compile(r"^([-*•]) ")
 
 
 def _unwrapped(text: str) -> str:
     """``text`` with the lines that go on an item joined to it; a joined item whose last
-    sentence stops short loses that piece ("… when I was ten. My best friend")."""
+    sentence stops short loses that piece ("… when I was ten. My best friend"). A piece
+    may carry a bullet of its own, another than its item's ("- … I started pottery" /
+    "• Lisbon with my friend Joana."): it goes on the item all the same."""
     out: list[str] = []
     joined: set[int] = set()
+    bullet = ""  # the bullet of the item being written
     for raw in text.splitlines():
         line = raw.strip()
         before = out[-1].rstrip() if out else ""
-        if (line and before and not _ITEM_START.match(line) and not before.startswith("#")
+        mark = _BULLET.match(line)
+        piece = line[mark.end():] if mark and mark.group(1) != bullet else line
+        if (piece and before and not _ITEM_START.match(piece) and not before.startswith("#")
                 and before[-1:] not in ".!?…:)]" and (
-                    line[0].islower() or before[-1:] == ","
+                    piece[0].islower() or before[-1:] == ","
                     or before.rsplit(" ", 1)[-1].lower() in _DANGLING
-                    or len(out[-1]) >= _WRAPPED_CHARS)):
-            out[-1] = f"{before} {line}"
+                    or len(before) >= _WRAPPED_CHARS)):
+            out[-1] = f"{before} {piece}"
             joined.add(len(out) - 1)
             continue
-        out.append(line)
+        bullet = mark.group(1) if mark else ""
+        out.append(f"- {line[mark.end():]}" if mark else line)
     for at in joined:
         pieces = _SENTENCE.split(out[at])
         if len(pieces) > 1 and pieces[-1][-1:] not in ".!?…\"'”’)]":
