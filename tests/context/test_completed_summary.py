@@ -172,7 +172,11 @@ def test_a_model_line_wrapped_over_lines_is_one_item() -> None:
              "## Key Decisions\n- User: My brother Rui plays the cello in the Porto orchestra "
              "and\n• he tours Spain in May.\n• Rita is getting married in Braga\n• 14 June.\n"
              "• Rui moved to Porto.\n• Rita moved to Braga.\n")
-    sections = parse_summary_sections(completed(model, [], budget_tokens=2_000))
+    # The parser joins them wherever a summary is read (a previous summary carried by
+    # the local summariser too), and the completed summary is printed from its items.
+    assert parse_summary_sections(completed(model, [], budget_tokens=2_000)) == (
+        parse_summary_sections(model))
+    sections = parse_summary_sections(model)
     assert sections["Progress/Done"] == [
         "1 Dec 2026 · User: Last Fri [27 Nov 2026] I started pottery and hiked the Gerês "
         "trail with Pixel and Joana."]

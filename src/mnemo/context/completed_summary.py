@@ -27,8 +27,8 @@ instead. So is a line of the summary the model went on from that it copied only 
 (by hand in a 3,072-token window: "Last Fri [27 Nov 2026] I started pottery", "… on Sunday
 [6 Dec"): the local lines carry that line whole, and the model's next rewrite does not
 copy the stump again. The same model copies the previous summary's long lines wrapped
-over several lines: a wrapped item is joined back into one (``_unwrapped``) before any of
-this, or each piece ("hiked the Gerês trail …") would be an item of its own.
+over several lines: the parser joins a wrapped item back into one
+(``summary/wrapped.py``), and a summary it joined is printed anew.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from mnemo.context.local_summary import (
 )
 from mnemo.context.prompt import PROGRESS_SUBSECTIONS, SUMMARY_TEMPLATE, TEMPLATE_SECTIONS
 from mnemo.context.summary.notes import content_words, told_in
+from mnemo.context.summary.wrapped import DANGLING, unwrapped
 from mnemo.messages import Message, content_text
 from mnemo.tokens import estimate_tokens_rough
 
@@ -72,10 +73,9 @@ def completed(model_body: str, turns: Sequence[Message], *, budget_tokens: int,
     at most half of that (see the module docstring). ``model_body`` unchanged when there
     is no room to share. ``model_previous``: the summary the model was given to go on
     from, when not ``previous_summary`` (its own earlier answer: ``prepare.py``)."""
-    joined = _unwrapped(model_body)
-    found = _sections(joined)
+    found = _sections(model_body)
     mine = _tidied(found, _squeezed(f"{previous_summary or ''}\n{model_previous}"))
-    if mine != found or joined != "\n".join(line.strip() for line in model_body.splitlines()):
+    if mine != found or unwrapped(model_body) != model_body.strip():
         model_body = render_sections(mine)
     if not turns:
         return model_body
@@ -134,48 +134,6 @@ def _sections(text: str) -> dict[str, list[str]]:
     return found
 
 
-# The 0.5B model copies the previous summary's long lines wrapped at about 65
-# characters ("- … I started pottery and" / "hiked the Gerês trail … reading "A"), and
-# each piece would be an item of its own ("hiked the Gerês trail …"). A line that goes on
-# an item is not a heading or a new item, and follows a line that stopped without a stop:
-# in lower case, after a comma or a word no sentence ends on, or after a wrapped line
-# (at least this long).
-_WRAPPED_CHARS = 50
-_ITEM_START = re.compile(r"^(?:#|[-*•] |\[[ x]\] |\d+[.)] )")
-_SENTENCE = re.compile(r"(?<=[.!?…])\s+")
-_BULLET = re.compile(r"^([-*•]) ")
-
-
-def _unwrapped(text: str) -> str:
-    """``text`` with the lines that go on an item joined to it; a joined item whose last
-    sentence stops short loses that piece ("… when I was ten. My best friend"). A piece
-    may carry a bullet of its own, another than its item's ("- … I started pottery" /
-    "• Lisbon with my friend Joana."): it goes on the item all the same."""
-    out: list[str] = []
-    joined: set[int] = set()
-    bullet = ""  # the bullet of the item being written
-    for raw in text.splitlines():
-        line = raw.strip()
-        before = out[-1].rstrip() if out else ""
-        mark = _BULLET.match(line)
-        piece = line[mark.end():] if mark and mark.group(1) != bullet else line
-        if (piece and before and not _ITEM_START.match(piece) and not before.startswith("#")
-                and before[-1:] not in ".!?…:)]" and (
-                    piece[0].islower() or before[-1:] == ","
-                    or before.rsplit(" ", 1)[-1].lower() in _DANGLING
-                    or len(before) >= _WRAPPED_CHARS)):
-            out[-1] = f"{before} {piece}"
-            joined.add(len(out) - 1)
-            continue
-        bullet = mark.group(1) if mark else ""
-        out.append(f"- {line[mark.end():]}" if mark else line)
-    for at in joined:
-        pieces = _SENTENCE.split(out[at])
-        if len(pieces) > 1 and pieces[-1][-1:] not in ".!?…\"'”’)]":
-            out[at] = " ".join(pieces[:-1])
-    return "\n".join(out)
-
-
 def _squeezed(text: str) -> str:
     return " ".join(text.split())
 
@@ -232,16 +190,10 @@ def _cut_from(line: str, previous: str) -> bool:
     return False
 
 
-# Words a sentence does not end on: a model line that does was cut there by its token cap
-# ("Ana adopted Pixel from the Oakland shelter yesterday and").
-_DANGLING = frozenset(("and", "or", "but", "the", "a", "an", "to", "of", "in", "on", "at",
-                      "for", "with", "from", "by", "that", "which", "who", "my", "your",
-                      "his", "her", "their", "its", "our"))
-
-
 def _without_dangling(line: str) -> str:
-    """``line`` without the words it was cut after (``_DANGLING``)."""
+    """``line`` without the words it was cut after (a model's token cap: "… yesterday
+    and"; ``wrapped.DANGLING``)."""
     words = line.rstrip(" ,;:-–—").split(" ")
-    while len(words) > 1 and words[-1].lower() in _DANGLING:
+    while len(words) > 1 and words[-1].lower() in DANGLING:
         words.pop()
     return " ".join(words).rstrip(" ,;:-–—") if len(words) > 1 else line

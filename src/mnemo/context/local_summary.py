@@ -61,6 +61,7 @@ from mnemo.context.summary.notes import (
 )
 from mnemo.context.summary.salience import condensed, salience
 from mnemo.context.summary.secrets import may_hold_secrets, redact_secrets
+from mnemo.context.summary.wrapped import unwrapped
 from mnemo.context.textscan import one_line, topic_matcher
 from mnemo.messages import Message, content_text
 
@@ -120,11 +121,12 @@ class _Line:
 def parse_summary_sections(text: str) -> dict[str, list[str]]:
     """The items of a template-shaped summary, by section (``Progress/Done`` …).
 
-    Lines outside any known heading land under ``"Other"``; ``(none)`` lines are dropped.
+    Lines outside any known heading land under ``"Other"``; ``(none)`` lines are dropped;
+    an item a model wrapped over lines is one item (``summary/wrapped.py``).
     """
     sections: dict[str, list[str]] = {}
     current = "Other"
-    for raw in text.splitlines():
+    for raw in unwrapped(text).splitlines():
         line = raw.strip()
         if line.startswith("## "):
             current = _canonical(line[3:], TEMPLATE_SECTIONS) or "Other"

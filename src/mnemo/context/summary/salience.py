@@ -261,8 +261,7 @@ def is_phatic(sentence: str, names: Iterable[str] = ()) -> bool:
     """True when ``sentence`` says nothing a later reader needs (see the docstring)."""
     if not sentence.isascii():
         return not _content(sentence, names)
-    if "," in sentence or " " in sentence[:16]:
-        sentence = _VOCATIVE.sub("", sentence)
+    sentence = _VOCATIVE.sub("", sentence)
     # A question about "them" asks for what the reply tells (its reply is ranked as one).
     skip = _skipped(tuple(names), not sentence.rstrip().endswith("?"))
     # Word by word, to stop at the first content word: most sentences have one early,
