@@ -45,7 +45,10 @@ PHATIC = ("Hey Mel! Good to see you!", "How have you been?", "Thanks so much, Me
           "It was great talking to you!", "Safe travels!", "That sucks.", "I'm fine, thanks.",
           # Whoever is addressed, named or not in the messages.
           "Congrats, Ana!", "Bye Jon!", "Nice to meet you, Ana!", "Thank you Rui!",
-          "Maybe soon!", "That's huge!", "Spill the beans!", "I'm on cloud nine!")
+          "Maybe soon!", "That's huge!", "Spill the beans!", "I'm on cloud nine!",
+          # Wishes for whatever the listener is about to do.
+          "Good luck with your next race!", "Enjoy your dinner.", "Wow, enjoy your trip!",
+          "Great question!", "Hang in there!", "Hugs!")
 
 
 def said(name: str, text: str) -> Message:
@@ -105,7 +108,8 @@ def test_phatic_sentences_are_recognised(sentence: str) -> None:
     "I paid a parking fine in Lisbon.", "We hang out at the Majestic cafe on Fridays.",
     "Happy birthday to my sister Rita, she turns 30!", "Hey Jon, how was Paris?",
     "We spent the summer in Braga, Portugal.", "Maybe we will move to Porto.",
-    "We bought a huge house in Braga."])
+    "We bought a huge house in Braga.", "I enjoy the outdoors.",
+    "Enjoy your dinner at Nobu tonight!", "Good luck with the Cardiff half marathon in October!"])
 def test_sentences_that_say_something_are_not_phatic(sentence: str) -> None:
     assert not is_phatic(sentence, ("Caroline", "Melanie"))
 
@@ -309,6 +313,41 @@ def test_a_conversation_without_names_gets_the_conversation_sections() -> None:
     assert "Progress/In Progress" not in s
     for line in lines_of(summary):
         assert not any(p.rstrip("!.") in line for p in PHATIC if len(p) > 12), line
+
+
+def test_a_rule_the_user_sets_for_an_ai_assistant_is_a_constraint() -> None:
+    turns: list[Message] = [
+        {"role": "user", "content": "Hi! I just moved to Utrecht from Lisbon last month."},
+        {"role": "assistant", "content": "Welcome! How are you settling in?"},
+        {"role": "user", "content": "Also, I'm vegetarian, so please only suggest "
+                                    "vegetarian recipes. From now on, call me Bea."},
+        {"role": "assistant", "content": "Got it, vegetarian recipes only, Bea."},
+        {"role": "user", "content": "Please suggest a quick dinner for tonight."},
+        {"role": "assistant", "content": "Try a chickpea curry with spinach."},
+        {"role": "user", "content": "By the way, my car broke down yesterday."},
+        {"role": "assistant", "content": "Sorry to hear that! Good, so you'll have it "
+                                         "back on Thursday."},
+    ]
+    s = parse_summary_sections(summarize_locally(turns, budget_tokens=2_000,
+                                                 session_date=date(2026, 12, 1)))
+    rules = " ".join(s["Constraints & Preferences"])
+    assert "only suggest vegetarian recipes" in rules and "Call me Bea" in rules
+    assert "quick dinner" not in rules  # a request for one answer sets no rule
+    # A note that lost its phatic opening starts as a sentence does.
+    notes = " ".join(s["Critical Context"])
+    assert "User: My car broke down yesterday [30 Nov 2026]" in notes
+    assert "You'll have it back on Thursday [3 Dec 2026]" in notes
+
+
+def test_between_people_advice_sets_no_rule() -> None:
+    turns = [said("Caroline", "[Session 1, 1:56 pm on 8 May, 2023]\nI ran my first 10k."),
+             said("Melanie", "Always use good shoes for long runs, and never skip the "
+                  "warm-up before a race in Boston."),
+             said("Caroline", "I bought trail shoes in Denver last week."),
+             said("Melanie", "Mine are from a shop in Boston.")]
+    s = parse_summary_sections(summarize_locally(turns, budget_tokens=2_000))
+    assert "Constraints & Preferences" not in s  # Melanie's advice is her note
+    assert any("never skip the warm-up" in x for x in s["Critical Context"])
 
 
 def test_a_coding_chat_without_names_or_tools_stays_a_work_session() -> None:

@@ -59,7 +59,7 @@ from mnemo.context.summary.notes import (
     rare_words,
     told_in,
 )
-from mnemo.context.summary.salience import condensed, salience
+from mnemo.context.summary.salience import condensed, is_standing_rule, salience
 from mnemo.context.summary.secrets import may_hold_secrets, redact_secrets
 from mnemo.context.summary.wrapped import unwrapped
 from mnemo.context.textscan import one_line, topic_matcher
@@ -489,6 +489,7 @@ _NOTE_SECTIONS = {"event": "Progress/Done", "preference": "Constraints & Prefere
 # recognised (55), by its salience: notes compete among themselves for what is left.
 _NOTE_BASE = 38.0
 _NOTE_SPAN = 16.0
+_RULE_BASE = 90.0  # a rule for the assistant's answers (Constraints & Preferences)
 _PAIR_COST = 6.0  # a pair repeats its answer's note and pays for the question
 _NAMED = re.compile(r"^(?:\d{1,2} \w{3,9} \d{4} · )?[A-Z][\w .'’-]{0,40}: ")
 
@@ -568,6 +569,12 @@ def _note_lines(facts: Facts, in_goal: set[int]) -> list[_Line]:
             gain = min(_NOTE_SPAN, score)
             base = _NOTE_BASE + gain - (room == "noted" and not person)
             section = _NOTE_SECTIONS[note.kind]
+            if not person and note.role == "user" and is_standing_rule(note.text):
+                # A rule the user set for an AI assistant's answers ("please only
+                # suggest vegetarian recipes") binds every answer to come: it weighs as
+                # a rule does in a work session, and is no restatement of the turns.
+                gain, base, room = 0.0, _RULE_BASE, ""
+                section = "Constraints & Preferences"
         else:
             gain, base, section = 0.0, _CRITICAL[room][1], "Critical Context"
         text = condensed(note.text) if talk else note.text

@@ -34,7 +34,7 @@ from functools import lru_cache
 from mnemo.context.textscan import CJK_CLASS, STOPWORDS
 
 __all__ = ["INTERCEPT", "PRONOUNS", "WEIGHTS", "clean", "condensed", "fact_key", "is_instruction",
-           "is_phatic", "kind", "salience", "sentence_features", "subject_key",
+           "is_phatic", "is_standing_rule", "kind", "salience", "sentence_features", "subject_key",
            "without_phatic_clauses"]
 
 # Words that carry no fact in chit-chat: evaluation, feelings about the other person's
@@ -60,7 +60,7 @@ gotta alright bud buddy dude pal stoked gotcha bummer boogie anyway anyways nah 
 bet remember forget believe interested idea talented hilarious funny cute adorable
 highly recommend enjoy seriously rock rocks stunning gorgeous hyped tough almost miss
 missed goodnight rooting sucks annoying understand interesting thoughtful oops fine bad
-goes bravo kudos sometime maybe huge yet guys
+goes bravo kudos sometime maybe huge yet guys hugs understandable
 """.split()  # noqa: SIM905 - a word list reads better as text
 )
 # Phrases of chit-chat whose words also carry facts elsewhere ("it makes sense", "no
@@ -89,7 +89,10 @@ _PHATIC_PHRASE = re.compile(
     r"|sweet dreams|long time no (?:see|talk|chat)"
     r"|good (?:night|morning|evening)|take it easy"
     r"|(?:talk|speak|see you)(?: to you)? (?:soon|later|tomorrow|then)"
-    r"|that'?s the spirit|you deserve it|me neither|let (?:me|us) know)\b"
+    r"|that'?s the spirit|you deserve it|me neither|let (?:me|us) know"
+    r"|(?:good|best of|the best of) luck (?:with|on|at|in|for) (?:your|the)(?: [a-z'’-]+){1,2}"
+    r"|(?:^|(?<=[,!.] ))enjoy your [a-z'’-]+"
+    r"|great question|hang in there|night night)\b"
 )
 # Words that are a sound, not a word: "woohoo", "yoohoo", "woah", "oof", "ugh", "sooo"
 # (a letter held), however many letters each takes (``_is_sound``: up to a bound, so a
@@ -195,6 +198,30 @@ def is_instruction(sentence: str) -> bool:
     return bool(_INSTRUCTION.search(sentence))
 
 
+# A rule the user sets for how the assistant answers from now on ("please only suggest
+# vegetarian recipes", "never use emojis", "from now on call me Bea"), as opposed to a
+# request for one answer ("please suggest a dinner for tonight").
+_STANDING_RULE = re.compile(
+    r"(?:^|[,;:]\s*|\b(?:so|and|but|also)\s+)(?:please\s+|pls\s+)?(?:always|never|only"
+    r"|don'?t|do not|stop)\s+(?:ever\s+)?(?:use|suggest|give(?! up)|answer|reply|respond|write"
+    r"|call|tell|show|recommend|speak|talk|send|include|mention|ask|add|format|list|say"
+    r"|explain|translate|assume|offer|book|schedule|share|cite|swear|curse|bring"
+    r"|propose|pick|choose|order)\b"
+    r"|\b(?:from now on|going forward|next time you)\b"
+    r"|\bi(?:'d| would)? (?:like|want|need|prefer) (?:you to (?:always|never|only|keep|use"
+    r"|answer|reply|call|write)|(?:your |short |shorter |brief )?(?:answers|replies"
+    r"|responses))\b|\b(?:keep|make) (?:your )?(?:answers|replies|responses) (?:short"
+    r"|brief|concise|simple)|\bcall me (?-i:[A-Z])",
+    re.IGNORECASE,
+)
+
+
+def is_standing_rule(sentence: str) -> bool:
+    """True when ``sentence`` (the user's, to an AI assistant) sets a rule for the
+    answers to come rather than asking for one (see ``_STANDING_RULE``)."""
+    return _STANDING_RULE.search(sentence) is not None
+
+
 def without_phatic_clauses(sentence: str, names: Iterable[str] = ()) -> str:
     """``sentence`` without its phatic clauses: "I made peach cobbler, it was great!"
     keeps "I made peach cobbler"."""
@@ -214,6 +241,8 @@ def without_phatic_clauses(sentence: str, names: Iterable[str] = ()) -> str:
     if not kept:
         return ""
     text = "".join(kept).strip()
+    if kept[0] != parts[0]:  # "By the way, my car broke down" → "My car broke down"
+        text = text[:1].upper() + text[1:]
     end = sentence.rstrip()[-1:]
     return text + end if end in ".!?" and not text.endswith((".", "!", "?")) else text
 
@@ -379,4 +408,7 @@ _FILLER = re.compile(
 def condensed(sentence: str) -> str:
     """``sentence`` without filler words ("really", "so", "just", …): the same facts in
     fewer characters, for notes of conversation."""
-    return _FILLER.sub("", sentence)
+    shorter = _FILLER.sub("", sentence)
+    if sentence[:1].isupper() and shorter[:1].islower():  # "So you'll …" → "You'll …"
+        return shorter[:1].upper() + shorter[1:]
+    return shorter
