@@ -190,6 +190,19 @@ def test_a_request_to_tell_is_a_question_and_one_to_do_stays_open() -> None:
     assert not any("gift" in x or "pottery class" in x for x in pending), pending
 
 
+def test_a_reply_that_does_what_was_asked_closes_that_request_only() -> None:
+    turns = chat("Hi! I'm Ana and I live in Lisbon.", "Nice to meet you, Ana!",
+                 "Can you remind me on Friday to book the vet for Pixel?",
+                 "Pixel is a lovely name.",
+                 "Can you send me the photo of the Alfama studio?",
+                 "Sure thing! Here you go.",
+                 "My dog Pixel is a beagle from the Oakland shelter.", "Pixel sounds lovely.")
+    pending = parse_summary_sections(summarize_locally(turns, budget_tokens=2_000)).get(
+        "Pending User Asks", [])
+    assert not any("photo" in x for x in pending), pending  # "Here you go." sent it
+    assert any("remind me on Friday" in x for x in pending)  # an older one is not done
+
+
 def test_relative_dates_are_resolved_against_the_session_date() -> None:
     summary = summarize_locally(conversation(), budget_tokens=2_000)
     assert "support group yesterday [7 May 2023]" in summary

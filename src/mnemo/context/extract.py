@@ -17,8 +17,9 @@ Questions. A question is answered by the reply that follows it — the other spe
 next text, up to the next message of the asker — when a sentence of that reply shares
 its content words; then the pair goes to "Resolved Questions". Otherwise it is left
 unpaired: a request ("can you …", "please …") stays open under "Pending User Asks"
-until a later reply answers it, a plain question is dropped once the asker speaks
-again (the conversation moved on). Phatic text is never a question, a fact or a note.
+until a later reply answers it or says it is done ("Here you go.", "Sent!"), a plain
+question is dropped once the asker speaks again (the conversation moved on). Phatic
+text is never a question, a fact or a note.
 """
 
 from __future__ import annotations
@@ -330,6 +331,8 @@ class _Reader:
         if not self.open_asks:
             return
         replies = [(s, _topic(s)) for s in prose.kept if not s.endswith(("?", "？"))]
+        # "Here you go." does what the message before it asked, not every older request.
+        done_at = max((a.order for a in self.open_asks), default=-1) if prose.done else -1
         still_open: list[_Ask] = []
         for ask in self.open_asks:
             if ask.asker == role:  # the asker speaks again: a plain question moved on
@@ -341,7 +344,8 @@ class _Reader:
             best, overlap = max(((s, len(ask.words & w)) for s, w in replies),
                                 key=lambda p: p[1], default=("", 0))
             if not ask.words or overlap < needed:
-                still_open.append(ask)
+                if not (ask.request and ask.order == done_at):
+                    still_open.append(ask)
                 continue
             if ask.text.lower() not in self.answered:
                 self.answered.add(ask.text.lower())

@@ -90,6 +90,16 @@ _ASKS_TO_TELL = re.compile(
     r"|suggestions?|info))\b",
     re.IGNORECASE,
 )
+# A reply that does what it was asked in so many words — phatic words, so no sentence of
+# it is kept to pair the request with: "Sure thing! Here you go.", "Done!", "Just sent
+# it.", "All set."
+_DONE = re.compile(
+    r"\b(?:here (?:you go|you are|it is|they are)|i(?:'ve| have)?(?: just)? (?:sent|booked"
+    r"|added|scheduled|shared|uploaded|emailed|forwarded|ordered) (?:it|them|you|that"
+    r"|this|the|a|an|over)\b|you'?re all set|(?:it'?s |all )done\b(?! \w))"
+    r"|^\W*(?:(?:sure|ok(?:ay)?|yes|yep)\W+)?(?:done|sent|all set|just sent)\b",
+    re.IGNORECASE,
+)
 _FILE_KEYS = frozenset({"path", "file_path", "filepath", "file", "filename"})
 _PATH_LIKE = re.compile(r"[/\\]|^~|\.\w{1,8}$")
 # What marks a text as part of work on code or systems rather than talk between people:
@@ -133,6 +143,7 @@ class Prose(NamedTuple):
     unclaimed: tuple[str, ...]
     values: Values
     errors: tuple[str, ...]
+    done: bool = False  # it says what was asked is done ("Here you go", "Sent!"): _DONE
 
 
 @dataclass(frozen=True)
@@ -299,7 +310,8 @@ def _read_prose(text: str, role: str, names: Sequence[str]) -> Prose:
             unclaimed.append(sentence)
     errors = tuple(best_error_lines(error_lines(text), 3)) if role == "user" else ()
     return Prose(tuple(kept), day, tuple(prefs), tuple(decisions), tuple(soft),
-                 tuple(remaining), tuple(asks), tuple(unclaimed), read_values(text), errors)
+                 tuple(remaining), tuple(asks), tuple(unclaimed), read_values(text), errors,
+                 _DONE.search(text) is not None)
 
 
 class _Sentence(NamedTuple):
