@@ -286,6 +286,25 @@ def test_the_newest_of_two_conflicting_facts_is_kept() -> None:
     assert "My dog's name is Rex." not in summary
 
 
+def test_where_someone_lives_and_works_now_replaces_what_they_said_before() -> None:
+    turns = [said("Caroline", "[Session 1, 10:00 am on 5 January, 2025]\nI live in Leeds "
+                  "with my partner Joe. I'm a software tester at Skyscanner."),
+             said("Melanie", "I live in Glasgow, near the river Clyde."),
+             said("Caroline", "I'm a member at the Leeds climbing wall."),
+             said("Melanie", "[Session 2, 6:30 pm on 20 February, 2025]\nHow is Joe?"),
+             said("Caroline", "Joe and I moved to York last week! I work at Monzo as a QA "
+                  "lead now."),
+             said("Melanie", "That's a big change."),
+             said("Caroline", "I live in York now, in a flat by the Minster.")]
+    summary = summarize_locally(turns, budget_tokens=2_000)
+    assert "Leeds with my partner" not in summary and "Skyscanner" not in summary
+    assert "I work at Monzo as a QA lead now" in summary
+    # A move keeps its date when the new home is named again; a membership is no job.
+    assert "moved to York last week [week of 10 Feb 2025]" in summary
+    assert "Leeds climbing wall" in summary
+    assert "I live in Glasgow" in summary  # another speaker's home
+
+
 def test_near_identical_facts_are_kept_once() -> None:
     turns = [said("Caroline", "I started a pottery class in Denver."),
              *conversation()[1:7],

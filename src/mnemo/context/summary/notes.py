@@ -30,6 +30,7 @@ from mnemo.context.summary.salience import (
     is_phatic,
     kind,
     salience,
+    slot_keys,
     subject_key,
     without_phatic_clauses,
 )
@@ -124,7 +125,7 @@ def _noted(raw: str, today: date | None, names: tuple[str, ...], checked: bool
         return None
     # Only a sentence with "my " in it can say what its subject is (``subject_key``).
     subject = subject_key(text) if "my " in text.lower() else None
-    keys = ("=" + fact_key(text),) + (("my " + subject,) if subject else ())
+    keys = ("=" + fact_key(text),) + (("my " + subject,) if subject else ()) + slot_keys(text)
     return text, keys, content_words(text)
 
 
@@ -191,7 +192,8 @@ def latest_notes(notes: Sequence[Note]) -> list[Note]:
         keys = [(note.speaker, key) for key in note.keys]
         if any(k in seen for k in keys):
             continue
-        seen.update(keys)
+        # A "+" key replaces older notes of that key, and no newer note replaces it.
+        seen.update((who, key.lstrip("+")) for who, key in keys)
         kept.append(note)
     kept.reverse()
     return _without_echoes(kept)

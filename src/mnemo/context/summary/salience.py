@@ -33,9 +33,9 @@ from functools import lru_cache
 
 from mnemo.context.textscan import CJK_CLASS, STOPWORDS
 
-__all__ = ["INTERCEPT", "PRONOUNS", "WEIGHTS", "clean", "condensed", "fact_key", "is_instruction",
-           "is_phatic", "is_standing_rule", "kind", "salience", "sentence_features", "subject_key",
-           "without_phatic_clauses"]
+__all__ = ["INTERCEPT", "PRONOUNS", "WEIGHTS", "clean", "condensed", "fact_key",
+           "is_instruction", "is_phatic", "is_standing_rule", "kind", "salience",
+           "sentence_features", "slot_keys", "subject_key", "without_phatic_clauses"]
 
 # Words that carry no fact in chit-chat: evaluation, feelings about the other person's
 # news, agreement, small talk. A sentence made only of these (and function words) is
@@ -390,6 +390,38 @@ def fact_key(sentence: str) -> str:
         return " ".join([w[:5] for w in _WORD.findall(sentence.lower()) if w not in STOPWORDS])
     return " ".join(w.lower()[:5] for w in _WORD.findall(sentence)
                     if w.lower() not in STOPWORDS)
+
+
+# Where a speaker lives and works now: a newer statement of either replaces an older one
+# ("I live in Leeds" gives way to "we live in York now"), and a move replaces where one
+# lived without being replaced by it ("we moved to York last week" keeps its date when
+# "I live in York" follows). A place is a capitalised word.
+_HOME_NOW = re.compile(
+    r"\b(?:i|we)(?:'m| am|'re| are)? (?:live|living|based|settled) in (?-i:[A-Z])",
+    re.IGNORECASE)
+_MOVED = re.compile(
+    r"\b(?:i|we)(?:'ve| have)?(?: just| recently| finally)? (?:moved|relocated) (?:back )?"
+    r"to (?-i:[A-Z])", re.IGNORECASE)
+_JOB_NOW = re.compile(
+    r"\bi(?:'m| am)? (?:work|working) (?:as|at|for) (?:a |an |the )?(?-i:[A-Z])?"
+    r"|\bi(?:'m| am) (?:a|an) (?!(?:member|regular|fan|guest|volunteer|customer|patient"
+    r"|visitor)\b)[a-z]+(?: [a-z]+)? at (?-i:[A-Z])", re.IGNORECASE)
+
+
+def slot_keys(sentence: str) -> tuple[str, ...]:
+    """The keys of what ``sentence`` says about where its speaker lives or works now:
+    ``slot home`` / ``slot job`` for a current state, ``+slot home`` for a move, which
+    replaces the state without being replaced by it (``notes.latest_notes``)."""
+    if " i" not in f" {sentence.lower()}" and "we " not in sentence.lower():
+        return ()
+    keys: list[str] = []
+    if _MOVED.search(sentence):
+        keys.append("+slot home")
+    elif _HOME_NOW.search(sentence):
+        keys.append("slot home")
+    if _JOB_NOW.search(sentence):
+        keys.append("slot job")
+    return tuple(keys)
 
 
 def subject_key(sentence: str) -> str | None:
