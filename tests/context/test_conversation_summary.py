@@ -48,7 +48,7 @@ PHATIC = ("Hey Mel! Good to see you!", "How have you been?", "Thanks so much, Me
           "Maybe soon!", "That's huge!", "Spill the beans!", "I'm on cloud nine!",
           # Wishes for whatever the listener is about to do.
           "Good luck with your next race!", "Enjoy your dinner.", "Wow, enjoy your trip!",
-          "Great question!", "Hang in there!", "Hugs!")
+          "Great question!", "Hang in there!", "Hugs!", "Congrats on both!")
 
 
 def said(name: str, text: str) -> Message:

@@ -60,7 +60,7 @@ gotta alright bud buddy dude pal stoked gotcha bummer boogie anyway anyways nah 
 bet remember forget believe interested idea talented hilarious funny cute adorable
 highly recommend enjoy seriously rock rocks stunning gorgeous hyped tough almost miss
 missed goodnight rooting sucks annoying understand interesting thoughtful oops fine bad
-goes bravo kudos sometime maybe huge yet guys hugs understandable
+goes bravo kudos sometime maybe huge yet guys hugs understandable both
 """.split()  # noqa: SIM905 - a word list reads better as text
 )
 # Phrases of chit-chat whose words also carry facts elsewhere ("it makes sense", "no
