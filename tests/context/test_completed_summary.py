@@ -334,3 +334,18 @@ def test_between_people_a_models_filler_does_not_outlive_the_facts_told_since() 
                    "has since adopted it at the same time"):
         assert filler not in text
     assert "Oakland" in text  # what it told is ranked as a note, and kept
+
+
+def test_a_rule_the_model_only_mentioned_elsewhere_is_kept_as_a_rule() -> None:
+    # Seen by hand: the 0.5B model wrote the user's rule into its Goal line.
+    model = ("## Goal\n- Ana is vegetarian, so please only suggest vegetarian recipes; "
+             "she talks about her family.\n")
+    turns = _chat()
+    turns[2:2] = [{"role": "user", "content": "I'm vegetarian, so please only suggest "
+                                              "vegetarian recipes."},
+                  {"role": "assistant", "content": "Noted."}]
+    text = completed(model, turns, budget_tokens=2_000)
+    rules = parse_summary_sections(text).get("Constraints & Preferences", [])
+    assert any("only suggest vegetarian recipes" in line for line in rules), text
+    # A fact the model told already is still not repeated.
+    assert sum("cello" in line for line in _lines(text)) <= 1

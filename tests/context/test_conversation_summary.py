@@ -203,6 +203,22 @@ def test_a_reply_that_does_what_was_asked_closes_that_request_only() -> None:
     assert any("remind me on Friday" in x for x in pending)  # an older one is not done
 
 
+def test_a_request_an_earlier_summary_left_open_stays_open_past_unrelated_replies() -> None:
+    previous = summarize_locally(chat(
+        "Step 1: refactor src/api/client.py to use httpx.", "Refactored it.",
+        "Also, can you find out whether the nightly backup still runs at 02:00 UTC?",
+        "Step 1 done: src/api uses the new client and the tests pass."), budget_tokens=2_000)
+    assert "nightly backup" in " ".join(parse_summary_sections(previous)["Pending User Asks"])
+    later = chat("Step 2: refactor src/db/pool.py to use the new client.",
+                 "Step 2 done: src/db uses the new client and the tests pass.",
+                 "Thanks!", "Done!")
+    s = parse_summary_sections(summarize_locally(later, budget_tokens=2_000,
+                                                 previous_summary=previous))
+    assert any("nightly backup" in x for x in s["Pending User Asks"])
+    # A reply that only says "done" closes the request it follows, not one carried over.
+    assert "Thanks" not in " ".join(s.get("Pending User Asks", []))
+
+
 def test_relative_dates_are_resolved_against_the_session_date() -> None:
     summary = summarize_locally(conversation(), budget_tokens=2_000)
     assert "support group yesterday [7 May 2023]" in summary
@@ -660,6 +676,20 @@ def test_an_assistant_restating_what_it_was_told_adds_no_note() -> None:
     assert "Grilled sardines are my favorite food." not in texts  # in the other spelling
     assert "I went to a pride parade last year too." in texts  # a fact of its own
     assert "My sister Rita is getting married in Porto on 14 June." in texts
+
+
+def test_a_reply_that_repeats_the_words_it_was_given_is_no_note_and_no_answer() -> None:
+    # Seen by hand: the embedded model echoes a few words back.
+    turns = chat("I live in Leeds and I'm a software tester at Skyscanner.",
+                 "Leeds & Skyscanner.",
+                 "Can you suggest a quick dinner for tonight?",
+                 "Quick dinner for tonight.",
+                 "How old is Biscuit?", "Biscuit is four.")
+    facts = extract_facts(turns)
+    texts = [note.text for note in facts.notes]
+    assert "Leeds & Skyscanner." not in texts
+    assert not any("quick dinner" in item.text.lower() for item in facts.resolved)
+    assert [item.text for item in facts.resolved] == ["How old is Biscuit? → Biscuit is four."]
 
 
 def test_a_chat_is_dated_by_the_day_its_system_prompt_says_it_started() -> None:

@@ -44,12 +44,14 @@ from mnemo.context.local_summary import (
 )
 from mnemo.context.prompt import PROGRESS_SUBSECTIONS, SUMMARY_TEMPLATE, TEMPLATE_SECTIONS
 from mnemo.context.summary.notes import content_words, told_in
+from mnemo.context.summary.salience import is_standing_rule
 from mnemo.context.summary.wrapped import DANGLING, unwrapped
 from mnemo.messages import Message, content_text
 from mnemo.tokens import estimate_tokens_rough
 
 __all__ = ["MIN_ROOM_TOKENS", "completed"]
 
+_RULES = "Constraints & Preferences"
 # Less room than this is not worth a local reading: a short line.
 MIN_ROOM_TOKENS = 24
 _REPLACED_SHARE = 0.5  # of what it replaces, a completed summary takes at most this
@@ -105,11 +107,16 @@ def completed(model_body: str, turns: Sequence[Message], *, budget_tokens: int,
     local = parse_summary_sections(summarize_locally(
         turns, budget_tokens=room + _EMPTY_TEMPLATE_TOKENS, previous_summary=previous_summary,
         extra_context=extra_context, session_date=session_date, known_words=known))
+    # A rule the user set for the assistant stays one, though the model's lines mention
+    # its words elsewhere (seen by hand: the 0.5B model put "please only suggest
+    # vegetarian recipes" into its Goal); only a rule the model kept tells it.
+    rules = content_words(" ".join(mine.get(_RULES, [])))
     added: list[tuple[str, str]] = []
     for key in _ORDER:
         for line in local.get(key, []):
             words = content_words(line)
-            if words and not told_in(words, known):
+            told = rules if key == _RULES and is_standing_rule(line) else known
+            if words and not told_in(words, told):
                 added.append((key, line))
                 known |= words
     merged = {key: list(lines) for key, lines in mine.items()}

@@ -179,6 +179,9 @@ class _Reader:
         self.soft: list[tuple[str, str, int]] = []  # (kind, sentence, order): see finish
         self.texts: list[tuple[str, Prose]] = []  # user and assistant texts: see is_talk
         self.asked_by = ""  # the role whose last text asked something, or ""
+        # The role and order of the text before the one being read, and of that one.
+        self.before: tuple[str, int] = ("", -1)
+        self.latest: tuple[str, int] = ("", -1)
 
     def copy(self) -> _Reader:
         """A copy that a pass can go on with, leaving this one as it is (``resume.py``):
@@ -272,6 +275,7 @@ class _Reader:
         if self.asked_by and self.asked_by != role:
             self.facts.replies.add(order)
         self.asked_by = role if prose.asks else ""
+        self.before, self.latest = self.latest, (role, order)
         self.soft += [(kind, sentence, order) for kind, sentence in prose.soft]
         # A soft claim's note is kept only in a conversation, and a session that used a
         # tool for work is none (``finish``): from the first such call on, they are not
@@ -331,8 +335,9 @@ class _Reader:
         if not self.open_asks:
             return
         replies = [(s, _topic(s)) for s in prose.kept if not s.endswith(("?", "？"))]
-        # "Here you go." does what the message before it asked, not every older request.
-        done_at = max((a.order for a in self.open_asks), default=-1) if prose.done else -1
+        # "Here you go." does what the text before it asked, not any older request.
+        before, asked_at = self.before
+        done_at = asked_at if prose.done and before and before != role else None
         still_open: list[_Ask] = []
         for ask in self.open_asks:
             if ask.asker == role:  # the asker speaks again: a plain question moved on
@@ -341,7 +346,10 @@ class _Reader:
                 continue
             needed = (1 if not ask.request and len(ask.words) <= 3 else
                       min(len(ask.words), max(2, (len(ask.words) + 1) // 2)))
-            best, overlap = max(((s, len(ask.words & w)) for s, w in replies),
+            # A sentence made only of the question's words ("Quick dinner for tonight."
+            # after "Can you suggest a quick dinner for tonight?") repeats it: no answer.
+            best, overlap = max(((s, len(ask.words & w)) for s, w in replies
+                                 if not w <= ask.words),
                                 key=lambda p: p[1], default=("", 0))
             if not ask.words or overlap < needed:
                 if not (ask.request and ask.order == done_at):

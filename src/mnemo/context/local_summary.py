@@ -558,6 +558,7 @@ def _note_lines(facts: Facts, in_goal: set[int]) -> list[_Line]:
             day = f"{note.day} · "
             merge, head, who, label = f"day|{note.day}", len(day), label, day + label
         kind = ("noted " if room == "noted" else "") + _said_kind(note.text)
+        rule = False
         if talk:
             # A note carried from the previous summary (its order is before every turn)
             # was kept by a ranking that knew whether it answered a question; read back,
@@ -573,7 +574,9 @@ def _note_lines(facts: Facts, in_goal: set[int]) -> list[_Line]:
                 # A rule the user set for an AI assistant's answers ("please only
                 # suggest vegetarian recipes") binds every answer to come: it weighs as
                 # a rule does in a work session, and is no restatement of the turns.
-                gain, base, room = 0.0, _RULE_BASE, ""
+                # Nor is it left out because another line mentions its words: a rule
+                # stated only in passing elsewhere is no rule (``_fit``'s ``known``).
+                rule, gain, base, room = True, 0.0, _RULE_BASE, ""
                 section = "Constraints & Preferences"
         else:
             gain, base, section = 0.0, _CRITICAL[room][1], "Critical Context"
@@ -583,7 +586,7 @@ def _note_lines(facts: Facts, in_goal: set[int]) -> list[_Line]:
         group = groups.setdefault(note.speaker, len(groups) + 1) if talk and not who else 0
         by_section.setdefault(section, []).append(_Candidate(
             kind, label + text, note.order, base, room, merge, seq, head, who,
-            note.words if talk else frozenset(), gain, group, talk))
+            note.words if talk and not rule else frozenset(), gain, group, talk))
     return [line for section, candidates in by_section.items()
             for line in _ranked(section, candidates)]
 

@@ -199,7 +199,7 @@ def latest_notes(notes: Sequence[Note]) -> list[Note]:
     return _without_echoes(kept)
 
 
-_MIN_ECHO_WORDS = 3
+_MIN_ECHO_WORDS = 1
 
 
 def _stems(note: Note) -> frozenset[str]:

@@ -100,6 +100,17 @@ _DONE = re.compile(
     r"|^\W*(?:(?:sure|ok(?:ay)?|yes|yep)\W+)?(?:done|sent|all set|just sent)\b",
     re.IGNORECASE,
 )
+_DONE_CHARS = 60
+
+
+def _says_done(text: str, kept: Sequence[str]) -> bool:
+    """True when ``text`` only says that what was asked is done: "Sure thing! Here you
+    go." (no sentence kept), "Just sent it." — not "Done: I added retries to sender.py",
+    which pairs with a request by its words or with none."""
+    return _DONE.search(text) is not None and all(
+        len(s) <= _DONE_CHARS and _DONE.search(s) for s in kept)
+
+
 _FILE_KEYS = frozenset({"path", "file_path", "filepath", "file", "filename"})
 _PATH_LIKE = re.compile(r"[/\\]|^~|\.\w{1,8}$")
 # What marks a text as part of work on code or systems rather than talk between people:
@@ -143,7 +154,7 @@ class Prose(NamedTuple):
     unclaimed: tuple[str, ...]
     values: Values
     errors: tuple[str, ...]
-    done: bool = False  # it says what was asked is done ("Here you go", "Sent!"): _DONE
+    done: bool = False  # it only says what was asked is done ("Here you go."): _says_done
 
 
 @dataclass(frozen=True)
@@ -311,7 +322,7 @@ def _read_prose(text: str, role: str, names: Sequence[str]) -> Prose:
     errors = tuple(best_error_lines(error_lines(text), 3)) if role == "user" else ()
     return Prose(tuple(kept), day, tuple(prefs), tuple(decisions), tuple(soft),
                  tuple(remaining), tuple(asks), tuple(unclaimed), read_values(text), errors,
-                 _DONE.search(text) is not None)
+                 _says_done(text, kept))
 
 
 class _Sentence(NamedTuple):
