@@ -100,15 +100,18 @@ _DONE = re.compile(
     r"|^\W*(?:(?:sure|ok(?:ay)?|yes|yep)\W+)?(?:done|sent|all set|just sent)\b",
     re.IGNORECASE,
 )
-_DONE_CHARS = 60
+_DONE_CHARS = 60  # a sentence that says it is done, in more words than phatic ones
+_DONE_TEXT_CHARS = 240
 
 
 def _says_done(text: str, kept: Sequence[str]) -> bool:
     """True when ``text`` only says that what was asked is done: "Sure thing! Here you
     go." (no sentence kept), "Just sent it." — not "Done: I added retries to sender.py",
     which pairs with a request by its words or with none."""
-    return _DONE.search(text) is not None and all(
-        len(s) <= _DONE_CHARS and _DONE.search(s) for s in kept)
+    # Lengths first: a reply that says only this is short (most texts are not).
+    if len(text) > _DONE_TEXT_CHARS or any(len(s) > _DONE_CHARS for s in kept):
+        return False
+    return _DONE.search(text) is not None and all(_DONE.search(s) for s in kept)
 
 
 _FILE_KEYS = frozenset({"path", "file_path", "filepath", "file", "filename"})

@@ -412,14 +412,19 @@ def slot_keys(sentence: str) -> tuple[str, ...]:
     """The keys of what ``sentence`` says about where its speaker lives or works now:
     ``slot home`` / ``slot job`` for a current state, ``+slot home`` for a move, which
     replaces the state without being replaced by it (``notes.latest_notes``)."""
-    if " i" not in f" {sentence.lower()}" and "we " not in sentence.lower():
+    low = sentence.lower()
+    # The patterns' verbs first: most sentences have none (a tenth of the search's cost).
+    home = "liv" in low or "moved" in low or "based" in low or "settled" in low or (
+        "relocated" in low)
+    job = "work" in low or " at " in low
+    if not (home or job):
         return ()
     keys: list[str] = []
-    if _MOVED.search(sentence):
+    if home and _MOVED.search(sentence):
         keys.append("+slot home")
-    elif _HOME_NOW.search(sentence):
+    elif home and _HOME_NOW.search(sentence):
         keys.append("slot home")
-    if _JOB_NOW.search(sentence):
+    if job and _JOB_NOW.search(sentence):
         keys.append("slot job")
     return tuple(keys)
 
