@@ -8,6 +8,7 @@ keep the newest, every message is read once, and the summary stays within its bu
 from __future__ import annotations
 
 import json
+import random
 from datetime import date
 
 import pytest
@@ -15,6 +16,7 @@ import pytest
 from mnemo.context import ContextCompressor, summarize_locally
 from mnemo.context.extract import extract_facts, is_conversation
 from mnemo.context.local_summary import parse_summary_sections, render_sections
+from mnemo.context.summary import salience as salience_module
 from mnemo.context.summary.dates import conversation_started, find_date, resolve_relative
 from mnemo.context.summary.notes import carried_notes
 from mnemo.context.summary.reading import CACHE
@@ -112,6 +114,26 @@ def test_phatic_sentences_are_recognised(sentence: str) -> None:
     "Enjoy your dinner at Nobu tonight!", "Good luck with the Cardiff half marathon in October!"])
 def test_sentences_that_say_something_are_not_phatic(sentence: str) -> None:
     assert not is_phatic(sentence, ("Caroline", "Melanie"))
+
+
+def test_the_phatic_shortcut_agrees_with_the_phrase_search(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``is_phatic`` settles most sentences before searching the phrases; on sentences
+    made of the phrases' own words (and words that begin like them) it must give what
+    the phrase search alone gives."""
+    module = salience_module
+    words = sorted(module._PHRASE_WORDS | module._PHATIC_WORDS
+                   | {w for w in module._PHRASE_STARTS if len(w) >= 3}
+                   | {w + end for w in module._PHRASE_WORDS for end in ("s", "ing", "y")})
+    words += ["don't", "can't", "c'mon", "I'm", "Rex", "Paris", "3", "dog"]
+    r = random.Random(7)
+    corpus = [*PHATIC, *[" ".join(r.choice(words) for _ in range(r.randint(1, 6)))
+                         + r.choice(("", "!", "?", ".")) for _ in range(5_000)]]
+    names = ("Caroline", "Melanie")
+    fast = [is_phatic(s, names) for s in corpus]
+    monkeypatch.setattr(module, "_PHRASE_ANCHORS", ("",))  # every sentence searched
+    assert [is_phatic(s, names) for s in corpus] == fast
+    assert 0 < sum(fast) < len(fast)
 
 
 def test_a_phatic_user_turn_in_a_work_session_is_no_ask() -> None:

@@ -94,6 +94,29 @@ _PHATIC_PHRASE = re.compile(
     r"|(?:^|(?<=[,!.] ))enjoy your [a-z'’-]+"
     r"|great question|hang in there|night night)\b"
 )
+# Every word a phatic phrase is written with, with an optional apostrophe and without
+# ("c'?mon": "c", "mon", "cmon"). A word that begins one of them ("make" of "makes?"),
+# or begins with one of three letters or more ("wishing" of "wish(?:ing|es)?"), may
+# stand in a phrase (``_in_phrase``); the phrases that take any word after them ("enjoy
+# your …") are found by their anchor words instead. A test checks the shortcut against
+# the phrase search itself (``tests/context/test_conversation_summary.py``).
+def _phrase_words(pattern: str) -> frozenset[str]:
+    bare = re.sub(r"\\[a-zA-Z]", " ", pattern)  # no "s" of "\s", no "w" of "\w"
+    return frozenset(re.findall(r"[a-z]+", bare)) | frozenset(
+        re.findall(r"[a-z]+", bare.replace("'?", "").replace("’?", "")))
+
+
+_PHRASE_WORDS = _phrase_words(_PHATIC_PHRASE.pattern)
+_PHRASE_STARTS = frozenset(w[:k] for w in _PHRASE_WORDS for k in range(1, len(w) + 1))
+_PHRASE_ANCHORS = ("thank", "luck", "enjoy")
+
+
+def _in_phrase(word: str) -> bool:
+    """True when ``word`` may be part of a phatic phrase (see ``_PHRASE_WORDS``)."""
+    return word in _PHRASE_STARTS or any(
+        word[:k] in _PHRASE_WORDS for k in range(3, len(word)))
+
+
 # Words that are a sound, not a word: "woohoo", "yoohoo", "woah", "oof", "ugh", "sooo"
 # (a letter held), however many letters each takes (``_is_sound``: up to a bound, so a
 # pasted run of letters costs nothing).
@@ -293,10 +316,19 @@ def is_phatic(sentence: str, names: Iterable[str] = ()) -> bool:
     sentence = _VOCATIVE.sub("", sentence)
     # A question about "them" asks for what the reply tells (its reply is ranked as one).
     skip = _skipped(tuple(names), not sentence.rstrip().endswith("?"))
+    low = sentence.lower()
     # Word by word, to stop at the first content word: most sentences have one early,
     # and every unique sentence of a transcript is asked (four times faster than
-    # collecting all the words first).
-    for match in _BASE_WORD.finditer(_PHATIC_PHRASE.sub(" ", sentence.lower())):
+    # collecting all the words first). A content word that no phatic phrase holds
+    # settles it before the phrases are searched (the phrase search is most of the
+    # cost); a phrase that takes any word ("enjoy your …") needs its anchor word.
+    if not any(anchor in low for anchor in _PHRASE_ANCHORS):
+        for match in _BASE_WORD.finditer(low):
+            word = match.group()
+            if (word not in skip and (len(word) >= 3 or word[0].isdigit())
+                    and not _in_phrase(word) and not _is_sound(word)):
+                return False
+    for match in _BASE_WORD.finditer(_PHATIC_PHRASE.sub(" ", low)):
         word = match.group()
         if word not in skip and (len(word) >= 3 or word[0].isdigit()) and not _is_sound(word):
             return False
