@@ -50,7 +50,8 @@ PHATIC = ("Hey Mel! Good to see you!", "How have you been?", "Thanks so much, Me
           "Maybe soon!", "That's huge!", "Spill the beans!", "I'm on cloud nine!",
           # Wishes for whatever the listener is about to do.
           "Good luck with your next race!", "Enjoy your dinner.", "Wow, enjoy your trip!",
-          "Great question!", "Hang in there!", "Hugs!", "Congrats on both!")
+          "Great question!", "Hang in there!", "Hugs!", "Congrats on both!",
+          "I'm sorry, but I can't assist with that request.")
 
 
 def said(name: str, text: str) -> Message:
@@ -707,9 +708,10 @@ def test_a_reply_that_repeats_the_words_it_was_given_is_no_note_and_no_answer() 
                  "Can you suggest a quick dinner for tonight?",
                  "Quick dinner for tonight.",
                  "How old is Biscuit?", "Biscuit is four.")
-    facts = extract_facts(turns)
+    facts = extract_facts(turns, session_date=date(2026, 12, 1))
     texts = [note.text for note in facts.notes]
     assert "Leeds & Skyscanner." not in texts
+    assert not any(t.startswith("Quick dinner for tonight") for t in texts), texts
     assert not any("quick dinner" in item.text.lower() for item in facts.resolved)
     assert [item.text for item in facts.resolved] == ["How old is Biscuit? → Biscuit is four."]
 

@@ -35,7 +35,7 @@ from typing import Any
 
 from mnemo.context.failures import error_shape
 from mnemo.context.markers import is_summary_message
-from mnemo.context.summary.notes import Note, answer_text, latest_notes
+from mnemo.context.summary.notes import Note, answer_text, asked_stems, echoes, latest_notes
 from mnemo.context.summary.reading import (
     Prose,
     Values,
@@ -182,6 +182,7 @@ class _Reader:
         # The role and order of the text before the one being read, and of that one.
         self.before: tuple[str, int] = ("", -1)
         self.latest: tuple[str, int] = ("", -1)
+        self.asked_words: frozenset[str] = frozenset()  # of the user's text before: echoes
 
     def copy(self) -> _Reader:
         """A copy that a pass can go on with, leaving this one as it is (``resume.py``):
@@ -282,6 +283,13 @@ class _Reader:
         # taken.
         notes = read_notes(prose, speaker=speaker, role=role, order=order, today=self.today,
                            names=self.names(), soft=not self.facts.worked)
+        # A reply made only of the words of the question before it repeats the question
+        # (the embedded model does: "Quick dinner for tonight."); a reply that restates
+        # a statement is left out later (``latest_notes``).
+        if self.asked_words and role == "assistant":
+            notes = [n for n in notes if not echoes(n, self.asked_words)]
+        self.asked_words = (asked_stems(s for s, _ in prose.asks)
+                            if role == "user" and prose.asks else frozenset())
         self.facts.notes += notes
         return prose, speaker
 

@@ -36,8 +36,8 @@ from mnemo.context.summary.salience import (
 )
 from mnemo.context.textscan import STOPWORDS, one_line, sentences
 
-__all__ = ["TIMELINE_DAY", "Note", "answer_text", "carried_notes", "content_words",
-           "latest_notes", "rare_words", "take_notes", "told_in"]
+__all__ = ["TIMELINE_DAY", "Note", "answer_text", "asked_stems", "carried_notes",
+           "content_words", "echoes", "latest_notes", "rare_words", "take_notes", "told_in"]
 
 _WORD = re.compile(r"[a-z][a-z'’]{2,}|\d+")
 _MIN_CHARS = 6  # shorter, a sentence tells nothing a reader needs ("Ok.", "Me too.")
@@ -200,15 +200,35 @@ def latest_notes(notes: Sequence[Note]) -> list[Note]:
 
 
 _MIN_ECHO_WORDS = 1
+_RESOLVED_DATE = re.compile(r"\[[^\]\n]{1,40}\]")  # what ``resolve_relative`` adds
 
 
 def _stems(note: Note) -> frozenset[str]:
     """The note's content words cut to five letters, clitics off ("I'm" is no word), in
     one spelling ("favourite" is "favorite", "colour" "color": a model answering in the
     other spelling still only restates)."""
-    bases = (w.replace("’", "'").split("'", 1)[0] for w in note.words)
+    return _stems_of(note.words)
+
+
+def _stems_of(words: Iterable[str]) -> frozenset[str]:
+    bases = (w.replace("’", "'").split("'", 1)[0] for w in words)
     return frozenset(b.replace("our", "or")[:5] for b in bases
                      if (len(b) >= 3 or b.isdigit()) and b not in STOPWORDS)
+
+
+def asked_stems(questions: Iterable[str]) -> frozenset[str]:
+    """The stems (``_stems``) of what a message asked, for ``echoes``."""
+    return _stems_of(content_words(" ".join(questions)))
+
+
+def echoes(note: Note, asked: frozenset[str]) -> bool:
+    """True when ``note`` — a reply's — is made only of the words of the question it
+    replies to (``asked_stems``): "Quick dinner for tonight." after "Can you suggest a
+    quick dinner for tonight?" repeats the question and tells nothing. A date resolved
+    in it ("tonight [1 Dec 2026]") is no word of its own."""
+    text = _RESOLVED_DATE.sub(" ", note.text) if "[" in note.text else None
+    stems = _stems_of(content_words(text)) if text is not None else _stems(note)
+    return len(stems) >= _MIN_ECHO_WORDS and stems <= asked
 
 
 def _without_echoes(notes: list[Note]) -> list[Note]:

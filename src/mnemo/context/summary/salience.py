@@ -92,7 +92,8 @@ _PHATIC_PHRASE = re.compile(
     r"|that'?s the spirit|you deserve it|me neither|let (?:me|us) know"
     r"|(?:good|best of|the best of) luck (?:with|on|at|in|for) (?:your|the)(?: [a-z'’-]+){1,2}"
     r"|(?:^|(?<=[,!.] ))enjoy your [a-z'’-]+"
-    r"|great question|hang in there|night night)\b"
+    r"|great question|hang in there|night night"
+    r"|i can'?t (?:assist|help) (?:you )?with (?:that|this)(?: request)?)\b"
 )
 # Every word a phatic phrase is written with, with an optional apostrophe and without
 # ("c'?mon": "c", "mon", "cmon"). A word that begins one of them ("make" of "makes?"),
