@@ -716,6 +716,35 @@ def test_a_reply_that_repeats_the_words_it_was_given_is_no_note_and_no_answer() 
     assert [item.text for item in facts.resolved] == ["How old is Biscuit? → Biscuit is four."]
 
 
+def test_an_ai_restating_an_older_statement_adds_no_note_a_person_saying_it_does() -> None:
+    lines = ["We are planning a trip to Norway in June.", "Sounds lovely.",
+             "My car is a blue Honda Jazz.", "Nice car!",
+             "My best friend Priya lives in Bristol.",
+             "We are planning a trip to Norway in June."]
+    ai = [n.text for n in extract_facts(chat(*lines)).notes if n.role == "assistant"]
+    assert not any("Norway" in t for t in ai), ai  # the embedded model's echo, 3 turns on
+    people = [said("Caroline" if i % 2 == 0 else "Melanie", t) for i, t in enumerate(lines)]
+    theirs = [n.text for n in extract_facts(people).notes if n.speaker == "Melanie"]
+    assert "We are planning a trip to Norway in June." in theirs  # Melanie's own plan
+
+
+def test_memory_calls_an_earlier_work_style_summary_listed_are_not_carried() -> None:
+    # Seen by hand: a chat's first compaction had too few texts to tell it was one, and
+    # listed the model's memory calls under Done ("… content=Name: Bea. Prefers tabs.",
+    # where the tool had saved only the name); every later summary carried the line.
+    previous = ("## Progress\n### Done\n- memory target=user action=add content=Name: Bea. "
+                "Prefers tabs.\n- session_search query=Norway trip\n"
+                "- User: I ran the York 10k.\n")
+    turns = chat("My sister Anika is a nurse in Glasgow.", "How lovely.",
+                 "Our cat is called Miso and she is three.", "Miso is a nice name.",
+                 "I started learning the cello in October.", "Good luck with it.")
+    s = parse_summary_sections(summarize_locally(turns, budget_tokens=2_000,
+                                                 previous_summary=previous))
+    done = " ".join(s.get("Progress/Done", []))
+    assert "Prefers tabs" not in done and "session_search" not in done
+    assert "York 10k" in done
+
+
 def test_a_chat_is_dated_by_the_day_its_system_prompt_says_it_started() -> None:
     # `mnemo chat` sends no header lines; its system prompt ends with the date line.
     started = date(2023, 5, 8)

@@ -51,7 +51,7 @@ from mnemo.context.textscan import PREFERENCE, keywords, one_line, sentences
 from mnemo.messages import Message, content_text, tool_calls_of
 
 __all__ = ["RESUMES", "TALK_TOOLS", "ActionNote", "Facts", "FileNote", "Item",
-           "extract_facts", "is_conversation"]
+           "extract_facts", "is_ai_assistant", "is_conversation"]
 
 
 @dataclass
@@ -155,6 +155,11 @@ _SHORT_LINE = 200
 # A question and a reply that share only a pronoun ("what's her name?" — "I'll call
 # her!") are not about the same thing: what pairs them is the words of their topic.
 _PRONOUN_STEMS = frozenset(p[:5] for p in PRONOUNS)
+
+
+def is_ai_assistant(facts: Facts) -> bool:
+    """True when the assistant of these turns is an AI, not a person: it has no name."""
+    return facts.participants.get("assistant", _LABELS["assistant"]) == _LABELS["assistant"]
 
 
 def _topic(sentence: str) -> frozenset[str]:
@@ -435,7 +440,7 @@ class _Reader:
                 self.add(bucket, kind, sentence, order)
             for bucket in (self.facts.preferences, self.facts.decisions):
                 bucket.sort(key=lambda item: item.order)
-        self.facts.notes = latest_notes(notes)
+        self.facts.notes = latest_notes(notes, ai_assistant=is_ai_assistant(facts))
         return self.facts
 
 

@@ -45,6 +45,7 @@ from mnemo.context.extract import (
     FileNote,
     Item,
     extract_facts,
+    is_ai_assistant,
     is_conversation,
 )
 from mnemo.context.failures import error_lines, error_shape
@@ -527,7 +528,7 @@ def _notes_carried(facts: Facts, previous: dict[str, list[str]]) -> dict[str, li
                                              _EARLIER + 10_000 * number)
         carried += notes
     if carried:
-        facts.notes = latest_notes(carried + facts.notes)
+        facts.notes = latest_notes(carried + facts.notes, ai_assistant=is_ai_assistant(facts))
     return rest
 
 
@@ -647,6 +648,11 @@ def _fresh_only(items: list[str], *prefixes: str) -> list[str]:
     return [item for item in items if not item.startswith(prefixes)]
 
 
+# A Done line of a call to a tool of talk, as ``_progress_lines`` writes it in a work
+# session: "memory target=user action=add content=…".
+_TALK_ACTION = re.compile(rf"^(?:{'|'.join(sorted(TALK_TOOLS))}) \w+=")
+
+
 def _progress_lines(facts: Facts, previous: dict[str, list[str]],
                     told: Callable[[str], tuple[str, float]] | None = None) -> list[_Line]:
     weights = {"write": 60.0, "run": 55.0, "other": 55.0, "read": 45.0}
@@ -663,6 +669,8 @@ def _progress_lines(facts: Facts, previous: dict[str, list[str]],
         else:
             earlier_done.append(line)
     talk = is_conversation(facts)
+    if talk:  # nor a memory call an earlier summary listed (one made before it was a chat)
+        earlier_done = [line for line in earlier_done if not _TALK_ACTION.match(line)]
     for key, note in facts.actions.items():
         if talk and note.name in TALK_TOOLS and not note.last_failed:
             continue  # what was saved is in the notes already; the count under Tools

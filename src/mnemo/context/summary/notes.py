@@ -183,9 +183,11 @@ def answer_text(sentence: str, today: date | None, names: Sequence[str]) -> str:
     return one_line(resolve_relative(text, today), 200)
 
 
-def latest_notes(notes: Sequence[Note]) -> list[Note]:
+def latest_notes(notes: Sequence[Note], *, ai_assistant: bool = False) -> list[Note]:
     """``notes`` without those a newer note of the same speaker repeats or replaces, and
-    without the assistant's echoes of what the user had just said (``_without_echoes``)."""
+    without the assistant's echoes of what the user had just said (``_without_echoes``);
+    ``ai_assistant``: the assistant is an AI (no name), whose echo of anything the user
+    said before is left out (``_without_restated``)."""
     seen: set[tuple[str, str]] = set()
     kept: list[Note] = []
     for note in reversed(notes):
@@ -196,7 +198,30 @@ def latest_notes(notes: Sequence[Note]) -> list[Note]:
         seen.update((who, key.lstrip("+")) for who, key in keys)
         kept.append(note)
     kept.reverse()
-    return _without_echoes(kept)
+    kept = _without_echoes(kept)
+    return _without_restated(kept) if ai_assistant else kept
+
+
+def _without_restated(notes: list[Note]) -> list[Note]:
+    """``notes`` without an AI assistant's note made only of the words of one note the
+    user made before it, however long before (seen by hand: the embedded model answers
+    "we are planning a trip to Norway in June." to the user's statement, and the two
+    are summarised in different compactions). Between people the same words are the
+    other person's own fact ("I love pizza" said by both); an AI's restatement tells
+    nothing the user's note does not."""
+    told: dict[str, list[frozenset[str]]] = {}  # stem → the user notes' stems holding it
+    kept: list[Note] = []
+    for note in notes:
+        stems = _stems(note)
+        if note.role == "user":
+            for stem in stems:
+                told.setdefault(stem, []).append(stems)
+        elif stems and note.role == "assistant":
+            rarest = min(stems, key=lambda stem: len(told.get(stem, ())))
+            if any(stems <= words for words in told.get(rarest, ())):
+                continue
+        kept.append(note)
+    return kept
 
 
 _MIN_ECHO_WORDS = 1
