@@ -51,7 +51,11 @@ PHATIC = ("Hey Mel! Good to see you!", "How have you been?", "Thanks so much, Me
           # Wishes for whatever the listener is about to do.
           "Good luck with your next race!", "Enjoy your dinner.", "Wow, enjoy your trip!",
           "Great question!", "Hang in there!", "Hugs!", "Congrats on both!",
-          "I'm sorry, but I can't assist with that request.")
+          "I'm sorry, but I can't assist with that request.",
+          # An AI assistant's closing lines.
+          "Let me know if you have any other questions or need assistance with something "
+          "else.", "How can I assist you today?", "Is there anything else I can help you "
+          "with?", "I'm glad I could help.")
 
 
 def said(name: str, text: str) -> Message:
@@ -112,7 +116,8 @@ def test_phatic_sentences_are_recognised(sentence: str) -> None:
     "Happy birthday to my sister Rita, she turns 30!", "Hey Jon, how was Paris?",
     "We spent the summer in Braga, Portugal.", "Maybe we will move to Porto.",
     "We bought a huge house in Braga.", "I enjoy the outdoors.",
-    "Enjoy your dinner at Nobu tonight!", "Good luck with the Cardiff half marathon in October!"])
+    "Enjoy your dinner at Nobu tonight!", "Good luck with the Cardiff half marathon in October!",
+    "I need help with my taxes.", "I can help you with the move to Boston."])
 def test_sentences_that_say_something_are_not_phatic(sentence: str) -> None:
     assert not is_phatic(sentence, ("Caroline", "Melanie"))
 

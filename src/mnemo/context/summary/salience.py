@@ -93,7 +93,13 @@ _PHATIC_PHRASE = re.compile(
     r"|(?:good|best of|the best of) luck (?:with|on|at|in|for) (?:your|the)(?: [a-z'’-]+){1,2}"
     r"|(?:^|(?<=[,!.] ))enjoy your [a-z'’-]+"
     r"|great question|hang in there|night night"
-    r"|i can'?t (?:assist|help) (?:you )?with (?:that|this)(?: request)?)\b"
+    r"|i can'?t (?:assist|help) (?:you )?with (?:that|this)(?: request)?"
+    # An AI assistant's closing lines: "Let me know if you have any other questions or
+    # need assistance with something else.", "How can I assist you today?"
+    r"|(?:if )?(?:you )?(?:have|got) any (?:other |more |further )?questions"
+    r"|(?:need|want) (?:any )?(?:more |further |other )?(?:help|assistance)"
+    r"|(?:with )?(?:anything|something) else|how (?:can|may) i (?:help|assist)(?: you)?"
+    r"|(?:i'?m )?(?:here|happy|glad) to (?:help|assist)|i (?:can|could) (?:help|assist))\b"
 )
 # Every word a phatic phrase is written with, with an optional apostrophe and without
 # ("c'?mon": "c", "mon", "cmon"). A word that begins one of them ("make" of "makes?"),
