@@ -235,7 +235,10 @@ def _stems(note: Note) -> frozenset[str]:
     return _stems_of(note.words)
 
 
-def _stems_of(words: Iterable[str]) -> frozenset[str]:
+# Every pass asks it of every note (``_without_echoes``, ``_without_restated``), and a
+# live session's notes are mostly the last pass's.
+@lru_cache(maxsize=65_536)
+def _stems_of(words: frozenset[str]) -> frozenset[str]:
     bases = (w.replace("’", "'").split("'", 1)[0] for w in words)
     return frozenset(b.replace("our", "or")[:5] for b in bases
                      if (len(b) >= 3 or b.isdigit()) and b not in STOPWORDS)
