@@ -106,8 +106,9 @@ _DONE_TEXT_CHARS = 240
 
 def _says_done(text: str, kept: Sequence[str]) -> bool:
     """True when ``text`` only says that what was asked is done: "Sure thing! Here you
-    go." (no sentence kept), "Just sent it." — not "Done: I added retries to sender.py",
-    which pairs with a request by its words or with none."""
+    go." (no sentence kept), "Just sent it." — not "Here you go, here's a pic. Nature
+    puts me in a great mood!", which says more, and pairs with a request by its words
+    or with none."""
     # Lengths first: a reply that says only this is short (most texts are not).
     if len(text) > _DONE_TEXT_CHARS or any(len(s) > _DONE_CHARS for s in kept):
         return False
