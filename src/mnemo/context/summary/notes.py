@@ -187,7 +187,7 @@ def latest_notes(notes: Sequence[Note], *, ai_assistant: bool = False) -> list[N
     """``notes`` without those a newer note of the same speaker repeats or replaces, and
     without the assistant's echoes of what the user had just said (``_without_echoes``);
     ``ai_assistant``: the assistant is an AI (no name), whose echo of anything the user
-    said before is left out (``_without_restated``)."""
+    said before is left out (``_without_restated``, which covers the other)."""
     seen: set[tuple[str, str]] = set()
     kept: list[Note] = []
     for note in reversed(notes):
@@ -198,8 +198,8 @@ def latest_notes(notes: Sequence[Note], *, ai_assistant: bool = False) -> list[N
         seen.update((who, key.lstrip("+")) for who, key in keys)
         kept.append(note)
     kept.reverse()
-    kept = _without_echoes(kept)
-    return _without_restated(kept) if ai_assistant else kept
+    # An AI's echo of any earlier user note includes one of the message just before.
+    return _without_restated(kept) if ai_assistant else _without_echoes(kept)
 
 
 def _without_restated(notes: list[Note]) -> list[Note]:
