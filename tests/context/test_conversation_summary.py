@@ -201,6 +201,12 @@ def test_an_unrelated_reply_does_not_resolve_a_request() -> None:
     assert not any("nightly backup" in x for x in s.get("Pending User Asks", []))
 
 
+def pending_asks(turns: list[Message], **kwargs: object) -> list[str]:
+    """The Pending User Asks of the local summary of ``turns``."""
+    summary = summarize_locally(turns, budget_tokens=2_000, **kwargs)  # type: ignore[arg-type]
+    return parse_summary_sections(summary).get("Pending User Asks", [])
+
+
 def test_a_request_to_tell_is_a_question_and_one_to_do_stays_open() -> None:
     turns = chat("Hi! I'm Ana and I live in Lisbon.", "Nice to meet you, Ana!",
                  "Can you remind me on Friday to book the vet for Pixel?",
@@ -210,8 +216,7 @@ def test_a_request_to_tell_is_a_question_and_one_to_do_stays_open() -> None:
                  "Can you share more details about the pottery class?",
                  "It meets on Mondays at the Alfama studio.",
                  "My dog Pixel is a beagle from the Oakland shelter.", "Pixel sounds lovely.")
-    pending = parse_summary_sections(summarize_locally(turns, budget_tokens=2_000)).get(
-        "Pending User Asks", [])
+    pending = pending_asks(turns)
     # Nothing said it is done: the reminder stays open.
     assert any("remind me on Friday" in x for x in pending)
     # Answered in other words, and the asker moved on: neither is left open.
@@ -225,8 +230,7 @@ def test_a_reply_that_does_what_was_asked_closes_that_request_only() -> None:
                  "Can you send me the photo of the Alfama studio?",
                  "Sure thing! Here you go.",
                  "My dog Pixel is a beagle from the Oakland shelter.", "Pixel sounds lovely.")
-    pending = parse_summary_sections(summarize_locally(turns, budget_tokens=2_000)).get(
-        "Pending User Asks", [])
+    pending = pending_asks(turns)
     assert not any("photo" in x for x in pending), pending  # "Here you go." sent it
     assert any("remind me on Friday" in x for x in pending)  # an older one is not done
 
@@ -239,12 +243,12 @@ def test_a_request_an_earlier_summary_left_open_stays_open_past_unrelated_replie
     assert "nightly backup" in " ".join(parse_summary_sections(previous)["Pending User Asks"])
     later = chat("Step 2: refactor src/db/pool.py to use the new client.",
                  "Step 2 done: src/db uses the new client and the tests pass.",
-                 "Thanks!", "Done!")
-    s = parse_summary_sections(summarize_locally(later, budget_tokens=2_000,
-                                                 previous_summary=previous))
-    assert any("nightly backup" in x for x in s["Pending User Asks"])
+                 "Thanks! Can you also bump the version in pyproject.toml?", "Done!")
+    pending = pending_asks(later, previous_summary=previous)
+    assert any("nightly backup" in x for x in pending)
     # A reply that only says "done" closes the request it follows, not one carried over.
-    assert "Thanks" not in " ".join(s.get("Pending User Asks", []))
+    assert "Thanks" not in " ".join(pending)
+    assert not any("bump the version" in x for x in pending), pending
 
 
 def test_relative_dates_are_resolved_against_the_session_date() -> None:
