@@ -754,6 +754,31 @@ def test_memory_calls_an_earlier_work_style_summary_listed_are_not_carried() -> 
     assert "York 10k" in done
 
 
+def test_a_chat_first_summarised_as_work_goes_on_as_a_chat() -> None:
+    # Seen by hand in a 3,072-token window: each compaction took two or three texts, the
+    # first summary was a work session's (too few texts to tell), and so was every next
+    # one; "I moved to York" became a Goal line the next compaction dropped.
+    first = summarize_locally(chat("I live in Leeds and I'm a tester at Skyscanner.",
+                                   "Leeds & Skyscanner."), budget_tokens=2_000)
+    goal = parse_summary_sections(first)["Goal"]
+    assert goal == ["I live in Leeds and I'm a tester at Skyscanner."]  # work-style
+    turns = chat("Joe and I moved to York last week.", "That's a big move!",
+                 "I work at Monzo as a QA lead now.")
+    s = parse_summary_sections(summarize_locally(turns, budget_tokens=2_000,
+                                                 previous_summary=first))
+    notes = " ".join(line for lines in s.values() for line in lines)
+    assert "User: Joe and I moved to York last week" in notes
+    assert "I work at Monzo as a QA lead now" in notes
+    # A work session's summary goes on as one, though the next turns are few.
+    work = summarize_locally(chat("Please fix the login bug in src/auth.py.",
+                                  "Fixed: src/auth.py now catches the expired token."),
+                             budget_tokens=2_000)
+    s = parse_summary_sections(summarize_locally(
+        chat("Now run the tests.", "All 42 tests pass."), budget_tokens=2_000,
+        previous_summary=work))
+    assert not any(line.startswith("User: ") for lines in s.values() for line in lines)
+
+
 def test_a_chat_is_dated_by_the_day_its_system_prompt_says_it_started() -> None:
     # `mnemo chat` sends no header lines; its system prompt ends with the date line.
     started = date(2023, 5, 8)

@@ -510,7 +510,27 @@ def _of_conversation(previous: dict[str, list[str]]) -> bool:
         return True
     return any(line.startswith(("User: ", "Assistant: ")) or TIMELINE_DAY.match(line)
                for section in _NOTE_SECTIONS.values()
-               for line in previous.get(section, []))
+               for line in previous.get(section, [])) or _talk_in_work_layout(previous)
+
+
+def _talk_in_work_layout(previous: dict[str, list[str]]) -> bool:
+    """True when ``previous`` is laid out as a work session's summary but no work was
+    done in its turns: no file, no command or config value, no tool but the talk tools
+    (``TALK_TOOLS``). A live chat in a small window compacts two or three texts at a
+    time, too few to tell a chat (``is_talk``); seen by hand, its first summary was a work
+    session's, so each next one was too, and the user's facts went under a Goal line
+    that the next compaction dropped. Whether its turns are talk is still told from
+    their text (``is_talk``: a coding question shows work)."""
+    if not previous or previous.get("Relevant Files"):
+        return False
+    if any(line.startswith(("Command: ", "Config: "))
+           for line in previous.get("Critical Context", [])):
+        return False
+    for line in previous.get("Tools & Patterns", []):
+        match = _TOOL_COUNT.match(line.strip("[]"))
+        if match is None or match.group(1) not in TALK_TOOLS:
+            return False
+    return True
 
 
 def _notes_carried(facts: Facts, previous: dict[str, list[str]]) -> dict[str, list[str]]:
