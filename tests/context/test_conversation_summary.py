@@ -769,6 +769,14 @@ def test_a_chat_first_summarised_as_work_goes_on_as_a_chat() -> None:
     notes = " ".join(line for lines in s.values() for line in lines)
     assert "User: Joe and I moved to York last week" in notes
     assert "I work at Monzo as a QA lead now" in notes
+    # The latest request a summary quoted stays, as what the user said, once a newer
+    # one takes its place in the Goal.
+    third = summarize_locally(chat("Please only suggest vegetarian recipes.", "Noted."),
+                              budget_tokens=2_000, previous_summary=summarize_locally(
+                                  chat("Step 1: fix src/a.py.", "Fixed src/a.py.",
+                                       "Joe and I moved to York last week.", "OK."),
+                                  budget_tokens=2_000))
+    assert "Joe and I moved to York last week" in third
     # A work session's summary goes on as one, though the next turns are few.
     work = summarize_locally(chat("Please fix the login bug in src/auth.py.",
                                   "Fixed: src/auth.py now catches the expired token."),

@@ -191,6 +191,7 @@ def _summary(turns: Sequence[Message], budget_tokens: int, previous_summary: str
     previous = parse_summary_sections(previous_summary or "")
     facts = extract_facts(turns, prior_pending=previous.get("Pending User Asks", []),
                           continued=_of_conversation(previous), session_date=session_date)
+    previous = _latest_request_said(facts, previous)
     if is_conversation(facts):
         previous = _notes_carried(facts, previous)
     candidates = _candidates(facts, previous, focus_topic, extra_context)
@@ -661,6 +662,24 @@ def _goal_lines(facts: Facts, previous: dict[str, list[str]], focus_topic: str |
     if focus_topic:
         lines.append(_Line("Goal", f"{_FOCUS}{focus_topic}", 2 * _EARLIER, 100))
     return lines
+
+
+def _latest_request_said(facts: Facts, previous: dict[str, list[str]]
+                         ) -> dict[str, list[str]]:
+    """``previous`` with the latest request its Goal quoted, which the new one replaces
+    there (``_goal_lines``), moved under Critical Context as what the user said: the
+    message was quoted instead of noted, and is nowhere else. Seen by hand in a small
+    window, a chat compacted a few texts at a time: "Joe and I moved to York last week"
+    was the latest request of one summary and gone from the next."""
+    goal = previous.get("Goal", [])
+    replaced = [line[len(_LATEST):] for line in goal if line.startswith(_LATEST)]
+    if not facts.asks or not replaced:
+        return previous
+    label = (f"{facts.participants.get('user', 'User')}: " if is_conversation(facts)
+             else _SAID)
+    return {**previous, "Goal": _fresh_only(goal, _LATEST),
+            "Critical Context": [*previous.get("Critical Context", []),
+                                 *(label + text for text in replaced)]}
 
 
 def _fresh_only(items: list[str], *prefixes: str) -> list[str]:
