@@ -725,6 +725,29 @@ def test_a_reply_that_repeats_the_words_it_was_given_is_no_note_and_no_answer() 
     assert [item.text for item in facts.resolved] == ["How old is Biscuit? → Biscuit is four."]
 
 
+def test_the_agents_notices_in_place_of_a_reply_are_left_out() -> None:
+    # Seen by hand: "Ask again, or rephrase." became a note, "[The model replied with a
+    # memory call instead of an answer" a decision, and the chat a work session. The
+    # notices as the agent has stored them (sessions written before keep them).
+    turns = chat("Joe and I moved to York last week.",
+                 "[The model replied with a memory call instead of an answer (the action "
+                 "must be add, replace or remove). Ask again, or rephrase.]",
+                 "Our cat Miso is three years old.",
+                 "[The model repeated your question instead of answering it. Memory was "
+                 "updated this turn (`mnemo memory show` lists it). Ask again, or rephrase.]",
+                 "What should I cook tonight?",
+                 "Try a mushroom risotto with parmesan [interrupted by the user]",
+                 "I work at Monzo as a designer.",
+                 "[no answer: the model call failed (ProviderConnectionError)]")
+    assert is_conversation(extract_facts(turns))
+    summary = summarize_locally(turns, budget_tokens=2_000)
+    for notice in ("The model", "Ask again", "mnemo memory show", "interrupted",
+                   "no answer"):
+        assert notice not in summary, summary
+    for fact in ("moved to York", "Miso is three", "Monzo", "mushroom risotto"):
+        assert fact in summary, summary
+
+
 def test_an_ai_restating_an_older_statement_adds_no_note_a_person_saying_it_does() -> None:
     lines = ["We are planning a trip to Norway in June.", "Sounds lovely.",
              "My car is a blue Honda Jazz.", "Nice car!",

@@ -73,6 +73,7 @@ from mnemo.config import MnemoConfig
 from mnemo.context import CompressionReport, ContextEngine, is_summary_message
 from mnemo.context.engine import Summarizer
 from mnemo.context.fit import Fit
+from mnemo.context.markers import ASK_AGAIN, CALL_FAILED, INTERRUPTED
 from mnemo.context.prepare import describe_status
 from mnemo.context.prepare_worker import TurnGate
 from mnemo.context.repair import repair_messages
@@ -530,19 +531,19 @@ class Agent:
                 if result.memory_written else "")
         if echoes_results(content_text(message), self._recent_results()):
             return {"role": "assistant", "content": (
-                f"[The model repeated its tools' results instead of answering.{done} Ask "
-                "again, or rephrase.]")}
+                f"[The model repeated its tools' results instead of answering.{done} "
+                f"{ASK_AGAIN}]")}
         if repeats_question(content_text(message), self._asked()):
             log.warning("the model repeated the question twice instead of answering")
             return {"role": "assistant", "content": (
-                f"[The model repeated your question instead of answering it.{done} Ask "
-                "again, or rephrase.]")}
+                f"[The model repeated your question instead of answering it.{done} "
+                f"{ASK_AGAIN}]")}
         if not content_text(message).strip():
             # Asked again and still nothing (the embedded model can end its reply at the
             # first token): the user is told so rather than shown a blank answer.
             log.warning("the model gave an empty answer twice")
             return {"role": "assistant", "content": (
-                f"[The model gave no answer.{done} Ask again, or rephrase.]")}
+                f"[The model gave no answer.{done} {ASK_AGAIN}]")}
         attempt = call_attempt(content_text(message).strip(), tools or self._offered_tools())
         if attempt is None:
             return message
@@ -550,7 +551,7 @@ class Agent:
                     attempt[0])
         return {"role": "assistant", "content": (
             f"[The model replied with a {attempt[0]} call instead of an answer"
-            f"{' (' + attempt[1] + ')' if attempt[1] else ''}. Ask again, or rephrase.]")}
+            f"{' (' + attempt[1] + ')' if attempt[1] else ''}. {ASK_AGAIN}]")}
 
     def _close_unanswered(self, exc: BaseException) -> None:
         """After an interrupted or failed call, store what the user saw of the reply (or
@@ -560,8 +561,8 @@ class Agent:
             return
         if self.messages[-1].get("role") not in ("user", "tool"):
             return
-        why = ("interrupted by the user" if isinstance(exc, KeyboardInterrupt)
-               else f"no answer: the model call failed ({type(exc).__name__})")
+        why = (INTERRUPTED if isinstance(exc, KeyboardInterrupt)
+               else f"{CALL_FAILED} ({type(exc).__name__})")
         shown = self.caller.partial_text.rstrip()
         self._append({"role": "assistant",
                       "content": f"{shown} [{why}]" if shown else f"[{why}]"})

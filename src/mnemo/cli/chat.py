@@ -19,6 +19,7 @@ import click
 from mnemo.agent import Agent, Compaction, TurnResult, build_agent
 from mnemo.cli.chat_stream import StreamView
 from mnemo.cli.common import CliState, echo_json, pass_state
+from mnemo.context.markers import CALL_FAILED
 from mnemo.context.prepare import describe_status
 from mnemo.errors import MnemoError, ProviderError, UsageError
 from mnemo.memory import TARGETS
@@ -106,7 +107,7 @@ def _show_answer(agent: Agent, result: TurnResult) -> None:
 def _answered(agent: Agent) -> bool:
     """The model answered at least once in the live session."""
     return any(m.get("role") == "assistant"
-               and not str(m.get("content") or "").startswith("[no answer")
+               and not str(m.get("content") or "").startswith(f"[{CALL_FAILED}")
                for m in agent.messages)
 
 

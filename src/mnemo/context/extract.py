@@ -34,7 +34,7 @@ from functools import lru_cache
 from typing import Any
 
 from mnemo.context.failures import error_shape
-from mnemo.context.markers import is_summary_message
+from mnemo.context.markers import is_summary_message, without_agent_notices
 from mnemo.context.summary.notes import Note, answer_text, asked_stems, echoes, latest_notes
 from mnemo.context.summary.reading import (
     Prose,
@@ -324,6 +324,7 @@ class _Reader:
 
     def assistant(self, message: Message, text: str, order: int) -> None:
         facts = self.facts
+        text = without_agent_notices(text)  # the agent's, not the model's: no reply
         read = self.prose(message, text, "assistant", order)
         if read is not None:
             prose, speaker = read

@@ -10,13 +10,17 @@ hands it back — so that old summaries are taken apart instead of nested (C10).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from mnemo.messages import SYSTEM_ROLES, ContentPart, Message, content_text
 
 __all__ = [
+    "ASK_AGAIN",
+    "CALL_FAILED",
     "COMPACTION_NOTE",
     "FALLBACK_NOTICE",
+    "INTERRUPTED",
     "MISSING_RESULT_STUB",
     "PRUNED_TOOL_PLACEHOLDER",
     "SUMMARY_END_MARKER",
@@ -26,6 +30,7 @@ __all__ = [
     "split_summary_message",
     "strip_fallback_notice",
     "summary_content",
+    "without_agent_notices",
 ]
 
 SUMMARY_PREFIX = (
@@ -51,6 +56,18 @@ MISSING_RESULT_STUB = "[Result from earlier conversation — see context summary
 # First words of a summary the local summariser wrote because the model failed (C13).
 FALLBACK_NOTICE = "Summary generation was unavailable."
 
+# The notices the agent stores as the assistant's turn when the model gave no answer
+# (``agent.py``): "[The model gave no answer. Ask again, or rephrase.]", "[interrupted by
+# the user]" after what was shown, "[no answer: the model call failed (TimeoutError)]".
+# They tell the user what happened, not what was said: the local summariser leaves them
+# out (by hand, "Ask again, or rephrase." became a note and "[The model replied with a
+# memory call instead of an answer" a decision).
+ASK_AGAIN = "Ask again, or rephrase."
+INTERRUPTED = "interrupted by the user"
+CALL_FAILED = "no answer: the model call failed"
+_AGENT_NOTICE = re.compile(
+    r"\[The model [^\n]*?" + re.escape(ASK_AGAIN) + r"\]"
+    + r"|\[(?:" + re.escape(INTERRUPTED) + "|" + re.escape(CALL_FAILED) + r" \(\w*\))\]")
 
 
 def summary_content(body: str) -> str:
@@ -108,3 +125,11 @@ def strip_fallback_notice(body: str) -> str:
         return body
     _, _, rest = body.partition("\n\n")
     return rest.strip()
+
+
+def without_agent_notices(text: str) -> str:
+    """``text`` (an assistant turn) without the agent's notices in it (see
+    ``ASK_AGAIN``): what the model said, if anything."""
+    if "[" not in text:
+        return text
+    return _AGENT_NOTICE.sub("", text).strip()
