@@ -2,12 +2,15 @@
 
     python bench/conversation_retention_bench.py [--data DIR|locomo10.json] [--only 42,43]
         [--seeds 5] [--model-conversations 30] [--model-windows 8000] [--no-names]
+        [--windows 8000,32000]
 
 Each LoCoMo dev conversation (``../shared/data/locomo``: 26, 30, 41) becomes chat
 messages: speaker A is the ``user``, speaker B the ``assistant`` (each message carries
 the speaker's ``name``; with ``--no-names`` none does, as in ``mnemo chat``), and the
 first message of every session starts with a ``[Session N, <date>]`` line. The whole
-conversation is compressed once by a ``ContextCompressor`` with an 8k and a 32k window:
+conversation is compressed once by a ``ContextCompressor`` with an 8k and a 32k window
+(``--windows``; ``3072,4096`` are the embedded model's, where ``mnemo chat`` compacts a
+few turns at a time):
 
 * ``mnemo``: the local summariser (``summarizer=None``);
 * ``random``: the same compressed context with the summary replaced by randomly chosen
@@ -248,7 +251,15 @@ def main() -> int:
                         "(default: the dev three of a folder, all ten of locomo10.json)")
     parser.add_argument("--no-names", action="store_true",
                         help="messages without the speaker's name (as mnemo chat sends them)")
+    parser.add_argument("--windows", default=",".join(map(str, WINDOWS)),
+                        help="comma-separated context windows (tokens)")
     args = parser.parse_args()
+    try:
+        windows = [int(w) for w in args.windows.split(",") if w]
+    except ValueError:
+        parser.error(f"--windows takes comma-separated token counts, not {args.windows!r}")
+    if not windows or min(windows) < 1_024:
+        parser.error("--windows needs at least one window of 1024 tokens or more")
     only = [n for n in args.only.split(",") if n]
     found = read_conversations_or_exit(args.data, only)
     if not found or (only and len(found) < len(only)):
@@ -268,10 +279,10 @@ def main() -> int:
     model_windows = {int(w) for w in args.model_windows.split(",") if w}
     print(f"{'conv':>5} {'window':>7} {'questions':>9} {'mnemo':>6} {'random':>7} "
           f"{'model':>6} {'summary chars':>13} {'mnemo s':>8}")
-    totals: dict[int, list[float]] = {w: [0, 0, 0.0] for w in WINDOWS}
+    totals: dict[int, list[float]] = {w: [0, 0, 0.0] for w in windows}
     model_pairs: list[tuple[int, int]] = []
     for conv in convs:
-        for window in WINDOWS:
+        for window in windows:
             context, summary, removed, row = compress(conv, window, None)
             base = random_row(conv, context, summary, removed, args.seeds)
             model = "-"
@@ -298,7 +309,7 @@ def main() -> int:
         print(f"embedded model: {theirs} answers kept, mnemo {mine}")
     print(f"\nlive: compacted whenever over the threshold\n{'conv':>5} {'window':>7} "
           f"{'compactions':>11} {'mnemo':>6} {'random':>7}")
-    for window in WINDOWS:
+    for window in windows:
         found_all, base_all = 0, 0.0
         for conv in convs:
             compactions, found, base = live(conv, window, args.seeds)
