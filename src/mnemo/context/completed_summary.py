@@ -106,7 +106,8 @@ def completed(model_body: str, turns: Sequence[Message], *, budget_tokens: int,
     # lines (a path, a command, a question and its answer) here.
     local = parse_summary_sections(summarize_locally(
         turns, budget_tokens=room + _EMPTY_TEMPLATE_TOKENS, previous_summary=previous_summary,
-        extra_context=extra_context, session_date=session_date, known_words=known))
+        extra_context=extra_context, session_date=session_date, known_words=known,
+        marked=True))  # the room above counts the template as printed here
     # A rule the user set for the assistant stays one, though the model's lines mention
     # its words elsewhere (seen by hand: the 0.5B model put "please only suggest
     # vegetarian recipes" into its Goal); only a rule the model kept tells it.

@@ -39,6 +39,7 @@ from mnemo.context.summary.notes import Note, answer_text, asked_stems, echoes, 
 from mnemo.context.summary.reading import (
     Prose,
     Values,
+    is_request,
     is_talk,
     read_call,
     read_notes,
@@ -176,7 +177,11 @@ class _Reader:
     def __init__(self, prior_pending: Iterable[str], today: date | None) -> None:
         self.facts = Facts()
         self.calls: dict[str, ActionNote] = {}
-        self.open_asks: list[_Ask] = [_Ask(q, -1, _topic(q)) for q in prior_pending]
+        # An earlier summary's open asks: a question among them closes as one asked in
+        # these turns would (its asker moves on); only a request stays open (else a
+        # live chat's questions piled up, one more at every compaction).
+        self.open_asks: list[_Ask] = [_Ask(q, -1, _topic(q), is_request(q))
+                                      for q in prior_pending]
         self.seen: set[tuple[str, str]] = set()
         self.answered: set[str] = set()
         self.errors: dict[str, _Repeat] = {}

@@ -69,6 +69,8 @@ from mnemo.messages import Message, content_text
 __all__ = ["parse_summary_sections", "redact_secrets", "render_sections", "summarize_locally"]
 
 _NONE = "(none)"
+# The most of a summary's room the empty template may take with its "(none)" lines.
+_MARKED_SHARE = 0.1
 # Lines that describe one compaction only: the next summary writes its own.
 _LATEST = "Latest request in these turns: "
 _FOCUS = "Focus of this compaction: "
@@ -150,17 +152,18 @@ def parse_summary_sections(text: str) -> dict[str, list[str]]:
     return sections
 
 
-def render_sections(lines: dict[str, list[str]]) -> str:
-    """The ten-section template with ``lines`` under their headings, in template order."""
+def render_sections(lines: dict[str, list[str]], *, marked: bool = True) -> str:
+    """The ten-section template with ``lines`` under their headings, in template order;
+    ``marked``: an empty section says "(none)" (else its heading stands alone)."""
     out: list[str] = []
     for section in TEMPLATE_SECTIONS:
         out.append(f"## {section}")
         if section == "Progress":
             for sub in PROGRESS_SUBSECTIONS:
                 out.append(f"### {sub}")
-                out += _bullets(lines.get(f"Progress/{sub}", []), section)
+                out += _bullets(lines.get(f"Progress/{sub}", []), section, marked)
         else:
-            out += _bullets(lines.get(section, []), section)
+            out += _bullets(lines.get(section, []), section, marked)
         out.append("")
     return "\n".join(out).rstrip() + "\n"
 
@@ -174,20 +177,22 @@ def summarize_locally(
     extra_context: str = "",
     session_date: date | None = None,
     known_words: frozenset[str] = frozenset(),
+    marked: bool | None = None,
 ) -> str:
     """The summary of ``turns`` (merged into ``previous_summary``) within ``budget_tokens``;
     ``session_date``: what relative dates ("yesterday") are resolved against where no
     header line in the turns names a date; ``known_words``: the content words of a
     summary printed beside this one (``notes.content_words``) — a note it already tells
-    is left out, one it partly tells ranks lower (see ``_fit``)."""
+    is left out, one it partly tells ranks lower (see ``_fit``); ``marked``: whether an
+    empty section says "(none)" — by default unless the budget is small (``_summary``)."""
     with collector_paused():  # see there: the collector cost more than the reading
         return _summary(turns, budget_tokens, previous_summary, focus_topic, extra_context,
-                        session_date, known_words)
+                        session_date, known_words, marked)
 
 
 def _summary(turns: Sequence[Message], budget_tokens: int, previous_summary: str | None,
              focus_topic: str | None, extra_context: str, session_date: date | None,
-             known_words: frozenset[str] = frozenset()) -> str:
+             known_words: frozenset[str] = frozenset(), marked: bool | None = None) -> str:
     previous = parse_summary_sections(previous_summary or "")
     facts = extract_facts(turns, prior_pending=previous.get("Pending User Asks", []),
                           continued=_of_conversation(previous), session_date=session_date)
@@ -202,20 +207,31 @@ def _summary(turns: Sequence[Message], budget_tokens: int, previous_summary: str
             line.text = redact_secrets(line.text)
         if about is not None and about(line.text):
             line.weight += _FOCUS_BOOST
-    replaced = sum(len(content_text(t)) for t in turns) + len(previous_summary or "")
+    replaced = sum(len(content_text(t)) for t in turns)
     # Assistant prose is restated against what the assistant wrote, not the tool output
     # around it (often cleared already), so a tool-heavy middle still shrinks.
     written = sum(len(content_text(t)) for t in turns if t.get("role") == "assistant")
     # Between people the notes are the content, not a restatement beside the work: each
     # speaker's notes may take half of what the summary replaces.
     talk = is_conversation(facts)
+    # The previous summary is a summary already: what it said may be said again whole.
+    # (Counted as turns, its notes lost half their room at every compaction: a live
+    # chat's summary halved in a few, keeping about half the answers a single
+    # compaction keeps.)
+    carried = len(previous_summary or "")
     limit = budget_tokens * 4
-    kept = _fit(candidates, limit - len(render_sections({})) - 8,
-                said_room=int(replaced * (_TALK_SHARE if talk else _SAID_SHARE)),
+    # In a small window the twelve "(none)" lines would take a third of the summary's
+    # room (by hand, at 3,072 tokens, a chat's job and dog fell off for them): there an
+    # empty section is its heading alone, which still keeps the layout.
+    if marked is None:
+        marked = len(render_sections({})) <= _MARKED_SHARE * limit
+    kept = _fit(candidates, limit - len(render_sections({}, marked=marked)) - 8,
+                said_room=int(replaced * (_TALK_SHARE if talk else _SAID_SHARE)) + carried,
                 noted_room=int((replaced if talk else written)
-                               * (_TALK_SHARE if talk else _NOTED_SHARE)), known=known_words)
+                               * (_TALK_SHARE if talk else _NOTED_SHARE)) + carried,
+                known=known_words)
     kept.sort(key=lambda c: c.place)
-    text = render_sections(_grouped(kept))
+    text = render_sections(_grouped(kept), marked=marked)
     # _fit counts each line as it will be printed; should the rendering still come out
     # longer (a budget smaller than the empty template), the least important lines go.
     while len(text) > limit and kept:
@@ -225,7 +241,7 @@ def _summary(turns: Sequence[Message], budget_tokens: int, previous_summary: str
             over -= len(line.text)
             if over <= 0:
                 break
-        text = render_sections(_grouped(kept))
+        text = render_sections(_grouped(kept), marked=marked)
     return text
 
 
@@ -249,9 +265,9 @@ def _grouped(kept: list[_Line]) -> dict[str, list[str]]:
     return by_section
 
 
-def _bullets(items: list[str], section: str) -> list[str]:
+def _bullets(items: list[str], section: str, marked: bool = True) -> list[str]:
     if not items:
-        return [f"- {_NONE}"]
+        return [f"- {_NONE}"] if marked else []
     mark = "- [ ] " if section == "Remaining Work" else "- "
     return [mark + item for item in items]
 
@@ -493,6 +509,7 @@ _NOTE_BASE = 38.0
 _NOTE_SPAN = 16.0
 _RULE_BASE = 90.0  # a rule for the assistant's answers (Constraints & Preferences)
 _PAIR_COST = 6.0  # a pair repeats its answer's note and pays for the question
+_TALK_TOOL_BASE = _NOTE_BASE - 8  # a chat's count of memory calls: below every note
 _NAMED = re.compile(r"^(?:\d{1,2} \w{3,9} \d{4} · )?[A-Z][\w .'’-]{0,40}: ")
 
 
@@ -784,8 +801,15 @@ def _tool_lines(facts: Facts, earlier: list[str]) -> list[_Line]:
         else:
             other.append(line)
     candidates = _earlier(other, _fixed("other", 45))
+    # In a chat, that the assistant saved or searched its memory tells less than any
+    # note: such a count competes as a note, below every other, and is printed only
+    # where room is left (a 3,072-token window's summary kept "memory ×4" and left out
+    # where the user works).
+    talk = is_conversation(facts)
     # Most used first: the order is the negative count, so the decay follows usage.
-    candidates += [_Candidate("tool", f"{name} ×{n}" + (f" ({failures[name]} failed)"
-                                                       if failures[name] else ""), -rank, 52)
-                   for rank, (name, n) in enumerate(counts.most_common())]
+    for rank, (name, n) in enumerate(counts.most_common()):
+        aside = talk and name in TALK_TOOLS
+        candidates.append(_Candidate(
+            "tool", f"{name} ×{n}" + (f" ({failures[name]} failed)" if failures[name] else ""),
+            -rank, _TALK_TOOL_BASE if aside else 52, note=aside))
     return _ranked("Tools & Patterns", candidates)

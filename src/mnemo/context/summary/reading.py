@@ -64,8 +64,8 @@ from mnemo.context.textscan import (
     sentences,
 )
 
-__all__ = ["CACHE", "Call", "Prose", "Result", "Values", "is_talk", "read_call",
-           "read_notes", "read_prose", "read_result", "shows_work"]
+__all__ = ["CACHE", "Call", "Prose", "Result", "Values", "is_request", "is_talk",
+           "read_call", "read_notes", "read_prose", "read_result", "shows_work"]
 
 CACHE = MessageCache()
 def _on_lowered(pattern: re.Pattern[str]) -> re.Pattern[str]:
@@ -186,14 +186,14 @@ def read_prose(text: str, role: str, names: Sequence[str]) -> Prose:
                      size=min(len(text), CONTENT_MAX))
 
 
-def shows_work(text: str, prose: Prose) -> bool:
+def shows_work(text: str, prose: Prose, *, rules: bool = True) -> bool:
     """True when ``text`` (read as ``prose``) is part of work on code or systems rather
     than talk between people: code, paths, commands, config values, errors, a rule or
-    decision for the assistant, or the words of software work (``_CODE``,
-    ``_WORK_WORDS``). Asked only of turns without tools (``extract.py``), so a work
-    session never pays for it; cached by content."""
+    decision for the assistant (``rules``: when they count), or the words of software
+    work (``_CODE``, ``_WORK_WORDS``). Asked only of turns without tools
+    (``extract.py``), so a work session never pays for it; cached by content."""
     values = prose.values
-    if (prose.errors or prose.preferences or prose.decisions or values.paths
+    if (prose.errors or (rules and (prose.preferences or prose.decisions)) or values.paths
             or values.config or values.commands):
         return True
     return CACHE.get(("work", *text_key(text)), lambda: bool(
@@ -225,7 +225,11 @@ def is_talk(texts: Sequence[tuple[str, Prose]], *, tools: bool, named: bool,
     allowed = int(_TECHNICAL_SHARE * len(texts))
     work = 0
     for text, prose in texts:
-        work += shows_work(text, prose)
+        # Going on a conversation, a rule or a decision is part of it ("don't forget to
+        # prepare emotionally", "never suggest meat dishes"): by hand and in the live
+        # benchmark one such sentence among a compaction's five texts made the chat's
+        # summary a work session's, and the notes gave way to "User said" lines.
+        work += shows_work(text, prose, rules=not continued)
         if work > allowed:
             return False
     return True
@@ -365,12 +369,22 @@ def _sentence(sentence: str, role: str, names: tuple[str, ...]) -> _Sentence | N
     preference = role == "user" and _PREFERENCE_LC.search(low) is not None
     decision = _DECISION_LC.search(low) is not None
     opening = REQUEST_START.match(sentence)
-    request = opening is not None and not _ASKS_TO_TELL.match(sentence, opening.end())
+    request = _is_request(sentence, opening)
     return _Sentence(
         preference=preference, decision=decision,
         rule=(preference or decision) and is_instruction(sentence),
         remaining=role == "assistant" and _REMAINING_LC.search(low) is not None,
         request=request, ask=opening is not None or sentence.endswith(("?", "？")))
+
+
+def is_request(ask: str) -> bool:
+    """True when ``ask`` (a sentence that asks) asks for something to be done, not told
+    (see ``_ASKS_TO_TELL``): it stays open until a reply says it is done."""
+    return _is_request(ask, REQUEST_START.match(ask))
+
+
+def _is_request(sentence: str, opening: re.Match[str] | None) -> bool:
+    return opening is not None and not _ASKS_TO_TELL.match(sentence, opening.end())
 
 
 def read_values(text: str) -> Values:
