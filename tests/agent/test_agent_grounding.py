@@ -13,8 +13,10 @@ import pytest
 
 from mnemo.agent import Agent, build_agent
 from mnemo.config import MnemoConfig
+from mnemo.context.markers import SUMMARY_END_MARKER, summary_content
 from mnemo.home import Home
 from mnemo.llm.testing import ScriptedChatClient, assistant_tool_call
+from mnemo.messages import Message
 
 
 def make_agent(home: Home, client: ScriptedChatClient, tmp_path: Path,
@@ -340,3 +342,29 @@ def test_invented_words_beside_a_saved_fact_are_not_stored(
     # "I prefer tabs." is saved already, but "I also love cookies." was never said.
     assert second["success"] and "Already saved" in second["note"]
     assert "cookies" not in user_md(mnemo_home)
+
+
+def test_what_the_user_said_in_a_turn_merged_into_a_summary_is_evidence(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    # Seen by hand in a 3,072-token window: the user's turn was merged into the summary
+    # after it (C12 c), and the model's save of the user's own sentence was refused as
+    # "things nobody in this conversation said".
+    merged = summary_content("## Critical Context\n- User: We have a beagle.") + (
+        SUMMARY_END_MARKER + "My husband Arjun is a civil engineer in Bristol.")
+    messages: list[Message] = [{"role": "user", "content": merged},
+                               {"role": "assistant", "content": "Noted."},
+                               {"role": "user", "content": "What's new?"}]
+    with make_agent(mnemo_home, ScriptedChatClient([]), tmp_path) as agent:
+        agent.start()
+        assert agent.manager is not None
+        answer, refused = agent.writes.handle(
+            {"action": "add", "target": "user",
+             "content": "My husband Arjun is a civil engineer in Bristol."},
+            messages, agent.manager)
+        # What the summary retells is not: only what the user said in a turn counts.
+        retold, refused_too = agent.writes.handle(
+            {"action": "add", "target": "user", "content": "We have a beagle."},
+            messages, agent.manager)
+    assert not refused and json.loads(answer)["success"]
+    assert refused_too and not json.loads(retold)["success"]
+    assert "Arjun" in user_md(mnemo_home) and "beagle" not in user_md(mnemo_home)

@@ -9,6 +9,13 @@ import pytest
 
 from mnemo.context import validate_c12
 from mnemo.context.fit import MIN_CUT_TOKENS, fit_request
+from mnemo.context.markers import (
+    SUMMARY_END_MARKER,
+    SUMMARY_PREFIX,
+    is_summary_message,
+    own_text,
+    summary_content,
+)
 from mnemo.context.shrink import CUT_MARKER_START, cut_message, cut_text
 from mnemo.context.window import RequestMeter, reply_reserve, request_budget
 from mnemo.messages import Message
@@ -114,6 +121,24 @@ def test_cut_message_keeps_structure_and_json_arguments() -> None:
     cut_parts = cut_message(parts, 1000)
     assert cut_parts["content"][1] == {"type": "image_url", "image_url": {}}
     assert len(cut_parts["content"][0]["text"]) < 1400
+
+
+def test_a_cut_summary_keeps_its_prefix_and_is_still_a_summary() -> None:
+    # Seen by hand: the window guard cut into the prefix, the next compaction and the
+    # memory grounding no longer knew the message for a summary, and its "## Remaining
+    # Work" heading was offered to the model as something the user said.
+    summary: Message = {"role": "user", "content": summary_content(
+        "## Critical Context\n" + "\n".join(f"- User: fact number {i}." for i in range(200)))
+        + SUMMARY_END_MARKER + "My husband Arjun is an engineer."}
+    cut = cut_message(summary, 600)
+    text = str(cut["content"])
+    assert text.startswith(SUMMARY_PREFIX) and CUT_MARKER_START in text
+    assert is_summary_message(cut)
+    assert own_text(cut) == "My husband Arjun is an engineer."  # the merged turn: the tail
+    assert len(text) < len(SUMMARY_PREFIX) + 900
+    parts: Message = {"role": "user", "content": [{"type": "text", "text": str(
+        summary["content"])}]}
+    assert is_summary_message(cut_message(parts, 600))
 
 
 def conversation() -> list[Message]:

@@ -73,7 +73,7 @@ from mnemo.config import MnemoConfig
 from mnemo.context import CompressionReport, ContextEngine, is_summary_message
 from mnemo.context.engine import Summarizer
 from mnemo.context.fit import Fit
-from mnemo.context.markers import ASK_AGAIN, CALL_FAILED, INTERRUPTED
+from mnemo.context.markers import ASK_AGAIN, CALL_FAILED, INTERRUPTED, own_text
 from mnemo.context.prepare import describe_status
 from mnemo.context.prepare_worker import TurnGate
 from mnemo.context.repair import repair_messages
@@ -507,7 +507,7 @@ class Agent:
         """The text of the user's latest message (what a reply may only repeat)."""
         for message in reversed(self.messages):
             if message.get("role") == "user":
-                return content_text(message)
+                return own_text(message)  # not a summary merged before it
         return ""
 
     def _recent_results(self) -> list[str]:

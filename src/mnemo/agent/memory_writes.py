@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mnemo.context import is_summary_message
+from mnemo.context.markers import own_text
 from mnemo.memory import MemoryManager, MemoryStore
 from mnemo.memory.entries import TARGETS
 from mnemo.memory.grounding import (
@@ -151,8 +151,9 @@ class MemoryWrites:
             if role == "assistant":
                 tool_of_call |= {str(c.get("id")): str(c["function"].get("name"))
                                  for c in tool_calls_of(message)}
-            elif role == "user" and not is_summary_message(message):
-                texts.append(content_text(message))
+            elif role == "user":
+                # A summary retells; a turn merged into one (C12 c) is what the user said.
+                texts.append(own_text(message))
             elif role == "tool":
                 tool = tool_of_call.get(str(message.get("tool_call_id")), "")
                 if tool == "session_search":
@@ -205,9 +206,9 @@ def _last_request(messages: Sequence[Message]) -> str | None:
     refused entry shares no word with anything said (small models copy the prompt's worked
     example, "Name: Sam. Prefers tabs.", and then loop on it)."""
     for message in reversed(messages):
-        if message.get("role") == "user" and not is_summary_message(message):
-            text = " ".join(content_text(message).split())
-            return text if 0 < len(text) <= _SUGGESTED_MAX else None
+        if message.get("role") == "user" and (said := own_text(message)):
+            text = " ".join(said.split())
+            return text if len(text) <= _SUGGESTED_MAX else None
     return None
 
 

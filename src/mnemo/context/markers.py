@@ -27,6 +27,7 @@ __all__ = [
     "SUMMARY_PREFIX",
     "SYSTEM_ROLES",
     "is_summary_message",
+    "own_text",
     "split_summary_message",
     "strip_fallback_notice",
     "summary_content",
@@ -117,6 +118,15 @@ def split_summary_message(message: Message | dict[str, Any]) -> tuple[str, Messa
     if not marker and not rest_parts:
         return body, None
     return body, remainder  # type: ignore[return-value]
+
+
+def own_text(message: Message | dict[str, Any]) -> str:
+    """The text ``message`` says itself: for a summary message, only the turn merged into
+    it (C12 c), or "" — what the user said there, not what the summary retells."""
+    if not is_summary_message(message):
+        return content_text(message)
+    _, original = split_summary_message(message)
+    return content_text(original) if original is not None else ""
 
 
 def strip_fallback_notice(body: str) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mnemo.context.markers import SUMMARY_PREFIX
 from mnemo.messages import Message
 
 __all__ = ["ARCHIVE", "CUT_MARKER_START", "arguments_chars", "cut_marker", "cut_message",
@@ -80,16 +81,26 @@ def cut_message(message: Message, keep_chars: int, kept_in: str = ARCHIVE) -> Me
         return keep_chars * size // total
 
     if isinstance(content, str):
-        copy["content"] = cut_text(content, share(len(content)), kept_in)
+        copy["content"] = _cut_content(content, share(len(content)), kept_in)
     elif isinstance(content, list):
         copy["content"] = [
-            {**p, "text": cut_text(str(p.get("text", "")), share(size), kept_in)}
+            {**p, "text": _cut_content(str(p.get("text", "")), share(size), kept_in)}
             if isinstance(p, dict) and p.get("type") == "text" else p
             for p, size in zip(content, sizes, strict=True)]
     if calls:
         copy["tool_calls"] = [_cut_call(c, share(size), kept_in) for c, size in
                               zip(calls, arg_sizes, strict=True)]
     return copy  # type: ignore[return-value]
+
+
+def _cut_content(text: str, keep_chars: int, kept_in: str) -> str:
+    """``cut_text``, except that a summary keeps its prefix whole: the prefix is how the
+    next compaction (C10) and memory's grounding know the message for a summary — cut
+    into, the summary's lines passed for what the user said."""
+    if not text.startswith(SUMMARY_PREFIX):
+        return cut_text(text, keep_chars, kept_in)
+    head = len(SUMMARY_PREFIX)
+    return text[:head] + cut_text(text[head:], keep_chars - head, kept_in)
 
 
 def arguments_chars(message: Message) -> int:
