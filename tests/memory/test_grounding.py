@@ -179,6 +179,23 @@ def test_a_stance_on_another_object_is_not_a_contradiction() -> None:
     assert check_grounding("No long answers; likes short answers", said).grounded
 
 
+def test_a_rule_that_says_never_or_always_takes_a_stance() -> None:
+    # Seen by hand: the embedded model saved "I prefer meat dishes" from these words.
+    said = ["I prefer vegetarian recipes, by the way. Never suggest meat dishes."]
+    for flipped in ("I prefer meat dishes.", "Likes meat dishes"):
+        verdict = check_grounding(flipped, said)
+        assert not verdict.grounded and verdict.contradicted, flipped
+    for entry in ("Never suggest meat dishes.", "Prefers vegetarian recipes.",
+                  "Does not want meat dishes"):
+        assert check_grounding(entry, said).grounded, entry
+    rules = ["Please always use tabs. Do not use emojis in answers."]
+    assert check_grounding("Always use tabs.", rules).grounded
+    assert not check_grounding("Likes emojis in answers", rules).grounded
+    # Without always or never a request takes no stance: "suggest a dinner" is no liking.
+    assert check_grounding("Likes a quick dinner", ["Can you suggest a quick dinner? I "
+                                                    "like a quick dinner."]).grounded
+
+
 def test_mixed_feelings_said_both_ways_are_not_refused() -> None:
     said = ["I love Python. Some days I hate Python, honestly."]
     assert check_grounding("User loves Python", said).grounded

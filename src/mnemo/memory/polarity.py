@@ -38,6 +38,15 @@ not no never don't doesn't didn't isn't aren't wasn't won't hardly neither nor
 """))
 # "can't stand" / "cannot stand" is a disliking.
 _CANNOT = frozenset({"can't", "cannot", "can’t"})
+# A rule for the assistant takes a stance too, when it says always or never: "never
+# suggest meat dishes" is against meat dishes, "always use tabs" for tabs ("suggest a
+# dinner" takes none). By hand, the embedded model saved "I prefer meat dishes" after
+# "I prefer vegetarian recipes. Never suggest meat dishes.": every word was said.
+_DIRECTIVE = frozenset(str.split("""
+suggest suggests recommend recommends give offer offers serve serves include use uses
+mention propose send show cook make add put
+"""))
+_ALWAYS = frozenset({"always", "only"})
 # Words that end an object; after a comparison word the object that follows gets the
 # opposite stance ("prefer tabs over spaces", "rather than", "instead of").
 _COMPARISON = frozenset({"over", "than", "instead"})
@@ -102,6 +111,8 @@ def _polarity(tokens: list[str], i: int) -> bool | None:
         return False
     if token == "stand" and i and tokens[i - 1] in _CANNOT:
         return False
+    if token in _DIRECTIVE and i and (tokens[i - 1] in _ALWAYS or _negated(tokens, i)):
+        return True  # for; "never suggest …" is then negated by the caller: against
     return None
 
 
