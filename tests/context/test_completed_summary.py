@@ -28,8 +28,11 @@ _MODEL = """## Goal
 
 
 def _chat() -> list[Message]:
+    # The model's lines above are grounded in what was said (``completed`` leaves out
+    # those that are not).
     said = [
-        "My brother plays the cello in the Porto orchestra.",
+        "I'm Ana, I like short answers, and I'm chatting about my family and plans. My "
+        "brother plays the cello in the Porto orchestra.",
         "Nice! What does your sister do?",
         "My sister Rita works as a nurse at the Santa Maria hospital in Lisbon.",
         "Are you travelling soon?",
@@ -95,8 +98,7 @@ def test_in_a_small_room_the_model_keeps_half_and_the_facts_it_missed_get_the_re
 def test_no_room_or_nothing_new_leaves_the_model_summary_as_it_is() -> None:
     assert completed(_MODEL, _chat(), budget_tokens=estimate_tokens_rough(_MODEL) + 50) == _MODEL
     assert completed(_MODEL, [], budget_tokens=2_000) == _MODEL
-    echo: list[Message] = [{"role": "user", "content":
-                            "My brother plays the cello in the Porto orchestra."}]
+    echo: list[Message] = [{"role": "user", "content": content_text(_chat()[0])}]
     assert completed(_MODEL, echo, budget_tokens=2_000) == _MODEL
 
 
@@ -113,7 +115,15 @@ def test_the_models_repeated_lines_fragments_and_template_hints_are_left_out() -
              "## Remaining Work\n- [ ] [A to-do list of what is left: items to consider, "
              "not actions to\n- [ ] perform]\n"
              f"## Critical Context\n{repeated}- Her shifts run from 8 pm to 8 am.\n")
-    for text in (completed(model, _chat(), budget_tokens=2_000),
+    # What the model summarised (its lines are grounded in it: ``completed`` leaves out
+    # those that are not).
+    told: list[Message] = [
+        {"role": "user", "content": "I'm Ana, 31 years old, planning to relocate to Porto. "
+                                    "I will work as a night nurse at Santo António "
+                                    "hospital; my shifts run from 8 pm to 8 am. I want to "
+                                    "adopt a beagle puppy Pixel from the Oakland shelter."},
+        {"role": "assistant", "content": "Noted."}, *_chat()]
+    for text in (completed(model, told, budget_tokens=2_000),
                  completed(model, [], budget_tokens=2_000)):
         sections = parse_summary_sections(text)
         assert text.count("31 years old") == 1 and text.count("night nurse") == 1
@@ -124,7 +134,7 @@ def test_the_models_repeated_lines_fragments_and_template_hints_are_left_out() -
         assert "A to-do list" not in text and "perform]" not in text
         assert "- near the\n" not in text
         assert "8 pm to 8 am" in text and "Oakland shelter" in text  # the rest stays
-    assert "Tokyo" in completed(model, _chat(), budget_tokens=2_000)  # room for the facts
+    assert "Tokyo" in completed(model, told, budget_tokens=2_000)  # room for the facts
 
 
 def test_a_line_of_the_previous_summary_copied_only_so_far_is_left_out() -> None:
@@ -144,7 +154,9 @@ def test_a_line_of_the_previous_summary_copied_only_so_far_is_left_out() -> None
              "- sister Rita is getting married in Braga on 14 June.\n"
              "- Ana adopted Pixel from the Oakland shelter yesterday and")
     turns: list[Message] = [
-        {"role": "user", "content": "I'm saving money to buy a flat in Matosinhos next year."},
+        {"role": "user", "content": "I'm Ana. I adopted Pixel from the Oakland shelter "
+                                    "yesterday, and I'm saving money to buy a flat in "
+                                    "Matosinhos next year."},
         {"role": "assistant", "content": "Matosinhos is close to the beach and to Porto."},
         {"role": "user", "content": "My best friend Marta lives in Berlin and works for a "
                                     "bike startup."},
@@ -192,7 +204,7 @@ def test_a_model_line_wrapped_over_lines_is_one_item() -> None:
 
 
 def test_text_outside_the_headings_is_kept() -> None:
-    loose = "Ana talked about her brother, a cellist in Porto."
+    loose = "Ana's brother plays the cello in Porto."
     text = completed(loose, _chat(), budget_tokens=2_000)
     assert loose in text and "Tokyo" in text
 
@@ -224,7 +236,7 @@ def test_the_preparer_completes_its_summaries_and_the_model_goes_on_from_its_own
 
     def capped(prompt: str) -> str:
         prompts.append(prompt)
-        return f"## Goal\n- model summary number {len(prompts)}\n"
+        return f"## Goal\n- Day {len(prompts)}: my cousins moved.\n"
 
     engine = ContextCompressor(context_length=16_000)
     preparer = Preparer(capped, protect_first_n=engine.protect_first_n, window=16_000,
@@ -246,20 +258,24 @@ def test_the_preparer_completes_its_summaries_and_the_model_goes_on_from_its_own
     messages = _long_chat(24)
     observe(messages)
     first = run()
-    assert "model summary number 1" in first.body and "Kiwi" in first.body
-    assert first.model_body.strip() == "## Goal\n- model summary number 1"
+    assert "Day 1: my cousins moved." in first.body and "Kiwi" in first.body
+    assert first.model_body.strip() == "## Goal\n- Day 1: my cousins moved."
     observe(messages + _long_chat(30)[len(messages):])
     run()
     # The second update is sent the model's own summary, not the local lines added to it.
-    assert "model summary number 1" in prompts[1] and "Kiwi0" not in prompts[1]
+    assert "Day 1: my cousins moved." in prompts[1] and "Kiwi0" not in prompts[1]
+
+
+_OWN_LINE = "Day 0: my cousin Rui0x0 moved to Coimbra."
 
 
 def _engine(context_length: int, prompts: list[str], lines: int = 1) -> ContextCompressor:
     def capped(prompt: str) -> str:
         prompts.append(prompt)
-        said = "".join(f"- the model noted thing number {i} about the cousins' moves\n"
-                       for i in range(1, lines))
-        return f"## Goal\n- the model's own line\n\n## Critical Context\n{said}"
+        # Lines grounded in the turns (``completed`` leaves out those that are not).
+        said = "".join(f"- My cousin moved to {_CITIES[(i // 6 + i % 6) % 8]} and adopted a "
+                       f"{_PETS[(i // 6 * 3 + i % 6) % 7]}.\n" for i in range(1, lines))
+        return f"## Goal\n- {_OWN_LINE}\n\n## Critical Context\n{said}"
 
     engine = ContextCompressor(context_length=context_length)
     engine.enable_background(capped, runner=lambda p: _Manual(), complete=True)
@@ -296,7 +312,7 @@ def test_a_completed_summary_is_swapped_in_with_the_models_lines_and_local_facts
     report = engine.last_report
     assert report is not None and report.summary is not None
     assert report.prepared_messages > 0 and len(prompts) == made  # no model call waited
-    assert "the model's own line" in report.summary and "Kiwi" in report.summary
+    assert _OWN_LINE in report.summary and "Kiwi" in report.summary
 
 
 def test_turns_after_the_prepared_summary_are_folded_in_and_the_models_lines_stay() -> None:
@@ -325,8 +341,8 @@ def test_between_people_a_models_filler_does_not_outlive_the_facts_told_since() 
                 "- She also wanted to ensure that both adoption dates are accurate\n"
                 "## Remaining Work\n- [ ] has since adopted it at the same time.\n"
                 "## Critical Context\n- Ana adopted Pixel from the Oakland shelter.\n")
-    text = summarize_locally(_chat(), budget_tokens=150, previous_summary=previous)
-    assert estimate_tokens_rough(text) <= 150
+    text = summarize_locally(_chat(), budget_tokens=170, previous_summary=previous)
+    assert estimate_tokens_rough(text) <= 170
     # The facts told since win the room; the model's filler gets what is left, if any.
     for fact in ("cello", "Rita", "Tokyo", "Joana"):
         assert fact in text
@@ -349,3 +365,29 @@ def test_a_rule_the_model_only_mentioned_elsewhere_is_kept_as_a_rule() -> None:
     assert any("only suggest vegetarian recipes" in line for line in rules), text
     # A fact the model told already is still not repeated.
     assert sum("cello" in line for line in _lines(text)) <= 1
+
+
+def test_a_model_line_that_says_what_nobody_said_is_left_out() -> None:
+    # The 0.5B model's background summary as seen by hand in a 3,072-token window: its
+    # invented lines took the room of where the user works and who her husband is.
+    turns: list[Message] = [
+        {"role": "user", "content": "Hi, I'm Priya. I moved to Bristol from Pune in March."},
+        {"role": "assistant", "content": "Welcome to Bristol, Priya!"},
+        {"role": "user", "content": "I work as a nurse at Southmead hospital."},
+        {"role": "assistant", "content": "Night shifts must be hard."},
+        {"role": "user", "content": "I prefer vegetarian recipes. Never suggest meat dishes."},
+        {"role": "assistant", "content": "Noted."},
+        {"role": "user", "content": "My husband Arjun is a civil engineer."}]
+    model = ("## Goal\n- Priya moved to Bristol from Pune in March.\n"
+             "## Progress\n### Done\n- Replace \"Pune\" with \"Bristol\".\n"
+             "## Relevant Files\n- File paths: /path/to/user/file.txt.\n"
+             "## Critical Context\n- ### Goal\n- The user likes meat dishes.\n")
+    # The assistant goes on at length (room for the local lines beside the model's).
+    for turn in turns[1::2]:
+        turn["content"] = f"{turn['content']} {'Here are a few thoughts on that. ' * 30}"
+    text = completed(model, turns, budget_tokens=2_000)
+    assert "Priya moved to Bristol from Pune in March." in text  # said: it stays
+    for invented in ("Replace", "/path/to", "### Goal", "likes meat"):
+        assert invented not in text, text
+    for fact in ("Southmead", "Arjun", "Never suggest meat dishes"):
+        assert fact in text

@@ -28,7 +28,10 @@ instead. So is a line of the summary the model went on from that it copied only 
 [6 Dec"): the local lines carry that line whole, and the model's next rewrite does not
 copy the stump again. The same model copies the previous summary's long lines wrapped
 over several lines: the parser joins a wrapped item back into one
-(``summary/wrapped.py``), and a summary it joined is printed anew.
+(``summary/wrapped.py``), and a summary it joined is printed anew. Last, a line must be
+grounded in the turns and the summary they go on from, as a memory write is (M9): by
+hand the model wrote 'Replace "Pune" with "Bristol".' and "File paths:
+/path/to/user/file.txt.", which nobody had said (``_grounded``).
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from mnemo.context.prompt import PROGRESS_SUBSECTIONS, SUMMARY_TEMPLATE, TEMPLAT
 from mnemo.context.summary.notes import content_words, told_in
 from mnemo.context.summary.salience import is_standing_rule
 from mnemo.context.summary.wrapped import DANGLING, unwrapped
+from mnemo.memory.grounding import Evidence, check_grounding
 from mnemo.messages import Message, content_text
 from mnemo.tokens import estimate_tokens_rough
 
@@ -76,7 +80,11 @@ def completed(model_body: str, turns: Sequence[Message], *, budget_tokens: int,
     is no room to share. ``model_previous``: the summary the model was given to go on
     from, when not ``previous_summary`` (its own earlier answer: ``prepare.py``)."""
     found = _sections(model_body)
-    mine = _tidied(found, _squeezed(f"{previous_summary or ''}\n{model_previous}"))
+    # What was said, for the model's lines to be grounded in: the turns (their speakers'
+    # names too) and the summary they go on from — not the model's own earlier answer.
+    said = Evidence([previous_summary or "", *(f"{t.get('name') or ''}: {content_text(t)}"
+                                               for t in turns)]) if turns else None
+    mine = _tidied(found, _squeezed(f"{previous_summary or ''}\n{model_previous}"), said)
     if mine != found or unwrapped(model_body) != model_body.strip():
         model_body = render_sections(mine)
     if not turns:
@@ -146,14 +154,16 @@ def _squeezed(text: str) -> str:
     return " ".join(text.split())
 
 
-def _tidied(sections: dict[str, list[str]], previous: str = "") -> dict[str, list[str]]:
+def _tidied(sections: dict[str, list[str]], previous: str = "",
+            said: Evidence | None = None) -> dict[str, list[str]]:
     """``sections`` of a model's summary without the lines that tell nothing new: a
     repeat or a piece of an earlier line (in template order: all its content words are
     that line's), a line without a content word, one that restates a hint of the
     template or is a piece of one broken over lines ("perform]"; see the module
-    docstring), and a line of the ``previous`` summary (spaces squeezed) cut off in the
-    middle of a sentence — the local lines carry that one whole. A line that ends on a
-    word no sentence ends on loses it ("… yesterday and")."""
+    docstring), a line of the ``previous`` summary (spaces squeezed) cut off in the
+    middle of a sentence — the local lines carry that one whole — and, given what was
+    ``said``, a line that says what was not (``_grounded``).
+    A line that ends on a word no sentence ends on loses it ("… yesterday and")."""
     kept: dict[str, list[str]] = {}
     earlier: list[frozenset[str]] = []
     for key in sorted(sections, key=lambda k: _ORDER.index(k) if k in _ORDER else len(_ORDER)):
@@ -162,11 +172,26 @@ def _tidied(sections: dict[str, list[str]], previous: str = "") -> dict[str, lis
             if (not words or any(words <= other for other in earlier)
                     or any(told_in(words, hint) for hint in _HINTS)
                     or (line.count("[") != line.count("]") and len(words) <= 2)
-                    or _cut_from(line, previous)):
+                    or _cut_from(line, previous)
+                    or (said is not None and not _grounded(line, said))):
                 continue
             earlier.append(words)
             kept.setdefault(key, []).append(_without_dangling(line))
     return kept
+
+
+# A model line is kept when it is grounded in the turns and the summary they go on from
+# as a memory write is (M9, ``memory.grounding``: names and numbers said exactly, no
+# stance turned round), with at least this share of its other words said. By hand in a
+# 3,072-token window the 0.5B model wrote 'Replace "Pune" with "Bristol".', "File paths:
+# /path/to/user/file.txt." and "### Goal", and the completed summary gave them the room
+# of where the user works and who her husband is.
+_MODEL_LINE_SUPPORT = 0.75
+
+
+def _grounded(line: str, said: Evidence) -> bool:
+    verdict = check_grounding(line, said, "lenient")
+    return verdict.grounded and verdict.support >= _MODEL_LINE_SUPPORT
 
 
 # A model that rewrites the previous summary with a few new turns may copy a line only
