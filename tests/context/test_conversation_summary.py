@@ -668,6 +668,24 @@ def test_a_rule_said_as_a_chat_goes_on_keeps_it_a_chat() -> None:
                for line in s["Constraints & Preferences"])
 
 
+def test_one_text_that_looks_like_work_does_not_end_a_chat() -> None:
+    # Seen by hand: the embedded model wrote its memory call as JSON text, and the next
+    # summary was a work session's, its "Last step" line the JSON, the notes gone.
+    earlier = summarize_locally(unnamed(conversation()), budget_tokens=2_000)
+    turns: list[Message] = [
+        *_saved(1, "Learning the violin"),
+        {"role": "assistant", "content": '{"name": "memory", "arguments": {"action": "add", '
+                                         '"content": "Learning the violin"}}'},
+        {"role": "user", "content": "My husband Arjun is a civil engineer in Bristol."}]
+    s = summarize_locally(turns, budget_tokens=400, previous_summary=earlier)
+    assert "Last step in these turns" not in s and "User said" not in s
+    assert "My husband Arjun is a civil engineer in Bristol." in s
+    assert "Yosemite" in s  # the earlier notes stay
+    # Two such texts are work: a chat can turn into a coding session.
+    code = {"role": "user", "content": "Fix this:\n```python\ndef f(x):\n    return x[0]\n```"}
+    assert not is_conversation(extract_facts([*turns, code], continued=True))
+
+
 def test_a_small_summary_spends_no_room_on_empty_sections() -> None:
     # Twelve "(none)" lines are a third of a 3,072-token window's summary: there an
     # empty section is its heading alone (the layout stays).

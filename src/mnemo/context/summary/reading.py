@@ -222,7 +222,11 @@ def is_talk(texts: Sequence[tuple[str, Prose]], *, tools: bool, named: bool,
         return True
     if len(texts) < (0 if continued else _MIN_TALK_TEXTS):
         return False
-    allowed = int(_TECHNICAL_SHARE * len(texts))
+    # Going on a conversation, one text that looks like work does not end it: by hand the
+    # embedded model wrote a memory call as JSON text, the one text of a compaction, and
+    # the summary became a work session's whose "Last step" line (the JSON) took the
+    # room of every note.
+    allowed = max(int(_TECHNICAL_SHARE * len(texts)), 1 if continued else 0)
     work = 0
     for text, prose in texts:
         # Going on a conversation, a rule or a decision is part of it ("don't forget to
