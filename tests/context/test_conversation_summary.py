@@ -681,9 +681,21 @@ def test_one_text_that_looks_like_work_does_not_end_a_chat() -> None:
     assert "Last step in these turns" not in s and "User said" not in s
     assert "My husband Arjun is a civil engineer in Bristol." in s
     assert "Yosemite" in s  # the earlier notes stay
+    # A call written as JSON text, or its made-up result, is no prose at all (by hand the
+    # embedded model wrote several in a row: two texts that show work end a chat).
+    imitated = [{"role": "assistant", "content": 'returned: {"success": true, "entry_count": '
+                                                 '6}\n{"name": "memory", "arguments": '
+                                                 '{"action": "add", "content": "Meera"}}'},
+                {"role": "user", "content": "We have a beagle called Toffee."}] * 2
+    s = summarize_locally([*turns, *imitated], budget_tokens=400, previous_summary=earlier)
+    assert "Last step in these turns" not in s and "returned" not in s
+    assert "We have a beagle called Toffee." in s
     # Two such texts are work: a chat can turn into a coding session.
-    code = {"role": "user", "content": "Fix this:\n```python\ndef f(x):\n    return x[0]\n```"}
-    assert not is_conversation(extract_facts([*turns, code], continued=True))
+    code: list[Message] = [
+        {"role": "user", "content": "Fix this:\n```python\ndef f(x):\n    return x[0]\n```"},
+        {"role": "assistant", "content": "```python\ndef f(x):\n    return x[0] if x else "
+                                         "None\n```"}]
+    assert not is_conversation(extract_facts([*turns, *code], continued=True))
 
 
 def test_a_small_summary_spends_no_room_on_empty_sections() -> None:

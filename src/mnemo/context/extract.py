@@ -39,6 +39,7 @@ from mnemo.context.summary.notes import Note, answer_text, asked_stems, echoes, 
 from mnemo.context.summary.reading import (
     Prose,
     Values,
+    is_call_text,
     is_request,
     is_talk,
     read_call,
@@ -330,6 +331,8 @@ class _Reader:
     def assistant(self, message: Message, text: str, order: int) -> None:
         facts = self.facts
         text = without_agent_notices(text)  # the agent's, not the model's: no reply
+        if is_call_text(text):  # a call written as JSON text: no prose either
+            text = ""
         read = self.prose(message, text, "assistant", order)
         if read is not None:
             prose, speaker = read

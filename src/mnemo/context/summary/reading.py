@@ -64,8 +64,8 @@ from mnemo.context.textscan import (
     sentences,
 )
 
-__all__ = ["CACHE", "Call", "Prose", "Result", "Values", "is_request", "is_talk",
-           "read_call", "read_notes", "read_prose", "read_result", "shows_work"]
+__all__ = ["CACHE", "Call", "Prose", "Result", "Values", "is_call_text", "is_request",
+           "is_talk", "read_call", "read_notes", "read_prose", "read_result", "shows_work"]
 
 CACHE = MessageCache()
 def _on_lowered(pattern: re.Pattern[str]) -> re.Pattern[str]:
@@ -379,6 +379,34 @@ def _sentence(sentence: str, role: str, names: tuple[str, ...]) -> _Sentence | N
         rule=(preference or decision) and is_instruction(sentence),
         remaining=role == "assistant" and _REMAINING_LC.search(low) is not None,
         request=request, ask=opening is not None or sentence.endswith(("?", "？")))
+
+
+def is_call_text(text: str) -> bool:
+    """True when ``text`` (an assistant's) is nothing but tool calls or their results
+    written as JSON — ``{"name": "memory", "arguments": {…}}``, ``returned: {…}`` — a small
+    model imitating a call: no prose to read (by hand such a text, the one of a
+    compaction, made a chat's summary a work session's)."""
+    body = text.strip()
+    if not (body.startswith("returned:") or (body.startswith("{") and '"name"' in body and (
+            '"arguments"' in body or '"parameters"' in body))):
+        return False  # a JSON answer the user asked for is prose of its kind
+    outside: list[str] = []
+    depth, quoted, escaped = 0, False, False
+    for char in body:
+        if quoted:
+            escaped, quoted = (False, True) if escaped else (char == "\\", char != '"')
+        elif char == '"' and depth:
+            quoted = True
+        elif char == "{":
+            depth += 1
+        elif char == "}":
+            depth = max(0, depth - 1)
+        elif not depth:
+            outside.append(char)
+    return not _CALL_TEXT_REST.sub("", "".join(outside))
+
+
+_CALL_TEXT_REST = re.compile(r"returned:|[\s,.:;<>/a-z_]*tool_(?:call|response)>|[\s,.:;]")
 
 
 def is_request(ask: str) -> bool:
