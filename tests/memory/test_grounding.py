@@ -225,3 +225,23 @@ def test_label_words_frame_a_fact_without_claiming_anything() -> None:
     said = ["Call me Priya. I'm a data engineer."]
     assert check_grounding("Name: Priya, Occupation: Data Engineer.", said).grounded
     assert not check_grounding("Occupation: Data Scientist", said).grounded
+
+
+def test_evidence_stems_each_word_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Indexing a long tool output costs one stem per different word, not per word: the
+    completed summary indexes a compaction's whole middle on the compaction's path."""
+    import mnemo.memory.grounding as grounding
+
+    stemmed: list[str] = []
+    real = grounding._stem
+
+    def counted(word: str) -> str:
+        stemmed.append(word)
+        return real(word)
+
+    monkeypatch.setattr(grounding, "_stem", counted)
+    evidence = Evidence(["the worker retries the failed jobs " * 2_000,
+                         "The worker retries three times."])
+    assert sorted(stemmed) == sorted({"the", "worker", "retries", "failed", "jobs",
+                                      "three", "times"})
+    assert check_grounding("The worker retries 3 times", evidence).grounded

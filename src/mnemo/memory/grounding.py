@@ -154,9 +154,12 @@ class Evidence:
             self._read(_normalise(text))
 
     def _read(self, text: str) -> None:
+        words = self.words
         for match in _WORD.finditer(text):
             word = match.group().lower()
-            self.words.add(word)
+            if word in words:
+                continue  # stemmed already: a long text says most words many times
+            words.add(word)
             self.stems.add(_stem(word))
             if word in _NUMBER_WORDS:
                 self.numbers.add(_NUMBER_WORDS[word])
