@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from mnemo.context import TEMPLATE_SECTIONS, ContextCompressor
 from mnemo.context.completed_summary import completed
 from mnemo.context.local_summary import parse_summary_sections, summarize_locally
 from mnemo.context.prepare import Preparer
+from mnemo.context.prompt import CONTENT_MAX
 from mnemo.messages import Message, content_text
 from mnemo.tokens import estimate_message_tokens_rough, estimate_tokens_rough
 
@@ -391,3 +394,70 @@ def test_a_model_line_that_says_what_nobody_said_is_left_out() -> None:
         assert invented not in text, text
     for fact in ("Southmead", "Arjun", "Never suggest meat dishes"):
         assert fact in text
+
+
+def test_the_model_lines_are_grounded_in_the_turns_as_the_model_was_shown_them(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long tool output is indexed as far as the summariser's transcript shows it
+    (``truncate_for_summary``): the model never saw the rest, and at the swap the
+    indexing is on the compaction's path."""
+    import mnemo.context.completed_summary as module
+
+    indexed: list[str] = []
+    real = module.Evidence
+
+    def recorded(texts: Any) -> Any:
+        texts = list(texts)
+        indexed.extend(texts)
+        return real(texts)
+
+    monkeypatch.setattr(module, "Evidence", recorded)
+    log = "\n".join(f"line {i}: the worker {i} retried the job" for i in range(5_000))
+    turns: list[Message] = [
+        {"role": "user", "content": "Why do the jobs of worker 12 fail?"},
+        {"role": "assistant", "content": "", "tool_calls": [{
+            "id": "c1", "type": "function",
+            "function": {"name": "terminal", "arguments": '{"command": "cat jobs.log"}'}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": log},
+        {"role": "assistant", "content": "Worker 12 retried the job three times."}]
+    model = ("## Goal\n- Find why the jobs of worker 12 fail.\n"
+             "## Critical Context\n- Worker 2500 retried the job.\n")
+    text = completed(model, turns, budget_tokens=2_000)
+    assert max(len(t) for t in indexed) <= CONTENT_MAX + len(": ")
+    assert "jobs of worker 12 fail" in text
+    assert "Worker 2500" not in text  # past what the model was shown: not grounded
+
+
+def test_a_models_stray_headings_are_no_items() -> None:
+    # The 0.5B model's merged summary, by hand in a 3,072-token window: a heading mark
+    # before items, a placeholder, and a template heading repeated inside a section.
+    model = ("## Key Decisions\n- ### The user asked to search the sessions for Sintra.\n"
+             "## Resolved Questions\n- ### (none)\n"
+             "## Critical Context\n- ### Goal\n- #123 is the ticket of the wedding photos.\n")
+    assert parse_summary_sections(model) == {
+        "Key Decisions": ["The user asked to search the sessions for Sintra."],
+        "Critical Context": ["#123 is the ticket of the wedding photos."]}
+
+
+def test_the_assistants_own_searches_point_to_no_file_list() -> None:
+    turns: list[Message] = [{"role": "user", "content": "Where did I go in May?"}]
+    for k in range(3):
+        turns += [{"role": "assistant", "content": "", "tool_calls": [{
+            "id": f"s{k}", "type": "function", "function": {
+                "name": "session_search", "arguments": '{"query": "May trip"}'}}]},
+            {"role": "tool", "tool_call_id": f"s{k}", "content": '{"success": true}'}]
+    turns.append({"role": "assistant", "content": "I found nothing about May."})
+    done = parse_summary_sections(summarize_locally(
+        turns, budget_tokens=2_000))["Progress/Done"]
+    assert "session_search: 3 calls" in done
+    # … carried into the next summary of the work, the count adds up; going on a chat,
+    # the count is under Tools & Patterns alone.
+    work = ("## Progress\n### Done\n- session_search: 2 calls\n## Relevant Files\n"
+            "- src/auth.py (read)\n## Tools & Patterns\n- session_search ×2\n")
+    assert "session_search: 5 calls" in summarize_locally(
+        turns, budget_tokens=2_000, previous_summary=work)
+    chat = parse_summary_sections(summarize_locally(
+        turns, budget_tokens=2_000, previous_summary=work.replace(
+            "## Relevant Files\n- src/auth.py (read)\n", "")))
+    assert not any("session_search" in line for line in chat.get("Progress/Done", []))
+    assert "session_search ×5" in chat["Tools & Patterns"]

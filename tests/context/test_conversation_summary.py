@@ -153,6 +153,21 @@ def test_a_phatic_user_turn_in_a_work_session_is_no_ask() -> None:
     assert "Keep it up" not in summary and "Great, thanks" not in summary
 
 
+def test_a_question_in_a_work_session_is_no_constraint_nor_decision() -> None:
+    # A rule's words in a question ("should", "decided") make it no rule: by hand, the
+    # first compaction of a chat (laid out for work) listed "What should I eat before a
+    # long run?" under Goal, Constraints & Preferences and Pending User Asks.
+    turns: list[Message] = [
+        {"role": "user", "content": "What should I eat before a long run?"},
+        {"role": "assistant", "content": "Oats with a banana, two hours before."},
+        {"role": "user", "content": "Have we decided to use Postgres? The API must stay "
+                                    "backwards compatible."},
+        {"role": "assistant", "content": "Not yet."}]
+    s = parse_summary_sections(summarize_locally(turns, budget_tokens=2_000))
+    assert s["Constraints & Preferences"] == ["The API must stay backwards compatible."]
+    assert "Key Decisions" not in s
+
+
 def test_questions_are_paired_with_the_reply_that_answers_them_or_not_at_all() -> None:
     s = parse_summary_sections(summarize_locally(conversation(), budget_tokens=2_000))
     pairs = s.get("Resolved Questions", [])
@@ -419,6 +434,51 @@ def test_a_rule_the_user_sets_for_an_ai_assistant_is_a_constraint() -> None:
     assert "You'll have it back on Thursday [3 Dec 2026]" in notes
 
 
+@pytest.mark.parametrize("sentence", [
+    "Noted.", "Understood.", "Noted, thanks.", "Great goal!", "Good choice!",
+    "Good question!", "Certainly!", "Understood, I will keep that in mind.",
+    "Thanks, I'll keep that in mind!"])
+def test_an_ai_assistants_acknowledgement_is_phatic(sentence: str) -> None:
+    assert is_phatic(sentence)
+
+
+@pytest.mark.parametrize("sentence", [
+    "Good choice of shoes for the Berlin race.", "I noted the address: 5 Elm Street.",
+    "I'll keep that in mind for the trip to Rome."])
+def test_praise_or_a_promise_with_a_fact_is_not_phatic(sentence: str) -> None:
+    assert not is_phatic(sentence)
+
+
+@pytest.mark.parametrize(("sentence", "kept"), [
+    ("I'm so excited, I really loved the race!", "I'm excited, I loved the race!"),
+    ("Yesterday I ran 18 km, my longest run so far.", None),
+    ("Fruits such as bananas help.", None), ("Even if it rains, I will run.", None),
+    ("I even ran 20 km.", "I ran 20 km.")])
+def test_a_note_loses_its_fillers_but_not_the_phrases_they_stand_in(
+        sentence: str, kept: str | None) -> None:
+    # Seen in a chat's summary: "my longest run so far" had become "my longest run far".
+    assert salience_module.condensed(sentence) == (kept or sentence)
+
+
+def test_what_the_user_asks_the_assistant_to_keep_in_mind_is_a_constraint() -> None:
+    turns: list[Message] = [
+        {"role": "user", "content": "I need help planning my marathon training."},
+        {"role": "assistant", "content": "Great goal! How far do you run each week?"},
+        {"role": "user", "content": "About 35 km. I'm allergic to peanuts, so keep that in "
+                                    "mind for fuel suggestions."},
+        {"role": "assistant", "content": "Noted. Bananas and rice cakes with honey work well."},
+        {"role": "user", "content": "Thanks, I'll keep that in mind. My coach is Marta."},
+        {"role": "assistant", "content": "Understood, I will keep that in mind."},
+    ]
+    s = parse_summary_sections(summarize_locally(turns, budget_tokens=2_000))
+    rules = " ".join(s["Constraints & Preferences"])
+    assert "allergic to peanuts" in rules
+    assert "I'll keep that in mind" not in rules  # the user's promise sets no rule
+    every = " ".join(lines_of(summarize_locally(turns, budget_tokens=2_000)))
+    assert "Noted" not in every and "Great goal" not in every
+    assert "Understood" not in every and "Bananas and rice cakes" in every
+
+
 def test_between_people_advice_sets_no_rule() -> None:
     turns = [said("Caroline", "[Session 1, 1:56 pm on 8 May, 2023]\nI ran my first 10k."),
              said("Melanie", "Always use good shoes for long runs, and never skip the "
@@ -666,6 +726,27 @@ def test_a_rule_said_as_a_chat_goes_on_keeps_it_a_chat() -> None:
     assert "User said:" not in text and "User: We adopted a second cat, Luna" in text
     assert any("Never suggest meat dishes" in line
                for line in s["Constraints & Preferences"])
+
+
+def test_notes_a_first_work_style_summary_labelled_are_ranked_again_in_the_chat() -> None:
+    # A live chat's first compaction holds too few texts to tell a chat: its summary is
+    # laid out for work ("User said: ", "Assistant noted: "). Going on as a chat, those
+    # lines are the speakers’ notes again, ranked with the new ones — in a live chat of
+    # long replies at 3,072 tokens the assistant’s generic advice was carried whole and
+    # outlived the user’s personal best and race goal.
+    advice = ("Here are some suggestions. First, listen to your body and adjust the plan "
+              "as needed. Second, consistency matters more than any single workout.")
+    first = ("## Goal\n- What should I eat before a long run?\n## Critical Context\n"
+             f"- Assistant noted: {advice}\n"
+             "- User said: My personal best for a half marathon is 1:52, set in Manchester.\n")
+    turns = chat("I'm training for the Berlin marathon.", "Thanks for sharing! " + advice,
+                 "My goal is to finish under 4 hours.", "That's a great goal!",
+                 "My coach Marta Okafor runs the Riverside Running Club.")
+    s = summarize_locally(turns, budget_tokens=150, previous_summary=first)
+    assert "said: " not in s and "noted: " not in s
+    for fact in ("Berlin marathon", "1:52", "under 4 hours", "Marta Okafor"):
+        assert fact in s, s
+    assert "consistency matters" not in s  # the advice gives way to what the user told
 
 
 def test_one_text_that_looks_like_work_does_not_end_a_chat() -> None:

@@ -45,7 +45,12 @@ from mnemo.context.local_summary import (
     render_sections,
     summarize_locally,
 )
-from mnemo.context.prompt import PROGRESS_SUBSECTIONS, SUMMARY_TEMPLATE, TEMPLATE_SECTIONS
+from mnemo.context.prompt import (
+    PROGRESS_SUBSECTIONS,
+    SUMMARY_TEMPLATE,
+    TEMPLATE_SECTIONS,
+    truncate_for_summary,
+)
 from mnemo.context.summary.notes import content_words, told_in
 from mnemo.context.summary.salience import is_standing_rule
 from mnemo.context.summary.wrapped import DANGLING, unwrapped
@@ -82,8 +87,12 @@ def completed(model_body: str, turns: Sequence[Message], *, budget_tokens: int,
     found = _sections(model_body)
     # What was said, for the model's lines to be grounded in: the turns (their speakers'
     # names too) and the summary they go on from — not the model's own earlier answer.
-    said = Evidence([previous_summary or "", *(f"{t.get('name') or ''}: {content_text(t)}"
-                                               for t in turns)]) if turns else None
+    # Each turn as far as the model was shown it (``truncate_for_summary``): a long tool
+    # output costs no more to index than that (at the swap this is on the compaction's
+    # path).
+    said = Evidence([previous_summary or "", *(
+        f"{t.get('name') or ''}: {truncate_for_summary(content_text(t))}"
+        for t in turns)]) if turns else None
     mine = _tidied(found, _squeezed(f"{previous_summary or ''}\n{model_previous}"), said)
     if mine != found or unwrapped(model_body) != model_body.strip():
         model_body = render_sections(mine)

@@ -445,6 +445,8 @@ class _Reader:
                 n.role != "assistant" or "assistant" in facts.participants
                 or len(n.text) >= _MIN_NOTED_CHARS)]
             for kind, sentence, order in self.soft:
+                if sentence.rstrip().endswith(("?", "？")):
+                    continue  # "What should I eat …?" asks; it is no rule nor decision
                 bucket = self.facts.preferences if kind == "pref" else self.facts.decisions
                 self.add(bucket, kind, sentence, order)
             for bucket in (self.facts.preferences, self.facts.decisions):

@@ -94,7 +94,9 @@ _RESERVED_NOTE = 42.0
 _REPEAT_SHARE = 1.0
 
 _TOOL_COUNT = re.compile(r"^(\S+) ×(\d+)(?: \((\d+) failed\))?$")
-_READ_COUNT = re.compile(r"^(\S+): (\d+) calls? \(see Relevant Files\)$")
+_READ_COUNT = re.compile(r"^(\S+): (\d+) calls?(?: \(see Relevant Files\))?$")
+_STRAY_HEADING = re.compile(r"^#{1,6}\s+")
+_HEADING_NAMES = frozenset(n.lower() for n in (*TEMPLATE_SECTIONS, *PROGRESS_SUBSECTIONS))
 _PLACEHOLDER = re.compile(r"^[(\[]?(?:none|n/?a|nothing(?: yet)?|-+)[)\]]?\.?$", re.IGNORECASE)
 _GUARD_CUT = re.compile(re.escape(CUT_MARKER_START) + r"[\d,]+ characters cut here[^\]]*\]")
 _EARLIER = -1_000_000  # the order of lines carried over: before every new turn
@@ -142,6 +144,14 @@ def parse_summary_sections(text: str) -> dict[str, list[str]]:
             line = line[2:].strip()
         if line.startswith(("[ ] ", "[x] ")):
             line = line[4:]
+        # A heading a model put inside a section ("- ### (none)", "### The user asked
+        # …", seen by hand from the 0.5B model) is an item, its marks dropped; one that
+        # only names a heading of the template is no item at all.
+        heading = _STRAY_HEADING.match(line)
+        if heading:
+            line = line[heading.end():]
+            if line.rstrip(":").strip().lower() in _HEADING_NAMES:
+                continue
         # A cut the window guard made in an earlier summary (C19) is no item to carry,
         # nor a model's way of saying a section is empty ("None", "N/A"); one inside an
         # item leaves "…" (else it came back, whole, in every later summary).
@@ -561,9 +571,17 @@ def _notes_carried(facts: Facts, previous: dict[str, list[str]]) -> dict[str, li
     # Everyone who spoke (a group chat has more than one name a role), and the labels
     # of unnamed speakers.
     speakers = {name: role for role, name in facts.participants.items()} | facts.speakers
+    # A summary laid out for work (a live chat's first compactions hold too few texts to
+    # tell a chat) labels the notes "User said: " and "Assistant noted: ". Going on as a
+    # chat, they are the speakers' notes again: else each was carried whole, never
+    # ranked again, and by hand an assistant's generic advice outlived the user's facts.
+    work_labels = {_SAID: f"{facts.participants.get('user', 'User')}: ",
+                   _NOTED: f"{facts.participants.get('assistant', 'Assistant')}: "}
     for number, section in enumerate(_NOTE_SECTIONS.values()):
-        notes, rest[section] = carried_notes(previous.get(section, []), speakers,
-                                             _EARLIER + 10_000 * number)
+        lines = [next((speaker + line[len(label):] for label, speaker in work_labels.items()
+                       if line.startswith(label)), line)
+                 for line in previous.get(section, [])]
+        notes, rest[section] = carried_notes(lines, speakers, _EARLIER + 10_000 * number)
         carried += notes
     if carried:
         facts.notes = latest_notes(carried + facts.notes, ai_assistant=is_ai_assistant(facts))
@@ -717,14 +735,16 @@ def _progress_lines(facts: Facts, previous: dict[str, list[str]],
     reads: Counter[str] = Counter()
     last_read: dict[str, int] = {}
     earlier_done: list[str] = []
+    talk = is_conversation(facts)
     for line in previous.get("Progress/Done", []):
         match = _READ_COUNT.match(line)
+        if match and talk and match.group(1) in TALK_TOOLS:
+            continue  # a chat counts its searches under Tools & Patterns only
         if match:  # carried forward by adding the counts up
             reads[match.group(1)] += int(match.group(2))
             last_read.setdefault(match.group(1), _EARLIER)
         else:
             earlier_done.append(line)
-    talk = is_conversation(facts)
     if talk:  # nor a memory call an earlier summary listed (one made before it was a chat)
         earlier_done = [line for line in earlier_done if not _TALK_ACTION.match(line)]
     for key, note in facts.actions.items():
@@ -738,8 +758,10 @@ def _progress_lines(facts: Facts, previous: dict[str, list[str]],
         else:
             count = f" (×{note.count})" if note.count > 1 else ""
             done.append(_Candidate(note.kind, f"{key}{count}", note.last, weights[note.kind]))
-    done += [_Candidate("read", f"{name}: {n} call{'s' if n > 1 else ''} (see Relevant "
-                        "Files)", last_read[name], weights["read"]) for name, n in reads.items()]
+    # The assistant's own reading tools (session search, memory) read no file.
+    done += [_Candidate("read", f"{name}: {n} call{'s' if n > 1 else ''}"
+                        + ("" if name in TALK_TOOLS else " (see Relevant Files)"),
+                        last_read[name], weights["read"]) for name, n in reads.items()]
     done += _earlier(earlier_done, told or _fixed("other", weights["other"]))
     in_progress = _earlier(_fresh_only(previous.get("Progress/In Progress", []), _LAST_STEP),
                            _fixed("earlier", 40))

@@ -374,11 +374,15 @@ def _sentence(sentence: str, role: str, names: tuple[str, ...]) -> _Sentence | N
     decision = _DECISION_LC.search(low) is not None
     opening = REQUEST_START.match(sentence)
     request = _is_request(sentence, opening)
+    question = sentence.endswith(("?", "？"))
     return _Sentence(
         preference=preference, decision=decision,
-        rule=(preference or decision) and is_instruction(sentence),
+        # A question sets no rule ("Have we decided to use Postgres?"); a request put as
+        # one may ("Can you always answer in French?").
+        rule=(preference or decision) and (opening is not None or not question)
+        and is_instruction(sentence),
         remaining=role == "assistant" and _REMAINING_LC.search(low) is not None,
-        request=request, ask=opening is not None or sentence.endswith(("?", "？")))
+        request=request, ask=opening is not None or question)
 
 
 def is_call_text(text: str) -> bool:

@@ -60,7 +60,8 @@ gotta alright bud buddy dude pal stoked gotcha bummer boogie anyway anyways nah 
 bet remember forget believe interested idea talented hilarious funny cute adorable
 highly recommend enjoy seriously rock rocks stunning gorgeous hyped tough almost miss
 missed goodnight rooting sucks annoying understand interesting thoughtful oops fine bad
-goes bravo kudos sometime maybe huge yet guys hugs understandable both
+goes bravo kudos sometime maybe huge yet guys hugs understandable both noted understood
+certainly gladly roger
 """.split()  # noqa: SIM905 - a word list reads better as text
 )
 # Phrases of chit-chat whose words also carry facts elsewhere ("it makes sense", "no
@@ -93,6 +94,10 @@ _PHATIC_PHRASE = re.compile(
     r"|(?:good|best of|the best of) luck (?:with|on|at|in|for) (?:your|the)(?: [a-z'’-]+){1,2}"
     r"|(?:^|(?<=[,!.] ))enjoy your [a-z'’-]+"
     r"|great question|hang in there|night night"
+    # An AI assistant's praise of what it was told: "Great goal!", "Good choice."
+    r"|^(?:good|great|nice|excellent|awesome|smart|wise|solid) (?:question|choice|goal|call"
+    r"|pick|plan|thinking|start)s?(?= *[!.]* *$)"
+    r"|(?:i'?ll|i will|i'?m going to) (?:keep|bear) (?:that|this|it) in mind"
     r"|i can'?t (?:assist|help) (?:you )?with (?:that|this)(?: request)?"
     # An AI assistant's closing lines: "Let me know if you have any other questions or
     # need assistance with something else.", "How can I assist you today?"
@@ -237,6 +242,10 @@ _STANDING_RULE = re.compile(
     r"|call|tell|show|recommend|speak|talk|send|include|mention|ask|add|format|list|say"
     r"|explain|translate|assume|offer|book|schedule|share|cite|swear|curse|bring"
     r"|propose|pick|choose|order)\b"
+    # "… so keep that in mind", "remember that I'm vegan": what the user tells the
+    # assistant to hold on to for its answers ("I'll keep that in mind" is no rule).
+    r"|(?:^|[,;:]\s*|\b(?:so|and|but|also)\s+)(?:please\s+|pls\s+)?(?:(?:keep|bear) (?:that"
+    r"|this|it) in mind|remember (?:that )?(?:i|i'm|my|we)\b)"
     r"|\b(?:from now on|going forward|next time you)\b"
     r"|\bi(?:'d| would)? (?:like|want|need|prefer) (?:you to (?:always|never|only|keep|use"
     r"|answer|reply|call|write)|(?:your |short |shorter |brief )?(?:answers|replies"
@@ -475,8 +484,12 @@ def subject_key(sentence: str) -> str | None:
 
 
 _FILLER = re.compile(
-    r"\b(?:really|so|just|very|actually|totally|pretty|quite|super|kinda|kind of|sort of"
-    r"|basically|literally|definitely|honestly|truly|absolutely|such|even)\s+(?=\w)",
+    r"\b(?:really|just|very|actually|totally|pretty|quite|super|kinda|kind of|sort of"
+    r"|basically|literally|definitely|honestly|truly|absolutely|such(?! as\b)"
+    r"|even(?! (?:if|though|when|number|numbers)\b)"
+    # Not where the word belongs to a phrase: "my longest run so far" had become "my
+    # longest run far".
+    r"|so(?! (?:far|that|much|many|long)\b))\s+(?=\w)",
     re.IGNORECASE,
 )
 
