@@ -461,3 +461,19 @@ def test_the_assistants_own_searches_point_to_no_file_list() -> None:
             "## Relevant Files\n- src/auth.py (read)\n", "")))
     assert not any("session_search" in line for line in chat.get("Progress/Done", []))
     assert "session_search ×5" in chat["Tools & Patterns"]
+
+
+def test_a_model_line_that_tells_is_no_pending_ask() -> None:
+    # By hand the 0.5B model listed the user's weekly distance as an ask still open.
+    turns: list[Message] = [
+        {"role": "user", "content": "I run about 35 km a week, on Tuesdays and Sundays."},
+        {"role": "assistant", "content": "Good base."},
+        {"role": "user", "content": "What time of day should I do my long runs?"},
+        {"role": "user", "content": "I'd like a plan for the taper, please."}]
+    model = ("## Pending User Asks\n- I run about 35 km a week, on Tuesdays and Sundays.\n"
+             "- What time of day should I do my long runs?\n"
+             "- I'd like a plan for the taper.\n")
+    s = parse_summary_sections(completed(model, turns, budget_tokens=2_000))
+    assert s["Pending User Asks"][:2] == ["What time of day should I do my long runs?",
+                                          "I'd like a plan for the taper."]
+    assert "I run about 35 km a week, on Tuesdays and Sundays." in s["Critical Context"]

@@ -61,6 +61,12 @@ from mnemo.tokens import estimate_tokens_rough
 __all__ = ["MIN_ROOM_TOKENS", "completed"]
 
 _RULES = "Constraints & Preferences"
+_PENDING, _CRITICAL = "Pending User Asks", "Critical Context"
+# A model line under Pending User Asks that tells rather than asks: by hand the 0.5B
+# model put the user's "I run about 35 km a week, on Tuesdays, Thursdays and Sundays."
+# there, which the next reader would take for a request still open.
+_TOLD = re.compile(r"(?:I|I'm|I've|My|We|We're|Our)(?=\s)(?!\s+(?:want|would|need|asked"
+                   r"|wonder|wish|hope)\b)")
 # Less room than this is not worth a local reading: a short line.
 MIN_ROOM_TOKENS = 24
 _REPLACED_SHARE = 0.5  # of what it replaces, a completed summary takes at most this
@@ -185,8 +191,11 @@ def _tidied(sections: dict[str, list[str]], previous: str = "",
                     or (said is not None and not _grounded(line, said))):
                 continue
             earlier.append(words)
-            kept.setdefault(key, []).append(_without_dangling(line))
+            told = key == _PENDING and _TOLD.match(line) and not line.rstrip().endswith("?")
+            # (Under Pending User Asks, something the user told is no ask.)
+            kept.setdefault(_CRITICAL if told else key, []).append(_without_dangling(line))
     return kept
+
 
 
 # A model line is kept when it is grounded in the turns and the summary they go on from
