@@ -154,9 +154,9 @@ def test_a_phatic_user_turn_in_a_work_session_is_no_ask() -> None:
 
 
 def test_a_question_in_a_work_session_is_no_constraint_nor_decision() -> None:
-    # A rule's words in a question ("should", "decided") make it no rule: by hand, the
-    # first compaction of a chat (laid out for work) listed "What should I eat before a
-    # long run?" under Goal, Constraints & Preferences and Pending User Asks.
+    # A rule's words in a question ("should", "decided") make it no rule: in a scripted
+    # live chat the first compaction (laid out for work) listed "What should I eat
+    # before a long run?" under Goal, Constraints & Preferences and Pending User Asks.
     turns: list[Message] = [
         {"role": "user", "content": "What should I eat before a long run?"},
         {"role": "assistant", "content": "Oats with a banana, two hours before."},
