@@ -153,6 +153,20 @@ def test_a_phatic_user_turn_in_a_work_session_is_no_ask() -> None:
     assert "Keep it up" not in summary and "Great, thanks" not in summary
 
 
+def test_an_open_ask_is_printed_once() -> None:
+    # By hand (a 3,072-token chat) "What should I eat before a long run?" stood under
+    # Pending User Asks and again in the user's note.
+    advice = "Here are a few thoughts on building up the weekly distance slowly. " * 4
+    turns = chat("I'm training for the Berlin marathon on 27 September.", advice,
+                 "I run about 35 km a week.", advice,
+                 "I'm allergic to peanuts. What should I eat before a long run?")
+    summary = summarize_locally(turns, budget_tokens=2_000)
+    s = parse_summary_sections(summary)
+    assert s["Pending User Asks"] == ["What should I eat before a long run?"]
+    assert summary.count("What should I eat") == 1
+    assert "allergic to peanuts" in summary
+
+
 def test_a_question_in_a_work_session_is_no_constraint_nor_decision() -> None:
     # A rule's words in a question ("should", "decided") make it no rule: in a scripted
     # live chat the first compaction (laid out for work) listed "What should I eat
@@ -341,6 +355,19 @@ def test_session_dates_are_read_in_common_forms() -> None:
     assert find_date("2023-05-08T10:00") == date(2023, 5, 8)
     assert find_date("no date") is None
     assert resolve_relative("yesterday", None) == "yesterday"
+
+
+def test_a_job_or_home_said_with_now_before_the_verb_replaces_the_old_one() -> None:
+    # "I now work at …" (seen in a chat's summary beside "I work as a pharmacist in
+    # Leeds", both kept) says where one works as "I work at … now" does.
+    turns = chat("I work as a pharmacist in Leeds.", "Nice!", "I live in Headingley.",
+                 "Lovely area.", "I now work at the York hospital pharmacy.",
+                 "Big change!", "We currently live in York, near the Minster.")
+    facts = extract_facts(turns, session_date=date(2026, 6, 10))
+    texts = " ".join(note.text for note in facts.notes)
+    assert "Leeds" not in texts and "Headingley" not in texts
+    assert "I now work at the York hospital pharmacy." in texts
+    assert "We currently live in York, near the Minster." in texts
 
 
 def test_the_newest_of_two_conflicting_facts_is_kept() -> None:

@@ -602,9 +602,15 @@ def _note_lines(facts: Facts, in_goal: set[int]) -> list[_Line]:
     groups: dict[str, int] = {}
     # Rare words rank notes between people only: a work session does not count them.
     rares = rare_words(facts.notes) if talk else [0.0] * len(facts.notes)
+    # An open ask is printed under Pending User Asks (it weighs more than any note): as
+    # a note too it would take the room twice (by hand, a 3,072-token chat's summary
+    # had "What should I eat before a long run?" in both).
+    pending = {item.text for item in facts.pending}
     for seq, (note, rare) in enumerate(zip(facts.notes, rares, strict=True)):
         if note.role == "user" and note.order in in_goal:
             continue  # the Goal quotes that message
+        if note.text in pending:
+            continue
         room = "said" if note.role == "user" else "noted"
         label = (f"{note.speaker}: " if talk or note.speaker not in ("User", "Assistant")
                  else _SAID if room == "said" else _NOTED)

@@ -445,13 +445,15 @@ def fact_key(sentence: str) -> str:
 # lived without being replaced by it ("we moved to York last week" keeps its date when
 # "I live in York" follows). A place is a capitalised word.
 _HOME_NOW = re.compile(
-    r"\b(?:i|we)(?:'m| am|'re| are)? (?:live|living|based|settled) in (?-i:[A-Z])",
+    r"\b(?:i|we)(?:'m| am|'re| are)?(?: now| currently| still)? (?:live|living|based"
+    r"|settled) in (?-i:[A-Z])",
     re.IGNORECASE)
 _MOVED = re.compile(
     r"\b(?:i|we)(?:'ve| have)?(?: just| recently| finally)? (?:moved|relocated) (?:back )?"
     r"to (?-i:[A-Z])", re.IGNORECASE)
 _JOB_NOW = re.compile(
-    r"\bi(?:'m| am)? (?:work|working) (?:as|at|for) (?:a |an |the )?(?-i:[A-Z])?"
+    r"\bi(?:'m| am)?(?: now| currently| still)? (?:work|working) (?:as|at|for) (?:a |an "
+    r"|the )?(?-i:[A-Z])?"
     r"|\bi(?:'m| am) (?:a|an) (?!(?:member|regular|fan|guest|volunteer|customer|patient"
     r"|visitor)\b)[a-z]+(?: [a-z]+)? at (?-i:[A-Z])", re.IGNORECASE)
 
