@@ -171,12 +171,10 @@ def test_a_question_in_a_work_session_is_no_constraint_nor_decision() -> None:
     # A rule's words in a question ("should", "decided") make it no rule: in a scripted
     # live chat the first compaction (laid out for work) listed "What should I eat
     # before a long run?" under Goal, Constraints & Preferences and Pending User Asks.
-    turns: list[Message] = [
-        {"role": "user", "content": "What should I eat before a long run?"},
-        {"role": "assistant", "content": "Oats with a banana, two hours before."},
-        {"role": "user", "content": "Have we decided to use Postgres? The API must stay "
-                                    "backwards compatible."},
-        {"role": "assistant", "content": "Not yet."}]
+    turns = chat("What should I eat before a long run?",
+                 "Oats with a banana, two hours before.",
+                 "Have we decided to use Postgres? The API must stay backwards compatible.",
+                 "Not yet.")
     s = parse_summary_sections(summarize_locally(turns, budget_tokens=2_000))
     assert s["Constraints & Preferences"] == ["The API must stay backwards compatible."]
     assert "Key Decisions" not in s
