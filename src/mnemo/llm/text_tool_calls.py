@@ -28,6 +28,7 @@ from typing import Any
 
 from mnemo.llm.types import ChatResponse
 from mnemo.messages import Message, ToolCall
+from mnemo.textjson import has_words, json_objects, made_of_json
 
 __all__ = [
     "StreamGate",
@@ -42,8 +43,6 @@ _TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 _FENCE = re.compile(r"```(?:json)?\s*|```")
 # The chat template's wrapper of a tool result, which a small model copies with it.
 _RESPONSE_TAG = re.compile(r"</?tool_response>")
-# Marks that cannot end a JSON object, which a small model writes after a call.
-_END_MARKS = ");,."
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "object": (dict,),
     "array": (list,),
@@ -82,54 +81,6 @@ def schema_problem(value: Any, schema: Mapping[str, Any], path: str = "arguments
             problem = schema_problem(item, schema["items"], f"{path}[{number}]")
             if problem:
                 return problem
-    return None
-
-
-def _candidates(text: str) -> list[tuple[int, int, Any]]:
-    """Every top-level JSON object in ``text`` as (start, end, value), left to right.
-
-    An object that runs to the end of ``text`` one or two closing braces short counts
-    too: the embedded model sometimes stops before the last ``}`` of a call."""
-    decoder = json.JSONDecoder()
-    found: list[tuple[int, int, Any]] = []
-    closed: list[str] | None = None  # ``text`` with one and two braces added, made once
-    position = 0
-    while (start := text.find("{", position)) != -1:
-        try:
-            value, end = decoder.raw_decode(text, start)
-        except ValueError:
-            if closed is None:
-                closed = _with_closing_braces(text)
-            value = _decoded_to_the_end(decoder, closed, start)
-            if value is not None:
-                found.append((start, len(text), value))
-                break
-            position = start + 1
-            continue
-        found.append((start, end, value))
-        position = end
-    return found
-
-
-def _with_closing_braces(text: str) -> list[str]:
-    """``text`` with one and with two ``}`` added; none when it does not end like an
-    object short of its braces (a reply cut inside a value is no missing brace). A
-    mark written in place of the last brace (``"Omar"})``, seen) is dropped first."""
-    stripped = text.rstrip().rstrip(_END_MARKS).rstrip()
-    if not stripped.endswith(("}", '"')):
-        return []
-    return [stripped + "}", stripped + "}}"]
-
-
-def _decoded_to_the_end(decoder: json.JSONDecoder, texts: list[str], start: int) -> Any:
-    """The object at ``start`` of the first of ``texts`` it fills to the end, or None."""
-    for text in texts:
-        try:
-            value, end = decoder.raw_decode(text, start)
-        except ValueError:
-            continue
-        if end == len(text):
-            return value
     return None
 
 
@@ -184,13 +135,13 @@ def parse_text_tool_calls(
     calls: list[ToolCall] = []
     if tagged:
         for match in tagged:
-            found = [call for _, _, value in _candidates(match.group(1))
+            found = [call for _, _, value in json_objects(match.group(1))
                      if (call := _as_call(value, offered))]
             if found:
                 spans.append(match.span())
                 calls += [_tool_call(len(calls) + n, *call) for n, call in enumerate(found, 1)]
     else:
-        for start, end, value in _candidates(text):
+        for start, end, value in json_objects(text):
             call = _as_call(value, offered)
             if call:
                 spans.append((start, end))
@@ -219,10 +170,8 @@ def call_attempt(text: str,
     if not offered or "{" not in text:
         return None
     body = _FENCE.sub("", _TAG.sub(lambda m: m.group(1), text)).strip()
-    found = _candidates(body)
-    if not found or _has_words("".join(_outside(body, found))):
-        return None
-    for _, _, value in found:
+    values = made_of_json(body)
+    for value in values or ():
         if isinstance(value, dict) and isinstance(value.get("function"), dict):
             value = value["function"]
         name = value.get("name") if isinstance(value, dict) else None
@@ -247,8 +196,8 @@ def echoes_results(text: str, results: Sequence[str]) -> bool:
     if "{" not in text or not results:
         return False
     body = _FENCE.sub("", _RESPONSE_TAG.sub("", text)).strip()
-    found = _candidates(body)
-    if not found or _has_words("".join(_outside(body, found))):
+    values = made_of_json(body)
+    if values is None:
         return False
     shapes = []
     for result in results:
@@ -260,22 +209,7 @@ def echoes_results(text: str, results: Sequence[str]) -> bool:
             shapes.append(set(value))
     return all(isinstance(value, dict) and value and any(set(value) <= shape
                                                          for shape in shapes)
-               for _, _, value in found)
-
-
-def _has_words(text: str) -> bool:
-    """True when ``text`` holds a letter or a digit: words, not just marks."""
-    return any(c.isalnum() for c in text)
-
-
-def _outside(body: str, found: list[tuple[int, int, Any]]) -> list[str]:
-    """The text of ``body`` between and around the ``found`` JSON objects."""
-    outside, last = [], 0
-    for start, end, _ in found:
-        outside.append(body[last:start])
-        last = end
-    outside.append(body[last:])
-    return outside
+               for value in values)
 
 
 def _tool_call(number: int, name: str, args: dict[str, Any]) -> ToolCall:
@@ -297,7 +231,7 @@ def accept_text_tool_calls(response: ChatResponse,
     calls, left = parse_text_tool_calls(response.text, tools)
     if not calls:
         return response
-    if not _has_words(left):
+    if not has_words(left):
         left = ""  # a stray mark before the call (">") is not a reply to show
     message: Message = {"role": "assistant", "content": left or None, "tool_calls": calls}
     return replace(response, message=message, finish_reason="tool_calls")

@@ -63,6 +63,7 @@ from mnemo.context.textscan import (
     one_line,
     sentences,
 )
+from mnemo.textjson import made_of_json
 
 __all__ = ["CACHE", "Call", "Prose", "Result", "Values", "is_call_text", "is_request",
            "is_talk", "read_call", "read_notes", "read_prose", "read_result", "shows_work"]
@@ -390,27 +391,23 @@ def is_call_text(text: str) -> bool:
     written as JSON — ``{"name": "memory", "arguments": {…}}``, ``returned: {…}`` — a small
     model imitating a call: no prose to read (by hand such a text, the one of a
     compaction, made a chat's summary a work session's)."""
-    body = text.strip()
-    if not (body.startswith("returned:") or (body.startswith("{") and '"name"' in body and (
-            '"arguments"' in body or '"parameters"' in body))):
-        return False  # a JSON answer the user asked for is prose of its kind
-    outside: list[str] = []
-    depth, quoted, escaped = 0, False, False
-    for char in body:
-        if quoted:
-            escaped, quoted = (False, True) if escaped else (char == "\\", char != '"')
-        elif char == '"' and depth:
-            quoted = True
-        elif char == "{":
-            depth += 1
-        elif char == "}":
-            depth = max(0, depth - 1)
-        elif not depth:
-            outside.append(char)
-    return not _CALL_TEXT_REST.sub("", "".join(outside))
+    body = text.lstrip()
+    if not body.startswith(("{", "returned:", "<tool_")):
+        return False  # most texts are prose from their first character: nothing to scan
+    result = body.startswith("returned:")
+    values = made_of_json(_CALL_MARKS.sub(" ", body))
+    # A JSON answer the user asked for is prose of its kind: only calls, or what a
+    # "returned:" text says a call gave, are none.
+    return values is not None and (result or all(_is_call(value) for value in values))
 
 
-_CALL_TEXT_REST = re.compile(r"returned:|[\s,.:;<>/a-z_]*tool_(?:call|response)>|[\s,.:;]")
+def _is_call(value: object) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("name"), str) and (
+        "arguments" in value or "parameters" in value)
+
+
+# The marks a model writes around a call or its result, after the chat template's.
+_CALL_MARKS = re.compile(r"returned:|</?tool_(?:call|response)>")
 
 
 def is_request(ask: str) -> bool:

@@ -1,0 +1,93 @@
+"""JSON objects written inside text, and whether a text is nothing but them.
+
+A small model writes tool calls, and the results it imagines for them, as JSON in its
+reply. Two places must tell such a reply from prose: the provider side, which turns a
+written call into a real one (``mnemo.llm.text_tool_calls``), and the summariser, which
+reads no prose in it (``mnemo.context.summary.reading``). Both find the objects here, so
+they agree on what counts as one — including the call the embedded model ends a brace
+or two short.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = ["has_words", "json_objects", "made_of_json", "outside_objects"]
+
+# Marks that cannot end a JSON object, which a small model writes after a call.
+_END_MARKS = ");,."
+
+Found = list[tuple[int, int, Any]]  # (start, end, decoded value) of each object
+
+
+def json_objects(text: str) -> Found:
+    """Every top-level JSON object in ``text`` as (start, end, value), left to right.
+
+    An object that runs to the end of ``text`` one or two closing braces short counts
+    too: the embedded model sometimes stops before the last ``}`` of a call."""
+    decoder = json.JSONDecoder()
+    found: Found = []
+    closed: list[str] | None = None  # ``text`` with one and two braces added, made once
+    position = 0
+    while (start := text.find("{", position)) != -1:
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except ValueError:
+            if closed is None:
+                closed = _with_closing_braces(text)
+            value = _decoded_to_the_end(decoder, closed, start)
+            if value is not None:
+                found.append((start, len(text), value))
+                break
+            position = start + 1
+            continue
+        found.append((start, end, value))
+        position = end
+    return found
+
+
+def made_of_json(text: str) -> list[Any] | None:
+    """The values of the JSON objects ``text`` is made of — nothing around or between them
+    but marks (spaces, commas, a stray ``>``) — or None when it holds anything else."""
+    found = json_objects(text)
+    if not found or has_words("".join(outside_objects(text, found))):
+        return None
+    return [value for _, _, value in found]
+
+
+def outside_objects(text: str, found: Found) -> list[str]:
+    """The pieces of ``text`` between and around the ``found`` JSON objects."""
+    outside, last = [], 0
+    for start, end, _ in found:
+        outside.append(text[last:start])
+        last = end
+    outside.append(text[last:])
+    return outside
+
+
+def has_words(text: str) -> bool:
+    """True when ``text`` holds a letter or a digit: words, not just marks."""
+    return any(c.isalnum() for c in text)
+
+
+def _with_closing_braces(text: str) -> list[str]:
+    """``text`` with one and with two ``}`` added; none when it does not end like an
+    object short of its braces (a reply cut inside a value is no missing brace). A
+    mark written in place of the last brace (``"Omar"})``, seen) is dropped first."""
+    stripped = text.rstrip().rstrip(_END_MARKS).rstrip()
+    if not stripped.endswith(("}", '"')):
+        return []
+    return [stripped + "}", stripped + "}}"]
+
+
+def _decoded_to_the_end(decoder: json.JSONDecoder, texts: list[str], start: int) -> Any:
+    """The object at ``start`` of the first of ``texts`` it fills to the end, or None."""
+    for text in texts:
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except ValueError:
+            continue
+        if end == len(text):
+            return value
+    return None
