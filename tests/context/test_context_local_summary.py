@@ -125,12 +125,14 @@ def test_focus_topic_wins_a_tight_budget() -> None:
     turns: list[dict] = []
     for k in range(300):
         topic = "payments" if k == 7 else "ui"
-        turns += [user(f"Note {k}: the {topic} code must always log request ids {k}."),
+        # One shape for all (the topic late in the line): an old line of a crowd of
+        # look-alikes, which only the focus can bring back.
+        turns += [user(f"Note {k}: always log request ids {k} in the {topic} code."),
                   assistant(f"Noted {k}.")]
     plain = summarize_locally(turns, budget_tokens=2_000)
     focused = summarize_locally(turns, budget_tokens=2_000, focus_topic="payments")
-    assert "payments code must always" not in plain
-    assert "payments code must always" in focused
+    assert "in the payments code" not in plain
+    assert "in the payments code" in focused
     assert "Focus of this compaction: payments" in focused
 
 
@@ -213,11 +215,37 @@ def test_cjk_sentences_split_without_spaces() -> None:
     assert s["Critical Context"] == ["User said: 项目介绍一下。 我们用 Postgres 而不是 MySQL。"]
 
 
+def test_a_line_unlike_the_crowd_outlives_its_look_alikes() -> None:
+    # A retention bench's live coding sessions lost every fact the assistant stated
+    # ("the … worker retries three times") to the thirtieth "Step 30: refactor src/…"
+    # and "E AssertionError: assert 4 == 40": look-alikes decay together, whatever
+    # component or number they name.
+    turns: list[dict] = []
+    for k in range(300):
+        topic = "payments" if k == 7 else ("ui", "auth", "billing")[k % 3]
+        turns += [user(f"Note {k}: the {topic} code must always log request ids {k}."),
+                  assistant(f"Noted {k}.")]
+        if k == 9:
+            turns.append(assistant("The export worker retries three times before giving up."))
+    s = summarize_locally(turns, budget_tokens=2_000)
+    assert "payments code must always" in s
+    assert "export worker retries three times" in s
+    assert "Note 299: the" in s and "Note 20: the" not in s  # the crowd: its newest
+    # … and written without spaces.
+    turns = []
+    for k in range(600):
+        topic = "支付模块" if k == 7 else "界面"
+        turns += [user(f"第{k}条：{topic}的代码必须总是记录请求编号。"), assistant(f"好的 {k}。")]
+    assert "支付模块的代码" in summarize_locally(turns, budget_tokens=2_000)
+
+
 def test_a_cjk_focus_topic_wins_a_tight_budget() -> None:
     turns: list[dict] = []
     for k in range(600):  # more rules than the budget holds: the oldest are left out
         topic = "支付模块" if k == 7 else "界面"
-        turns += [user(f"第{k}条：{topic}的代码必须总是记录请求编号。"), assistant(f"好的 {k}。")]
+        # One shape for all, as in the test above: the topic comes late.
+        turns += [user(f"第{k}条：必须总是记录请求编号，{topic}的代码也一样。"),
+                  assistant(f"好的 {k}。")]
     plain = summarize_locally(turns, budget_tokens=2_000)
     focused = summarize_locally(turns, budget_tokens=2_000, focus_topic="支付模块")
     assert "支付模块的代码" not in plain

@@ -1170,3 +1170,22 @@ def test_each_participants_facts_are_printed_together() -> None:
     assert facts["Critical Context"] == [
         "Caroline: My sister Rita lives in Porto. My cat Luna is twelve years old.",
         "Melanie: My brother Tom works at the Lisbon aquarium."]
+
+
+def test_a_chats_goal_that_says_where_the_user_lives_gives_way_to_a_newer_home() -> None:
+    # By hand, the embedded model's summary put "I live in Headingley …" under Goal, and
+    # it stayed the Goal after "We now live in York too".
+    previous = ("## Goal\n- I live in Headingley with my partner Sam, who is vegan.\n"
+                "- Help the user plan their marathon training.\n\n"
+                "## Critical Context\n- User: I'm allergic to peanuts.\n")
+    turns = chat("I now work at the York hospital pharmacy, and we now live in York too.",
+                 "That sounds like a big change!",
+                 "My best half marathon is 1:52, in Manchester.", "Nice time.")
+    s = summarize_locally(turns, budget_tokens=400, previous_summary=previous)
+    assert "Headingley" not in s
+    assert "we now live in York" in s and "1:52" in s
+    assert "Help the user plan their marathon training." in s  # not about a home: stays
+    # A home told before the Goal's, or none at all, leaves it as it was.
+    s = summarize_locally(chat("My best half marathon is 1:52.", "Nice time."),
+                          budget_tokens=400, previous_summary=previous)
+    assert "I live in Headingley with my partner Sam" in s

@@ -13,7 +13,8 @@ errors still leaves room for its file list. Whatever else the user said (sentenc
 pattern recognised) goes under Critical Context as "User said: …", weighted below every
 recognised kind but above files that were only read: nothing the user said is dropped
 while the budget has room, and a statement made once is not outranked by the twentieth
-look-alike request ("step 12: refactor …" — lines of one shape decay together). Those
+look-alike request ("step 12: refactor …" — lines of one shape decay together, and every
+line but a chat's notes with its look-alikes of any kind: ``_lookalike``). Those
 lines take at most a quarter of the characters of what the summary replaces, so a
 summary of small turns never grows past them. What the assistant stated in plain prose
 ("the worker retries three times") becomes "Assistant noted: …", just below the user's
@@ -60,10 +61,10 @@ from mnemo.context.summary.notes import (
     rare_words,
     told_in,
 )
-from mnemo.context.summary.salience import condensed, is_standing_rule, salience
+from mnemo.context.summary.salience import condensed, is_standing_rule, salience, slot_keys
 from mnemo.context.summary.secrets import may_hold_secrets, redact_secrets
 from mnemo.context.summary.wrapped import unwrapped
-from mnemo.context.textscan import one_line, topic_matcher
+from mnemo.context.textscan import CJK_CLASS, one_line, topic_matcher
 from mnemo.messages import Message, content_text
 
 __all__ = ["parse_summary_sections", "redact_secrets", "render_sections", "summarize_locally"]
@@ -414,19 +415,49 @@ class _Candidate:
 
 def _ranked(section: str, candidates: Sequence[_Candidate]) -> list[_Line]:
     """Lines of one section: within each kind, newer lines weigh more (logarithmic decay
-    with the number of newer lines of that kind); a repeated text counts once."""
+    with the number of newer lines of that kind); a repeated text counts once. Lines
+    that are not notes of conversation also decay with the number of newer look-alikes
+    (``_lookalike``) of any kind: the thirtieth "Step 30: refactor src/…" or
+    "E AssertionError: assert 4 == 40" tells little the newest one does not."""
     seen: set[str] = set()
     ranks: Counter[str] = Counter()
+    looks: Counter[str] = Counter()
     lines: list[_Line] = []
     for c in sorted(candidates, key=lambda c: -c.order):
         if c.text in seen:
             continue
         seen.add(c.text)
-        lines.append(_Line(section, c.text, c.order,
-                           c.base - _DECAY * math.log2(1 + ranks[c.kind]), c.room, c.merge,
+        weight = c.base - _DECAY * math.log2(1 + ranks[c.kind])
+        if not c.note:
+            look = _lookalike(c.text)
+            weight -= _DECAY * math.log2(1 + looks[look])
+            looks[look] += 1
+        lines.append(_Line(section, c.text, c.order, weight, c.room, c.merge,
                            c.seq, c.head, c.who, c.words, c.gain, c.group, c.note))
         ranks[c.kind] += 1
     return lines
+
+
+# What a look-alike keeps of a line: its first words (or, written without spaces, its
+# first characters), numbers and names of files or code blanked, after its label.
+_LOOK_BLANKS = re.compile(r"\S*[/_.:]\S*\w|\d+")
+_LOOK_WORDS = 4
+_LOOK_CJK = re.compile(f"[{CJK_CLASS}]")
+_LOOK_CJK_CHARS = 6
+
+
+@lru_cache(maxsize=65_536)
+def _lookalike(text: str) -> str:
+    """The part of ``text`` that look-alike lines share ("step #: refactor #")."""
+    for prefix, _ in _CRITICAL.values():
+        if prefix and text.startswith(prefix):
+            text = text[len(prefix):]
+            break
+    words = _LOOK_BLANKS.sub("#", text.lower()).split()[:_LOOK_WORDS]
+    for i, word in enumerate(words):
+        if _LOOK_CJK.search(word):
+            return " ".join([*words[:i], word[:_LOOK_CJK_CHARS]])
+    return " ".join(words)
 
 
 def _new(kind: str, items: Sequence[Item], base: float, fmt: str = "{}") -> list[_Candidate]:
@@ -684,6 +715,8 @@ def _goal_lines(facts: Facts, previous: dict[str, list[str]], focus_topic: str |
     # A new latest request replaces the old one; without one, the old one still holds.
     earlier = _fresh_only(previous.get("Goal", []), *((_LATEST,) if facts.asks else ()),
                           _FOCUS, _PARTICIPANTS)
+    if told is not None:
+        earlier = _not_replaced(earlier, facts)
     lines = [_Line("Goal", text, _EARLIER + i, told(text)[1], note=True) if told
              else _Line("Goal", text, _EARLIER + i, 100) for i, text in enumerate(earlier)]
     if any(name not in ("User", "Assistant") for name in facts.participants.values()):
@@ -703,6 +736,21 @@ def _goal_lines(facts: Facts, previous: dict[str, list[str]], focus_topic: str |
     if focus_topic:
         lines.append(_Line("Goal", f"{_FOCUS}{focus_topic}", 2 * _EARLIER, 100))
     return lines
+
+
+def _not_replaced(goal: list[str], facts: Facts) -> list[str]:
+    """A chat's earlier Goal lines without those that say where the user lives or works
+    when the user has told a newer home or job since (``salience.slot_keys``). Seen by
+    hand: a model's summary put "I live in Headingley with my partner Sam" under Goal,
+    and it stayed there, the Goal, after "We now live in York too"."""
+    newer = {key for note in facts.notes if note.role == "user" and note.order >= 0
+             for key in slot_keys(note.text)}
+    if not newer:
+        return goal
+    # A home is replaced by a newer home or a move, a move only by a newer move (as the
+    # notes are: ``notes.latest_notes``).
+    return [line for line in goal if not any(key in newer or "+" + key in newer
+                                             for key in slot_keys(line))]
 
 
 def _latest_request_said(facts: Facts, previous: dict[str, list[str]]
