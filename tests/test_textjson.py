@@ -52,3 +52,18 @@ def test_marks_around_and_between_are_not_words() -> None:
 def test_an_assistant_text_of_calls_or_their_results_is_call_text(text: str,
                                                                     is_call: bool) -> None:
     assert is_call_text(text) is is_call
+
+
+@pytest.mark.parametrize(("text", "is_call"), [
+    ('Memory target=user action=add usage=15% — 210/1,375 chars target=memory '
+     'entry_count=5 message="Entry added. "', True),
+    ("memory target=user action=add content=Name: Tomas.", True),
+    ("session_search query=marathon limit=5", True),
+    ("Memory is a funny thing: target=user is what the tool wants.", False),
+    ("Set FOO=1 and BAR=2 before you run it.", False),
+])
+def test_a_talk_tools_call_as_a_summary_prints_it_is_call_text(text: str,
+                                                                 is_call: bool) -> None:
+    # By hand the embedded model copied a summary's Done line of its memory call, with
+    # the result's fields after it, as its reply.
+    assert is_call_text(text) is is_call

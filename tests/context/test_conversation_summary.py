@@ -1185,7 +1185,14 @@ def test_a_chats_goal_that_says_where_the_user_lives_gives_way_to_a_newer_home()
     assert "Headingley" not in s
     assert "we now live in York" in s and "1:52" in s
     assert "Help the user plan their marathon training." in s  # not about a home: stays
-    # A home told before the Goal's, or none at all, leaves it as it was.
+    # … and so does one carried beside it (by hand: the model's summary noted "We now
+    # live in York too", the next local one kept the Goal beside it).
+    moved = previous + "- User: We now live in York too, near the Minster.\n"
+    s = summarize_locally(chat("My best half marathon is 1:52.", "Nice time."),
+                          budget_tokens=400, previous_summary=moved)
+    assert "Headingley" not in s and "We now live in York too" in s
+    # With no other home told, it stays: the user's fact, no longer a Goal.
     s = summarize_locally(chat("My best half marathon is 1:52.", "Nice time."),
                           budget_tokens=400, previous_summary=previous)
     assert "I live in Headingley with my partner Sam" in s
+    assert "Headingley" not in "".join(parse_summary_sections(s).get("Goal", []))

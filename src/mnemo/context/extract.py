@@ -37,6 +37,7 @@ from mnemo.context.failures import error_shape
 from mnemo.context.markers import is_summary_message, without_agent_notices
 from mnemo.context.summary.notes import Note, answer_text, asked_stems, echoes, latest_notes
 from mnemo.context.summary.reading import (
+    TALK_TOOLS,
     Prose,
     Values,
     is_call_text,
@@ -130,11 +131,6 @@ class Facts:
 
 
 _LABELS = {"user": "User", "assistant": "Assistant"}
-# Tools an assistant uses while it talks with a person — its memory, its past sessions —
-# not to do work: a chat in which it saved "Ana has a beagle" is still a conversation
-# (``mnemo chat`` on any model calls ``memory`` whenever the user says something about
-# themselves).
-TALK_TOOLS = frozenset({"memory", "session_search"})
 
 
 def is_conversation(facts: Facts) -> bool:

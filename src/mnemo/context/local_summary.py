@@ -614,6 +614,17 @@ def _notes_carried(facts: Facts, previous: dict[str, list[str]]) -> dict[str, li
                  for line in previous.get(section, [])]
         notes, rest[section] = carried_notes(lines, speakers, _EARLIER + 10_000 * number)
         carried += notes
+    # A Goal line that says where the user lives or works ("I live in Headingley with
+    # my partner Sam", a model's first summary put it there, seen by hand) is a fact of
+    # theirs, the oldest: as a note, a newer home or job replaces it (else it stayed the
+    # Goal after "we now live in York"). Only those: a model's goal ("help the user plan
+    # their marathon") reads as no note of anyone's.
+    stated = [line for line in previous.get("Goal", []) if slot_keys(line)]
+    if stated:
+        user = f"{facts.participants.get('user', 'User')}: "
+        notes, _ = carried_notes([user + line for line in stated], speakers, 2 * _EARLIER)
+        carried = notes + carried
+        rest["Goal"] = [line for line in previous["Goal"] if line not in stated]
     if carried:
         facts.notes = latest_notes(carried + facts.notes, ai_assistant=is_ai_assistant(facts))
     return rest
@@ -715,8 +726,6 @@ def _goal_lines(facts: Facts, previous: dict[str, list[str]], focus_topic: str |
     # A new latest request replaces the old one; without one, the old one still holds.
     earlier = _fresh_only(previous.get("Goal", []), *((_LATEST,) if facts.asks else ()),
                           _FOCUS, _PARTICIPANTS)
-    if told is not None:
-        earlier = _not_replaced(earlier, facts)
     lines = [_Line("Goal", text, _EARLIER + i, told(text)[1], note=True) if told
              else _Line("Goal", text, _EARLIER + i, 100) for i, text in enumerate(earlier)]
     if any(name not in ("User", "Assistant") for name in facts.participants.values()):
@@ -736,21 +745,6 @@ def _goal_lines(facts: Facts, previous: dict[str, list[str]], focus_topic: str |
     if focus_topic:
         lines.append(_Line("Goal", f"{_FOCUS}{focus_topic}", 2 * _EARLIER, 100))
     return lines
-
-
-def _not_replaced(goal: list[str], facts: Facts) -> list[str]:
-    """A chat's earlier Goal lines without those that say where the user lives or works
-    when the user has told a newer home or job since (``salience.slot_keys``). Seen by
-    hand: a model's summary put "I live in Headingley with my partner Sam" under Goal,
-    and it stayed there, the Goal, after "We now live in York too"."""
-    newer = {key for note in facts.notes if note.role == "user" and note.order >= 0
-             for key in slot_keys(note.text)}
-    if not newer:
-        return goal
-    # A home is replaced by a newer home or a move, a move only by a newer move (as the
-    # notes are: ``notes.latest_notes``).
-    return [line for line in goal if not any(key in newer or "+" + key in newer
-                                             for key in slot_keys(line))]
 
 
 def _latest_request_said(facts: Facts, previous: dict[str, list[str]]

@@ -65,8 +65,9 @@ from mnemo.context.textscan import (
 )
 from mnemo.textjson import made_of_json
 
-__all__ = ["CACHE", "Call", "Prose", "Result", "Values", "is_call_text", "is_request",
-           "is_talk", "read_call", "read_notes", "read_prose", "read_result", "shows_work"]
+__all__ = ["CACHE", "TALK_TOOLS", "Call", "Prose", "Result", "Values", "is_call_text",
+           "is_request", "is_talk", "read_call", "read_notes", "read_prose", "read_result",
+           "shows_work"]
 
 CACHE = MessageCache()
 def _on_lowered(pattern: re.Pattern[str]) -> re.Pattern[str]:
@@ -386,12 +387,27 @@ def _sentence(sentence: str, role: str, names: tuple[str, ...]) -> _Sentence | N
         request=request, ask=opening is not None or question)
 
 
+# Tools an assistant uses while it talks with a person — its memory, its past sessions —
+# not to do work: a chat in which it saved "Ana has a beagle" is still a conversation
+# (``mnemo chat`` on any model calls ``memory`` whenever the user says something about
+# themselves).
+TALK_TOOLS = frozenset({"memory", "session_search"})
+# A call of one as a summary prints it ("memory target=user action=add content=…"), which
+# the embedded model copies into its reply with its result's fields after it (by hand:
+# 'Memory target=user action=add usage=15% — … entry_count=5 message="Entry added."').
+_CALL_ECHO = re.compile(rf"(?:{'|'.join(sorted(TALK_TOOLS))})(?: \w+=\S+){{2}}",
+                        re.IGNORECASE)
+
+
 def is_call_text(text: str) -> bool:
     """True when ``text`` (an assistant's) is nothing but tool calls or their results
-    written as JSON — ``{"name": "memory", "arguments": {…}}``, ``returned: {…}`` — a small
-    model imitating a call: no prose to read (by hand such a text, the one of a
-    compaction, made a chat's summary a work session's)."""
+    written as JSON — ``{"name": "memory", "arguments": {…}}``, ``returned: {…}`` — or
+    begins as a talk tool's call a summary prints (``_CALL_ECHO``): a small model
+    imitating a call, no prose to read (by hand such a text, the one of a compaction,
+    made a chat's summary a work session's)."""
     body = text.lstrip()
+    if _CALL_ECHO.match(body):
+        return True
     if not body.startswith(("{", "returned:", "<tool_")):
         return False  # most texts are prose from their first character: nothing to scan
     result = body.startswith("returned:")
