@@ -104,6 +104,19 @@ def test_a_reply_that_is_only_a_call_is_a_call_attempt() -> None:
     assert call_attempt(f"<tool_call>{bad}</tool_call>", TOOLS) is not None
 
 
+def test_calls_written_out_with_made_up_results_are_a_call_attempt() -> None:
+    # By hand (3,072-token window) the embedded model answered with its calls and their
+    # results as a conversation writes them out ("… returned: {…}"), one per line, and
+    # the user was shown the JSON.
+    reply = ('{"name": "memory", "arguments": {"action": "add", "target": "user", '
+             '"content": "Set in Manchester."}} returned: {"success": true, "note": '
+             '"Already saved."}\n{"name": "memory", "arguments": {"action": "replace", '
+             '"target": "user", "old_text": "1:52", "current_entries": ["x"]}} returned: '
+             '{"success": false, "error": "3 memory calls failed in this turn."}')
+    assert call_attempt(reply, TOOLS) == ("memory", None)
+    assert call_attempt("The search returned: {\"count\": 2}", TOOLS) is None  # words
+
+
 def test_words_around_the_json_or_an_unknown_name_are_no_call_attempt() -> None:
     bad = json.dumps({"name": "memory", "arguments": {"action": "fly"}})
     assert call_attempt(f"Here is the call: {bad}", TOOLS) is None

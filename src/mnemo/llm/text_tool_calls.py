@@ -43,6 +43,9 @@ _TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 _FENCE = re.compile(r"```(?:json)?\s*|```")
 # The chat template's wrapper of a tool result, which a small model copies with it.
 _RESPONSE_TAG = re.compile(r"</?tool_response>")
+# How a call and its result are written out for a model (``… returned: {…}``), which the
+# embedded model copies as its reply, its own calls with made-up results (seen by hand).
+_RETURNED = re.compile(r"(?<!\w)returned:")
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "object": (dict,),
     "array": (list,),
@@ -169,7 +172,7 @@ def call_attempt(text: str,
     offered = _offered(tools)
     if not offered or "{" not in text:
         return None
-    body = _FENCE.sub("", _TAG.sub(lambda m: m.group(1), text)).strip()
+    body = _FENCE.sub("", _RETURNED.sub(" ", _TAG.sub(lambda m: m.group(1), text))).strip()
     values = made_of_json(body)
     for value in values or ():
         if isinstance(value, dict) and isinstance(value.get("function"), dict):
