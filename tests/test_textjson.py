@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mnemo.context.summary.reading import is_call_text
-from mnemo.textjson import json_objects, made_of_json
+from mnemo.textjson import call_line_names, json_objects, made_of_json
 
 
 def test_every_top_level_object_is_found_with_its_place() -> None:
@@ -67,3 +67,21 @@ def test_a_talk_tools_call_as_a_summary_prints_it_is_call_text(text: str,
     # By hand the embedded model copied a summary's Done line of its memory call, with
     # the result's fields after it, as its reply.
     assert is_call_text(text) is is_call
+
+
+# Seen by hand: the embedded model's calls with made-up results inside them, a call a
+# line, neither JSON nor an answer.
+MALFORMED = (
+    '{"name": "memory", "arguments": {"action": "replace", "target": "user", "old_text": '
+    '"Name: Tomas."} returned: {"success": false, "error": "Multiple entries matched."}}\n'
+    '{"name": "memory", "arguments": {"action": "add", "target": "user", "content": '
+    '"Quick dinner."} returned: {"success": false, "terminal": true}\n')
+
+
+def test_a_call_a_line_however_malformed_is_told_by_its_openings() -> None:
+    assert made_of_json(MALFORMED) is None
+    assert call_line_names(MALFORMED) == ["memory", "memory"]
+    assert is_call_text(MALFORMED)
+    assert call_line_names('{"name": "Ana", "age": 3} is what you asked for') is None
+    assert call_line_names(MALFORMED + "Sorry, I could not save that.") is None
+    assert call_line_names("") is None

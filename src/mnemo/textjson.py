@@ -11,9 +11,10 @@ or two short.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
-__all__ = ["has_words", "json_objects", "made_of_json", "outside_objects"]
+__all__ = ["call_line_names", "has_words", "json_objects", "made_of_json", "outside_objects"]
 
 # Marks that cannot end a JSON object, which a small model writes after a call.
 _END_MARKS = ");,."
@@ -54,6 +55,31 @@ def made_of_json(text: str) -> list[Any] | None:
     if not found or has_words("".join(outside_objects(text, found))):
         return None
     return [value for _, _, value in found]
+
+
+# A line that opens as a call written as JSON, after a stray mark or a Hermes tag.
+_CALL_LINE = re.compile(r'[>*-]?\s*(?:<tool_call>\s*)?\{\s*"name"\s*:\s*"([^"\n]+)"')
+
+
+def call_line_names(text: str) -> list[str] | None:
+    """The tool names, in order, when every line of ``text`` opens as a call written as
+    JSON (``{"name": "memory", …``) and holds its arguments, however it goes on; None
+    otherwise. By hand the
+    embedded model wrote its calls with made-up results inside them, one a line
+    (``{"name": "memory", "arguments": {…} returned: {…}}``): no JSON, still no answer."""
+    names: list[str] = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        match = _CALL_LINE.match(line.strip())
+        # Its arguments in it ({"name": "Ana", "age": 3} answers what the user asked),
+        # and it ends as JSON does: words after it are an answer, a line cut inside a
+        # value is no call either.
+        if match is None or not ('"arguments"' in line or '"parameters"' in line) or (
+                not line.rstrip().rstrip(_END_MARKS).endswith(("}", "]"))):
+            return None
+        names.append(match.group(1))
+    return names or None
 
 
 def outside_objects(text: str, found: Found) -> list[str]:

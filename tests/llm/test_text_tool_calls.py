@@ -115,6 +115,13 @@ def test_calls_written_out_with_made_up_results_are_a_call_attempt() -> None:
              '{"success": false, "error": "3 memory calls failed in this turn."}')
     assert call_attempt(reply, TOOLS) == ("memory", None)
     assert call_attempt("The search returned: {\"count\": 2}", TOOLS) is None  # words
+    # … and with the results inside the calls, one a line: no JSON, still no answer.
+    inside = ('{"name": "memory", "arguments": {"action": "replace", "target": "user", '
+              '"old_text": "1:52"} returned: {"success": false}}\n'
+              '{"name": "memory", "arguments": {"action": "add", "content": "x"} returned: '
+              '{"success": true}')
+    assert call_attempt(inside, TOOLS) == ("memory", "its JSON is not valid")
+    assert call_attempt(inside.replace("memory", "terminal"), TOOLS) is None  # not offered
 
 
 def test_words_around_the_json_or_an_unknown_name_are_no_call_attempt() -> None:

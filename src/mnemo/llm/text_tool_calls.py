@@ -28,7 +28,7 @@ from typing import Any
 
 from mnemo.llm.types import ChatResponse
 from mnemo.messages import Message, ToolCall
-from mnemo.textjson import has_words, json_objects, made_of_json
+from mnemo.textjson import call_line_names, has_words, json_objects, made_of_json
 
 __all__ = [
     "StreamGate",
@@ -174,7 +174,10 @@ def call_attempt(text: str,
         return None
     body = _FENCE.sub("", _RETURNED.sub(" ", _TAG.sub(lambda m: m.group(1), text))).strip()
     values = made_of_json(body)
-    for value in values or ():
+    if values is None:
+        names = call_line_names(body)
+        return (names[0], "its JSON is not valid") if names and names[0] in offered else None
+    for value in values:
         if isinstance(value, dict) and isinstance(value.get("function"), dict):
             value = value["function"]
         name = value.get("name") if isinstance(value, dict) else None

@@ -63,7 +63,7 @@ from mnemo.context.textscan import (
     one_line,
     sentences,
 )
-from mnemo.textjson import made_of_json
+from mnemo.textjson import call_line_names, made_of_json
 
 __all__ = ["CACHE", "TALK_TOOLS", "Call", "Prose", "Result", "Values", "is_call_text",
            "is_request", "is_talk", "read_call", "read_notes", "read_prose", "read_result",
@@ -412,9 +412,11 @@ def is_call_text(text: str) -> bool:
         return False  # most texts are prose from their first character: nothing to scan
     result = body.startswith("returned:")
     values = made_of_json(_CALL_MARKS.sub(" ", body))
+    if values is None:  # a call per line, malformed (``call_line_names``)
+        return call_line_names(body) is not None
     # A JSON answer the user asked for is prose of its kind: only calls, or what a
     # "returned:" text says a call gave, are none.
-    return values is not None and (result or all(_is_call(value) for value in values))
+    return result or all(_is_call(value) for value in values)
 
 
 def _is_call(value: object) -> bool:
