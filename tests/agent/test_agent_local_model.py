@@ -149,6 +149,39 @@ def test_results_copied_beside_a_call_are_not_kept(mnemo_home: Home, tmp_path: P
         assert validate_c12(agent.messages) == []
 
 
+def test_a_call_with_the_result_it_made_up_runs_and_the_result_is_not_kept(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    # Seen by hand (3,072-token window): the embedded model wrote its call and a result
+    # for it as a conversation shows them ("… returned: {…}"). The call runs; the
+    # made-up result is no text to keep beside it (the next replies copied it).
+    made_up = CALL_TEXT + ' returned: {"success": true, "message": "Entry added."}'
+    client = ScriptedChatClient([made_up, "Noted, Ana."], context_length=8192)
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn("I'm Ana and I like short answers.")
+        calling = [m for m in agent.messages if m.get("tool_calls")]
+        assert [m.get("content") for m in calling] == [None]
+    assert [run.name for run in result.tool_runs] == ["memory"]
+    assert result.text == "Noted, Ana."
+
+
+def test_malformed_calls_one_a_line_are_never_shown(mnemo_home: Home,
+                                                    tmp_path: Path) -> None:
+    # Seen by hand: the results written inside the calls, a call a line; the user was
+    # shown four such lines as the answer, and the next replies copied them.
+    lines = "\n".join(
+        '{"name": "memory", "arguments": {"action": "add", "target": "user", "content": '
+        f'"Fact {n}"}} returned: {{"success": false, "error": "Not saved."}}}}'
+        for n in range(3))
+    client = StreamingScriptedClient([lines, lines], context_length=8192)
+    shown: list[str] = []
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.caller.on_text = shown.append
+        result = agent.run_turn("We now live in York too.")
+        assert validate_c12(agent.messages) == []
+    assert result.tool_runs == [] and "".join(shown) == ""
+    assert result.text.startswith("[The model replied with a memory call instead of an answer")
+
+
 def test_an_empty_answer_twice_becomes_a_notice(mnemo_home: Home, tmp_path: Path) -> None:
     # Seen with the README's first command: the embedded model ended both replies at
     # its first token, and the user saw no answer at all.

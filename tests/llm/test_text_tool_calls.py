@@ -139,6 +139,8 @@ def test_a_copy_of_tool_results_is_an_echo_and_other_json_is_not() -> None:
     assert not echoes_results('{"usage": "1%", "colour": "red"}', results)
     assert not echoes_results('Done: {"usage": "1%"}', results)
     assert not echoes_results(echo, [])
+    # What is left of a reply once its call is run: the result it made up for it.
+    assert echoes_results('returned: {"usage": "1%", "message": "Entry added."}', results)
 
 
 def test_a_call_one_closing_brace_short_is_still_a_call() -> None:

@@ -201,7 +201,7 @@ def echoes_results(text: str, results: Sequence[str]) -> bool:
     answer to the user."""
     if "{" not in text or not results:
         return False
-    body = _FENCE.sub("", _RESPONSE_TAG.sub("", text)).strip()
+    body = _FENCE.sub("", _RETURNED.sub(" ", _RESPONSE_TAG.sub("", text))).strip()
     values = made_of_json(body)
     if values is None:
         return False
@@ -237,8 +237,12 @@ def accept_text_tool_calls(response: ChatResponse,
     calls, left = parse_text_tool_calls(response.text, tools)
     if not calls:
         return response
-    if not has_words(left):
-        left = ""  # a stray mark before the call (">") is not a reply to show
+    if not has_words(left) or (_RETURNED.search(left)
+                               and made_of_json(_RETURNED.sub(" ", left)) is not None):
+        # A stray mark before the call (">") is not a reply to show, nor is the result
+        # the model wrote for its own call ("returned: {…}"): kept, the next replies
+        # copy it.
+        left = ""
     message: Message = {"role": "assistant", "content": left or None, "tool_calls": calls}
     return replace(response, message=message, finish_reason="tool_calls")
 
