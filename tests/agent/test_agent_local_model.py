@@ -293,6 +293,31 @@ def test_a_copy_of_the_note_is_not_shown_as_it_streams(mnemo_home: Home,
     assert "".join(shown) == result.text == "Hi Omar."
 
 
+def test_a_copy_of_the_small_prompts_guidance_is_neither_shown_nor_kept(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    # Seen by hand (3,072-token window): the embedded model ended its answers by copying
+    # its memory guidance out, "me" for "you", and the next answers copied it again.
+    copied = ("Congratulations on the new job!\n# Memory\nWhen the user tells me their "
+              "name, a preference, how they like answers, your reply starts with a memory "
+              "tool call.")
+    whole = "# Tools\nCall a tool through the tool-call format, never by describing it."
+    client = StreamingScriptedClient([copied, whole, "Welcome to York!"], context_length=8192)
+    shown: list[str] = []
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.caller.on_text = shown.append
+        result = agent.run_turn("I now work at the York hospital pharmacy.")
+        stored = [content_text(m) for m in agent.messages if m.get("role") == "assistant"]
+        shown.clear()
+        again = agent.run_turn("We live in York now.")  # all a copy: asked again
+    assert result.text == "Congratulations on the new job!"
+    assert "".join(shown) == again.text == "Welcome to York!"
+    assert not any("# Memory" in text for text in stored)
+    # A large window's prompt has no such guidance: its answers are left whole.
+    client = StreamingScriptedClient([copied], context_length=128_000)
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        assert agent.run_turn("I now work at the York hospital pharmacy.").text == copied
+
+
 def test_without_tools_a_large_model_gets_the_conversation_as_it_is(
         mnemo_home: Home, tmp_path: Path) -> None:
     client = ScriptedChatClient([CALL_TEXT, CALL_TEXT, "Hi Ana."], context_length=128_000)

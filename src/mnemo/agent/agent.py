@@ -88,7 +88,11 @@ from mnemo.memory.grounding import GroundingMode
 from mnemo.memory.plugins import create_memory_manager
 from mnemo.messages import Message, content_text
 from mnemo.prompt import SKILL_VIEW_SCHEMA, SystemPrompt, build_system_prompt, skill_view
-from mnemo.prompt.small_window import compact_tool_schemas, is_small_window
+from mnemo.prompt.small_window import (
+    GUIDANCE_OPENINGS,
+    compact_tool_schemas,
+    is_small_window,
+)
 from mnemo.sessions import SessionStore
 from mnemo.sessions.store import new_session_id
 from mnemo.sessions.tool import SESSION_SEARCH_SCHEMA, session_search
@@ -571,8 +575,11 @@ class Agent:
               result: TurnResult) -> ChatResponse:
         self._emit("model_call", calls_so_far=result.model_calls)
         self._fit_live(extra, tools, result)
-        answer_only = tools is None and is_small_window(self.engine.context_length)
-        stop_at = COPIED_NOTE if answer_only else ()
+        small = is_small_window(self.engine.context_length)
+        answer_only = tools is None and small
+        # Nor is a copy of the note an answer-only request ends with, or of the small
+        # prompt's guidance, shown (``stop_at``) or kept: the next turn would copy it.
+        stop_at = (*(COPIED_NOTE if answer_only else ()), *(GUIDANCE_OPENINGS if small else ()))
         try:
             response = self._send(self._request(extra, answer_only=answer_only), tools,
                                   stop_at=stop_at)
@@ -588,11 +595,9 @@ class Agent:
             response = self._send(self._request(extra, answer_only=answer_only), tools,
                                   stop_at=stop_at)
         self._record_usage(response, result)
-        if answer_only:
-            # A copy of the note is neither shown (``stop_at``) nor kept: the next turn
-            # would copy it again.
+        if stop_at:
             text = content_text(response.message)
-            kept = without_copied_note(text)
+            kept = without_copied_note(text, stop_at)
             if kept != text:
                 response = replace(response, message={**response.message,
                                                       "content": kept or None})

@@ -89,11 +89,11 @@ def _what_the_tools_did(turn: Sequence[Message]) -> str:
     return f"{_NOTE_OPENING}, and what they returned:\n" + "\n".join(lines) + "]"
 
 
-def without_copied_note(text: str) -> str:
-    """``text`` cut where it starts copying the note or the instruction (seen by hand:
-    the embedded model answered, then wrote out the note, and the next turn copied it
-    again from the conversation)."""
-    found = [at for opening in COPIED_NOTE if (at := text.find(opening)) >= 0]
+def without_copied_note(text: str, openings: Sequence[str] = COPIED_NOTE) -> str:
+    """``text`` cut where it starts copying the note or the instruction — or another of
+    the ``openings`` (seen by hand: the embedded model answered, then wrote out the note,
+    and the next turn copied it again from the conversation)."""
+    found = [at for opening in openings if (at := text.find(opening)) >= 0]
     return text[:min(found)].rstrip() if found else text
 
 

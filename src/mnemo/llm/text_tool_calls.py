@@ -342,12 +342,14 @@ class StreamGate:
             if text[:at].strip():
                 self._emit(text[:at].rstrip())
             return
-        # Hold back whatever could begin a stop string, and the whitespace around it (the
-        # answer may end there).
-        body = text.rstrip()
+        # Hold back whatever could begin a stop string, and the line breaks around it
+        # (the answer may end there). Not a space: the word before it is shown only once
+        # the space after it comes (``ClauseFilter``), and an interrupted reply keeps
+        # what was shown.
+        body = text.rstrip("\n")
         body = body[:len(body) - max(
             (k for m in self._stop_at for k in range(1, min(len(m), len(body) + 1))
-             if body.endswith(m[:k])), default=0)].rstrip()
+             if body.endswith(m[:k])), default=0)].rstrip("\n")
         cut = len(body)
         if cut > 0:
             self._emit(text[:cut])

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = [
+    "GUIDANCE_OPENINGS",
     "SMALL_MEMORY_GUIDANCE",
     "SMALL_SESSION_SEARCH_GUIDANCE",
     "SMALL_TOOL_USE_GUIDANCE",
@@ -58,6 +59,20 @@ SMALL_TOOL_USE_GUIDANCE = (
     "Call a tool through the tool-call format, never by describing the call. Base what "
     "you say about results on what the tools returned."
 )
+
+
+def _opening(guidance: str) -> str:
+    """A guidance block's heading and the first words after it: where a reply that
+    starts copying the block out begins."""
+    heading, _, body = guidance.partition("\n")
+    return heading + "\n" + " ".join(body.split()[:4])
+
+
+# By hand the embedded model ended replies by copying its memory guidance out ("# Memory
+# When the user tells me their name, …"), shown to the user and then copied again from
+# the conversation: a reply is cut where it starts one of these (``agent.py``).
+GUIDANCE_OPENINGS = tuple(_opening(g) for g in (
+    SMALL_MEMORY_GUIDANCE, SMALL_SESSION_SEARCH_GUIDANCE, SMALL_TOOL_USE_GUIDANCE))
 
 _SHORT: dict[str, dict[str, Any]] = {
     "memory": {
