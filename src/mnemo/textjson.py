@@ -64,9 +64,9 @@ _CALL_LINE = re.compile(r'[>*-]?\s*(?:<tool_call>\s*)?\{\s*"name"\s*:\s*"([^"\n]
 def call_line_names(text: str) -> list[str] | None:
     """The tool names, in order, when every line of ``text`` opens as a call written as
     JSON (``{"name": "memory", …``) and holds its arguments, however it goes on; None
-    otherwise. By hand the
-    embedded model wrote its calls with made-up results inside them, one a line
-    (``{"name": "memory", "arguments": {…} returned: {…}}``): no JSON, still no answer."""
+    otherwise. By hand the embedded model wrote its calls with made-up results inside
+    them, one a line (``{"name": "memory", "arguments": {…} returned: {…}}``): no JSON,
+    still no answer."""
     names: list[str] = []
     for line in text.splitlines():
         if not line.strip():
