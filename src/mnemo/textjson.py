@@ -14,10 +14,25 @@ import json
 import re
 from typing import Any
 
-__all__ = ["call_line_names", "has_words", "json_objects", "made_of_json", "outside_objects"]
+__all__ = [
+    "CALL_MARKS",
+    "RETURNED",
+    "call_line_names",
+    "has_words",
+    "json_objects",
+    "made_of_json",
+    "outside_objects",
+]
 
 # Marks that cannot end a JSON object, which a small model writes after a call.
 _END_MARKS = ");,."
+
+# How a call and its result are written out for a model (``… returned: {…}``), which the
+# embedded model copies as its reply: its own calls with made-up results (seen by hand).
+RETURNED = re.compile(r"(?<!\w)returned:")
+# Every mark a model writes around a call or its result: ``returned:`` and the chat
+# template's tags, which a small model copies with them.
+CALL_MARKS = re.compile(RETURNED.pattern + r"|</?tool_(?:call|response)>")
 
 Found = list[tuple[int, int, Any]]  # (start, end, decoded value) of each object
 

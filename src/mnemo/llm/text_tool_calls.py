@@ -28,7 +28,7 @@ from typing import Any
 
 from mnemo.llm.types import ChatResponse
 from mnemo.messages import Message, ToolCall
-from mnemo.textjson import call_line_names, has_words, json_objects, made_of_json
+from mnemo.textjson import RETURNED, call_line_names, has_words, json_objects, made_of_json
 
 __all__ = [
     "StreamGate",
@@ -43,9 +43,6 @@ _TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 _FENCE = re.compile(r"```(?:json)?\s*|```")
 # The chat template's wrapper of a tool result, which a small model copies with it.
 _RESPONSE_TAG = re.compile(r"</?tool_response>")
-# How a call and its result are written out for a model (``… returned: {…}``), which the
-# embedded model copies as its reply, its own calls with made-up results (seen by hand).
-_RETURNED = re.compile(r"(?<!\w)returned:")
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "object": (dict,),
     "array": (list,),
@@ -172,7 +169,7 @@ def call_attempt(text: str,
     offered = _offered(tools)
     if not offered or "{" not in text:
         return None
-    body = _FENCE.sub("", _RETURNED.sub(" ", _TAG.sub(lambda m: m.group(1), text))).strip()
+    body = _FENCE.sub("", RETURNED.sub(" ", _TAG.sub(lambda m: m.group(1), text))).strip()
     values = made_of_json(body)
     if values is None:
         names = call_line_names(body)
@@ -201,7 +198,7 @@ def echoes_results(text: str, results: Sequence[str]) -> bool:
     answer to the user."""
     if "{" not in text or not results:
         return False
-    body = _FENCE.sub("", _RETURNED.sub(" ", _RESPONSE_TAG.sub("", text))).strip()
+    body = _FENCE.sub("", RETURNED.sub(" ", _RESPONSE_TAG.sub("", text))).strip()
     values = made_of_json(body)
     if values is None:
         return False
@@ -237,8 +234,8 @@ def accept_text_tool_calls(response: ChatResponse,
     calls, left = parse_text_tool_calls(response.text, tools)
     if not calls:
         return response
-    if not has_words(left) or (_RETURNED.search(left)
-                               and made_of_json(_RETURNED.sub(" ", left)) is not None):
+    if not has_words(left) or (RETURNED.search(left)
+                               and made_of_json(RETURNED.sub(" ", left)) is not None):
         # A stray mark before the call (">") is not a reply to show, nor is the result
         # the model wrote for its own call ("returned: {…}"): kept, the next replies
         # copy it.

@@ -63,7 +63,7 @@ from mnemo.context.textscan import (
     one_line,
     sentences,
 )
-from mnemo.textjson import call_line_names, made_of_json
+from mnemo.textjson import CALL_MARKS, call_line_names, made_of_json
 
 __all__ = ["CACHE", "TALK_TOOLS", "Call", "Prose", "Result", "Values", "is_call_text",
            "is_request", "is_talk", "read_call", "read_notes", "read_prose", "read_result",
@@ -411,7 +411,7 @@ def is_call_text(text: str) -> bool:
     if not body.startswith(("{", "returned:", "<tool_")):
         return False  # most texts are prose from their first character: nothing to scan
     result = body.startswith("returned:")
-    values = made_of_json(_CALL_MARKS.sub(" ", body))
+    values = made_of_json(CALL_MARKS.sub(" ", body))
     if values is None:  # a call per line, malformed (``call_line_names``)
         return call_line_names(body) is not None
     # A JSON answer the user asked for is prose of its kind: only calls, or what a
@@ -422,10 +422,6 @@ def is_call_text(text: str) -> bool:
 def _is_call(value: object) -> bool:
     return isinstance(value, dict) and isinstance(value.get("name"), str) and (
         "arguments" in value or "parameters" in value)
-
-
-# The marks a model writes around a call or its result, after the chat template's.
-_CALL_MARKS = re.compile(r"returned:|</?tool_(?:call|response)>")
 
 
 def is_request(ask: str) -> bool:
