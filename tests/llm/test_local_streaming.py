@@ -8,13 +8,16 @@ instead of timing it.
 from __future__ import annotations
 
 import json
+import threading
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from mnemo.home import Home
+from mnemo.llm import local_cache as local_cache_module
 from mnemo.llm import local_client as local_client_module
 from mnemo.llm.local_cache import LocalPace, PromptCache
 from mnemo.llm.local_client import LocalChatClient
@@ -107,6 +110,35 @@ def test_a_refused_cache_file_is_removed(tmp_path: Path) -> None:
     cache.path.write_bytes(b"junk")
     assert cache.restore("http://127.0.0.1:9") == 0  # nothing listens there
     assert not cache.path.exists()
+
+
+def test_two_saves_at_once_in_one_process_both_land(
+        tmp_path: Path, mnemo_home: Home, servers: list[LocalModelServer],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Seen by hand: the turn's reply and a background summary saved the slot at the same
+    # moment, under one temporary name; the second rename found the file moved.
+    client = make_client(tmp_path, mnemo_home)
+    client.complete(request("a question"))
+    cache = client.cache
+    assert cache is not None
+    both_written = threading.Barrier(2, timeout=30)
+    slot_action = local_cache_module._slot_action
+
+    def save_then_wait(address: str, action: str, filename: str) -> dict[str, Any]:
+        reply = slot_action(address, action, filename)
+        both_written.wait()  # neither renames before both wrote: the race, every time
+        return reply
+
+    monkeypatch.setattr(local_cache_module, "_slot_action", save_then_wait)
+    saved: list[bool] = []
+    threads = [threading.Thread(target=lambda: saved.append(
+        cache.maybe_save(servers[-1].address, {"prompt_n": 10_000}))) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert saved == [True, True]
+    assert [p.name for p in cache.folder.iterdir()] == [cache.filename]  # no .tmp left
 
 
 def test_an_interrupted_stream_stops_the_generation_and_the_next_call_runs(

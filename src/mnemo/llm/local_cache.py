@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import json
 import logging
 import os
@@ -42,6 +43,9 @@ _SLOT_TIMEOUT = 60.0
 def prompt_cache_dir(home_root: Path) -> Path:
     """The folder for saved slots in a home folder (``$MNEMO_HOME/cache/prompt``)."""
     return home_root / "cache" / "prompt"
+
+
+_SAVE_NUMBERS = itertools.count()  # each save of this process writes its own file
 
 
 class PromptCache:
@@ -76,12 +80,15 @@ class PromptCache:
         """Save the slot when the last reply read many new tokens; True when saved.
 
         The file is written under a temporary name and renamed, so another process
-        restoring at the same moment sees the old file or the new one, never half.
+        restoring at the same moment sees the old file or the new one, never half. The
+        name is this save's own: the turn's reply and a background summary (C17) end
+        close together in one process, and with one name for both, the second rename
+        found its file already moved (seen by hand).
         """
         if not timings or int(timings.get("prompt_n", 0) or 0) < SAVE_MIN_NEW_TOKENS:
             return False
         self.folder.mkdir(parents=True, exist_ok=True)
-        temporary = f"{self.filename}.{os.getpid()}.tmp"
+        temporary = f"{self.filename}.{os.getpid()}.{next(_SAVE_NUMBERS)}.tmp"
         try:
             _slot_action(address, "save", temporary)
             (self.folder / temporary).replace(self.path)
