@@ -318,6 +318,30 @@ def test_a_copy_of_the_small_prompts_guidance_is_neither_shown_nor_kept(
         assert agent.run_turn("I now work at the York hospital pharmacy.").text == copied
 
 
+def test_calls_written_out_after_the_answer_are_neither_shown_nor_kept(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    # Seen by hand (3,072-token window, a chat in Chinese): after its answer the embedded
+    # model wrote each call of the turn in brackets with what it returned.
+    copied = (f"Nice to meet you, Li Ming.\n\n[Memory {json.dumps(ANA)} returned: "
+              '{"success": true}]\n\n- memory {"action": "add"} returned: {}')
+    client = StreamingScriptedClient([CALL_TEXT, copied, '[Memory {"action": "add"}]',
+                                      "Hello again."], context_length=8192)
+    shown: list[str] = []
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.caller.on_text = shown.append
+        result = agent.run_turn("Hi, I'm Li Ming.")
+        stored = [content_text(m) for m in agent.messages if m.get("role") == "assistant"]
+        shown.clear()
+        again = agent.run_turn("Hello?")  # all a copy: asked again
+    assert result.text == "Nice to meet you, Li Ming."
+    assert "".join(shown) == again.text == "Hello again."
+    assert not any("returned:" in text for text in stored)
+    # In a large window the answer is left whole.
+    client = StreamingScriptedClient([copied], context_length=128_000)
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        assert agent.run_turn("Hi, I'm Li Ming.").text == copied
+
+
 def test_without_tools_a_large_model_gets_the_conversation_as_it_is(
         mnemo_home: Home, tmp_path: Path) -> None:
     client = ScriptedChatClient([CALL_TEXT, CALL_TEXT, "Hi Ana."], context_length=128_000)

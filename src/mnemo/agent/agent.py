@@ -48,6 +48,7 @@ from mnemo.agent.answer_only import (
     COPIED_NOTE,
     answer_only_request,
     answer_only_system,
+    copied_call_openings,
     with_extra,
     without_copied_note,
 )
@@ -381,6 +382,9 @@ class Agent:
             now=self.clock(), compacted=compacted,
             small_window=is_small_window(self.engine.context_length))
 
+    def _tool_names(self) -> list[str]:
+        return [str(schema.get("name")) for schema in self.tools.schemas(None)]
+
     def _offered_tools(self, only: set[str] | None = None) -> list[dict[str, Any]]:
         """The tool schemas sent with a request: short ones for a small window (and no
         skill_view when no skill is installed), where every token of the prefix counts."""
@@ -577,9 +581,11 @@ class Agent:
         self._fit_live(extra, tools, result)
         small = is_small_window(self.engine.context_length)
         answer_only = tools is None and small
-        # Nor is a copy of the note an answer-only request ends with, or of the small
-        # prompt's guidance, shown (``stop_at``) or kept: the next turn would copy it.
-        stop_at = (*(COPIED_NOTE if answer_only else ()), *(GUIDANCE_OPENINGS if small else ()))
+        # Nor is a copy of the note an answer-only request ends with, of the small
+        # prompt's guidance, or of the turn's calls written out, shown (``stop_at``) or
+        # kept: the next turn would copy it.
+        stop_at = (*(COPIED_NOTE if answer_only else ()), *((
+            *GUIDANCE_OPENINGS, *copied_call_openings(self._tool_names())) if small else ()))
         try:
             response = self._send(self._request(extra, answer_only=answer_only), tools,
                                   stop_at=stop_at)

@@ -26,7 +26,7 @@ from mnemo.prompt import SystemPrompt
 from mnemo.prompt.builder import PART_SEPARATOR
 
 __all__ = ["ANSWER_NOW", "ANSWER_REPEATED", "COPIED_NOTE", "answer_only_request",
-           "answer_only_system", "with_extra", "without_copied_note"]
+           "answer_only_system", "copied_call_openings", "with_extra", "without_copied_note"]
 
 # Added to the request when the model has to answer without tools.
 ANSWER_NOW = ("[Tools are not available for this reply. Answer the user's last message "
@@ -40,6 +40,18 @@ _NOTE_OPENING = "[Your tool calls this turn"
 # Where an answer that starts copying out its request's note or instruction is cut:
 # in what is stored (``without_copied_note``) and in what is streamed to the user.
 COPIED_NOTE = (_NOTE_OPENING, ANSWER_NOW, ANSWER_REPEATED)
+
+
+
+def copied_call_openings(names: Sequence[str]) -> tuple[str, ...]:
+    """Where a reply starts writing out one of the tools ``names``' calls as the note
+    shows a call (``- memory {…} returned: …``) or in brackets of its own: by hand the
+    embedded model answered, then wrote "[Memory {…} returned: {…}]" for each call it
+    had made, and the user was shown the JSON. The ``stop_at`` strings of a small
+    window's replies (the agent's ``_call``)."""
+    return tuple(f"{mark}{spelt} {{" for name in names
+                 for spelt in dict.fromkeys((name, name.capitalize())) for mark in ("[", "- "))
+
 
 # The system prompt's parts that tell the model how and when to call its tools.
 _TOOL_GUIDANCE = frozenset({"memory_guidance", "session_search_guidance",
