@@ -477,3 +477,20 @@ def test_a_model_line_that_tells_is_no_pending_ask() -> None:
     assert s["Pending User Asks"][:2] == ["What time of day should I do my long runs?",
                                           "I'd like a plan for the taper."]
     assert "I run about 35 km a week, on Tuesdays and Sundays." in s["Critical Context"]
+
+
+def test_a_model_summary_in_chinese_keeps_its_lines() -> None:
+    # Seen by hand: a line in Chinese had no content words, so every line of the
+    # model's summary was left out as telling nothing, and the chat's facts with them.
+    said = ["我叫李明，我在杭州做软件工程师。", "很高兴认识你。",
+            "我对花生过敏，推荐菜谱的时候请记住。", "好的，我会记住。",
+            "我们搬到上海了，住在浦东。", "上海很好。"]
+    # The replies go on at length, as a model's do (see ``_chat``).
+    advice = "有什么问题随时问我，我很乐意帮忙，也可以聊聊你的计划、工作和生活。" * 4
+    turns: list[Message] = [{"role": "user", "content": text} if i % 2 == 0 else
+                            {"role": "assistant", "content": text + advice}
+                            for i, text in enumerate(said)]
+    model = "## Goal\n- 李明在杭州做软件工程师。\n\n## Critical Context\n- 李明对花生过敏。\n"
+    text = completed(model, turns, budget_tokens=2_000)
+    assert "李明对花生过敏。" in text and "杭州做软件工程师" in text
+    assert "浦东" in text  # a fact the model left out, from the local summary

@@ -1196,3 +1196,31 @@ def test_a_chats_goal_that_says_where_the_user_lives_gives_way_to_a_newer_home()
                           budget_tokens=400, previous_summary=previous)
     assert "I live in Headingley with my partner Sam" in s
     assert "Headingley" not in "".join(parse_summary_sections(s).get("Goal", []))
+
+
+# Seen by hand: a chat in Chinese at 3,072 tokens, compacted every turn or two.
+CHINESE_FACTS = ("我住在西湖区，和我太太小红一起，她是素食者。",
+                 "我对花生过敏，推荐菜谱的时候请记住。",
+                 "好消息：我现在在上海的一家银行工作了，上周一开始上班。",
+                 "我的半程马拉松最好成绩是1小时52分，在苏州跑的。")
+# A model's reply goes on at some length: the turns leave the notes room (``_fit``).
+_CHINESE_REPLY = "好的，我记住了。需要的时候我会提醒你，有什么问题随时问我，我很乐意帮忙。"
+
+
+def test_a_chat_in_chinese_keeps_each_fact_through_compactions() -> None:
+    # Every sentence in Chinese had one empty key, and the newest replaced the others:
+    # after four compactions only the last fact was left.
+    summary = None
+    for fact in CHINESE_FACTS:
+        turns = chat(fact, _CHINESE_REPLY) + chat("谢谢！", "不客气！")
+        summary = summarize_locally(turns, budget_tokens=2_000, previous_summary=summary)
+    assert summary is not None
+    for fact in CHINESE_FACTS:
+        assert fact in summary
+    # The same fact said again is kept once, and an AI assistant restating it adds no note.
+    restated = "你对花生过敏，推荐菜谱的时候请记住。"
+    again = chat(CHINESE_FACTS[1], restated) + chat("对。", _CHINESE_REPLY)
+    merged = summarize_locally(again, budget_tokens=2_000, previous_summary=summary)
+    assert merged.count("花生过敏") == 1
+    for fact in CHINESE_FACTS:
+        assert fact in merged

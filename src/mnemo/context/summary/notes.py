@@ -25,6 +25,7 @@ from functools import lru_cache
 
 from mnemo.context.summary.dates import format_date, resolve_relative
 from mnemo.context.summary.salience import (
+    cjk_runs,
     clean,
     fact_key,
     is_phatic,
@@ -130,8 +131,22 @@ def _noted(raw: str, today: date | None, names: tuple[str, ...], checked: bool
 
 
 def content_words(text: str) -> frozenset[str]:
-    """The content words of ``text`` as a note counts its own (``Note.words``)."""
-    return frozenset(w for w in _WORD.findall(text.lower()) if w not in STOPWORDS)
+    """The content words of ``text`` as a note counts its own (``Note.words``). CJK text
+    has no spaces to split on: its words are the overlapping pairs of characters of each
+    run, split at pronouns and particles ("我对花生过敏": 对花, 花生, 生过, 过敏), which two
+    sentences about the same thing share. (With
+    none, a summary model's lines in Chinese had no words, and all were left out as
+    telling nothing: seen by hand.)"""
+    words = {w for w in _WORD.findall(text.lower()) if w not in STOPWORDS}
+    if not text.isascii():
+        words.update(piece[i:i + 2] for run in cjk_runs(text)
+                     for piece in _CJK_FUNCTION.split(run) for i in range(len(piece) - 1))
+    return frozenset(words)
+
+
+# Pronouns and particles, which CJK pieces of content are split at: "你对花生过敏" restates
+# "我对花生过敏" (pieces of one character tell nothing alone and are dropped).
+_CJK_FUNCTION = re.compile("[我你您他她它们的了是也都就很吗呢吧啊呀着]+")
 
 
 # A text of which another holds this share of the content words is told there already
@@ -241,7 +256,7 @@ def _stems(note: Note) -> frozenset[str]:
 def _stems_of(words: frozenset[str]) -> frozenset[str]:
     bases = (w.replace("’", "'").split("'", 1)[0] for w in words)
     return frozenset(b.replace("our", "or")[:5] for b in bases
-                     if (len(b) >= 3 or b.isdigit()) and b not in STOPWORDS)
+                     if (len(b) >= 3 or b.isdigit() or not b.isascii()) and b not in STOPWORDS)
 
 
 def asked_stems(questions: Iterable[str]) -> frozenset[str]:

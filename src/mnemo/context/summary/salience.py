@@ -33,7 +33,7 @@ from functools import lru_cache
 
 from mnemo.context.textscan import CJK_CLASS, STOPWORDS
 
-__all__ = ["INTERCEPT", "PRONOUNS", "WEIGHTS", "clean", "condensed", "fact_key",
+__all__ = ["INTERCEPT", "PRONOUNS", "WEIGHTS", "cjk_runs", "clean", "condensed", "fact_key",
            "is_instruction", "is_phatic", "is_standing_rule", "kind", "salience",
            "sentence_features", "slot_keys", "subject_key", "without_phatic_clauses"]
 
@@ -212,6 +212,13 @@ _CJK_PHATIC = re.compile(
     r"^(?:谢谢|多谢|你好|您好|好的|没问题|太好了|太棒了|不客气|再见|是的|对|嗯|哈哈)+")
 
 
+def cjk_runs(text: str) -> list[str]:
+    """The runs of CJK characters in ``text``, each past a phatic opening ("你好"): what
+    CJK text, written without spaces, has for words."""
+    return [stripped for run in _CJK_RUN.findall(text)
+            if (stripped := _CJK_PHATIC.sub("", run))]
+
+
 _CLAUSE = re.compile(r"(,\s+|;\s+|\s+[-–—]+\s+)")
 # An instruction or a rule given to the assistant, not a remark about life: it starts
 # with an imperative, or sets a rule for what comes next.
@@ -308,8 +315,7 @@ def _content(sentence: str, names: Iterable[str]) -> list[str]:
     # CJK has no spaces: each run of characters (past a phatic opening) counts as one
     # content word per two characters.
     out = [] if sentence.isascii() else [
-        stripped[i:i + 2] for run in _CJK_RUN.findall(sentence)
-        if (stripped := _CJK_PHATIC.sub("", run)) for i in range(0, len(stripped), 2)]
+        run[i:i + 2] for run in cjk_runs(sentence) for i in range(0, len(run), 2)]
     out += [w for w in _BASE_WORD.findall(_PHATIC_PHRASE.sub(" ", sentence.lower()))
             if w not in skip and (len(w) >= 3 or w[0].isdigit())
             and not _is_sound(w)]
@@ -433,11 +439,14 @@ def kind(sentence: str) -> str:
 
 
 def fact_key(sentence: str) -> str:
-    """Near-identical sentences share this key: their content words, in order, stemmed."""
+    """Near-identical sentences share this key: their content words, in order, stemmed
+    (and their runs of CJK characters)."""
     if sentence.isascii():  # lowered first, the same words: one ``lower()``, not one a word
         return " ".join([w[:5] for w in _WORD.findall(sentence.lower()) if w not in STOPWORDS])
-    return " ".join(w.lower()[:5] for w in _WORD.findall(sentence)
-                    if w.lower() not in STOPWORDS)
+    # CJK runs are kept whole: without them every sentence in Chinese had the same empty
+    # key, and a speaker's newest one replaced all the others (seen by hand).
+    return " ".join([*cjk_runs(sentence), *(w.lower()[:5] for w in _WORD.findall(sentence)
+                                            if w.lower() not in STOPWORDS)])
 
 
 # Where a speaker lives and works now: a newer statement of either replaces an older one
