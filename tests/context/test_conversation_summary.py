@@ -1224,3 +1224,26 @@ def test_a_chat_in_chinese_keeps_each_fact_through_compactions() -> None:
     assert merged.count("花生过敏") == 1
     for fact in CHINESE_FACTS:
         assert fact in merged
+
+
+def test_a_home_or_job_told_anew_in_chinese_replaces_the_old_one() -> None:
+    turns = chat("你好，我叫李明，我在杭州做软件工程师。", _CHINESE_REPLY,
+                 "我住在西湖区，和我太太小红一起。", _CHINESE_REPLY,
+                 "我每天在家做饭。", _CHINESE_REPLY,
+                 "好消息：我现在在上海的一家银行工作了。", _CHINESE_REPLY,
+                 "我们也搬到上海了，住在浦东。", _CHINESE_REPLY)
+    texts = " ".join(note.text for note in extract_facts(turns).notes)
+    assert "杭州做软件工程师" not in texts and "西湖区" not in texts
+    assert "上海的一家银行" in texts and "浦东" in texts
+    assert "我每天在家做饭。" in texts  # cooking at home is no job
+
+
+def test_a_rule_said_in_chinese_is_a_constraint() -> None:
+    turns = chat("我对花生过敏，推荐菜谱的时候请记住。", _CHINESE_REPLY,
+                 "以后叫我小李。", _CHINESE_REPLY,
+                 "今晚能推荐一个快手晚餐吗？", "试试番茄炒蛋，十分钟就好。",
+                 "他们叫我明天去开会。", _CHINESE_REPLY)
+    rules = " ".join(parse_summary_sections(summarize_locally(
+        turns, budget_tokens=2_000))["Constraints & Preferences"])
+    assert "我对花生过敏，推荐菜谱的时候请记住。" in rules and "以后叫我小李。" in rules
+    assert "快手晚餐" not in rules and "开会" not in rules

@@ -257,7 +257,10 @@ _STANDING_RULE = re.compile(
     r"|\bi(?:'d| would)? (?:like|want|need|prefer) (?:you to (?:always|never|only|keep|use"
     r"|answer|reply|call|write)|(?:your |short |shorter |brief )?(?:answers|replies"
     r"|responses))\b|\b(?:keep|make) (?:your )?(?:answers|replies|responses) (?:short"
-    r"|brief|concise|simple)|\bcall me (?-i:[A-Z])",
+    r"|brief|concise|simple)|\bcall me (?-i:[A-Z])"
+    # In Chinese: "推荐菜谱的时候请记住", "以后叫我小李", "回答不要用英文".
+    r"|请记住|以后(?:请|都|要|你|回答|叫我)|从现在(?:开始|起)|(?:请|就)叫我"
+    r"|(?:总是|永远|不要|别|只)(?:用|推荐|回答|说|写|给|提|叫)",
     re.IGNORECASE,
 )
 
@@ -465,12 +468,21 @@ _JOB_NOW = re.compile(
     r"|the )?(?-i:[A-Z])?"
     r"|\bi(?:'m| am) (?:a|an) (?!(?:member|regular|fan|guest|volunteer|customer|patient"
     r"|visitor)\b)[a-z]+(?: [a-z]+)? at (?-i:[A-Z])", re.IGNORECASE)
+# The same in Chinese: "我住在西湖区", "我们也搬到上海了", "我现在在上海的一家银行工作",
+# "我在杭州做软件工程师" (a job's title ends as titles do: "我在家做饭" is no job).
+_CJK_HOME_NOW = re.compile(r"我们?(?:现在|目前|也|还|一直)*(?:住在|定居在|生活在)")
+_CJK_MOVED = re.compile(r"我们?(?:也|已经|刚|刚刚|最近|终于)*(?:搬到|搬去|搬家到)")
+_CJK_JOB_NOW = re.compile(
+    r"我(?:现在|目前|已经|也|还)*在[^，。！？；,.!?;]{1,20}?(?:工作|上班"
+    r"|(?:做|当)[^，。！？；,.!?;]{0,8}?(?:师|员|生|家|工|者|官|经理|老板))")
 
 
 def slot_keys(sentence: str) -> tuple[str, ...]:
     """The keys of what ``sentence`` says about where its speaker lives or works now:
     ``slot home`` / ``slot job`` for a current state, ``+slot home`` for a move, which
     replaces the state without being replaced by it (``notes.latest_notes``)."""
+    if not sentence.isascii() and "我" in sentence and (cjk := _cjk_slot_keys(sentence)):
+        return cjk
     low = sentence.lower()
     # The patterns' verbs first: most sentences have none (a tenth of the search's cost).
     home = "liv" in low or "moved" in low or "based" in low or "settled" in low or (
@@ -484,6 +496,17 @@ def slot_keys(sentence: str) -> tuple[str, ...]:
     elif home and _HOME_NOW.search(sentence):
         keys.append("slot home")
     if job and _JOB_NOW.search(sentence):
+        keys.append("slot job")
+    return tuple(keys)
+
+
+def _cjk_slot_keys(sentence: str) -> tuple[str, ...]:
+    keys: list[str] = []
+    if _CJK_MOVED.search(sentence):
+        keys.append("+slot home")
+    elif _CJK_HOME_NOW.search(sentence):
+        keys.append("slot home")
+    if _CJK_JOB_NOW.search(sentence):
         keys.append("slot job")
     return tuple(keys)
 
