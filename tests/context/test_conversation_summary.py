@@ -1247,3 +1247,15 @@ def test_a_rule_said_in_chinese_is_a_constraint() -> None:
         turns, budget_tokens=2_000))["Constraints & Preferences"])
     assert "我对花生过敏，推荐菜谱的时候请记住。" in rules and "以后叫我小李。" in rules
     assert "快手晚餐" not in rules and "开会" not in rules
+
+
+def test_a_chat_in_chinese_gets_the_conversation_sections() -> None:
+    turns = chat("我很喜欢爬山，周末常去西湖边。", _CHINESE_REPLY,
+                 "我们打算下个月去日本看樱花。", _CHINESE_REPLY,
+                 "我们也搬到上海了，住在浦东。", _CHINESE_REPLY,
+                 "我的半程马拉松最好成绩是1小时52分。", _CHINESE_REPLY)
+    s = parse_summary_sections(summarize_locally(turns, budget_tokens=2_000))
+    assert "User: 我很喜欢爬山，周末常去西湖边。" in s["Constraints & Preferences"]
+    assert any("下个月去日本" in line for line in s["Key Decisions"])
+    assert any("搬到上海" in line for line in s["Progress/Done"])
+    assert any("1小时52分" in line for line in s["Critical Context"])

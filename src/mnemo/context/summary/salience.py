@@ -430,8 +430,22 @@ def salience(sentence: str, names: Iterable[str] = (), *, rare: float = 0.0,
     return _SCALE * chance / (len(sentence) + _LINE_CHARS)
 
 
+# The same kinds in Chinese: "我很喜欢爬山", "我们打算下个月去日本", "我们也搬到上海了",
+# "上周一开始上班".
+_CJK_PREFERENCE = re.compile(
+    r"我们?(?:很|真|非常|最|特别|也|还|一直|都)*(?:喜欢|爱吃|爱喝|爱看|爱玩|讨厌|偏爱|最爱)"
+    r"|最喜欢|不喜欢")
+_CJK_PLAN = re.compile(
+    r"我们?(?:也|还)?(?:打算|计划|准备|想要|将要|要去|会去)|下(?:周|个月|个星期)|明年")
+_CJK_EVENT = re.compile(
+    r"我们?(?:已经|刚|刚刚|最近|终于|也|还)*(?:搬到|搬去|开始|换了|买了|去了|参加了|完成了|结婚了"
+    r"|辞职|加入了|领养了|毕业了|赢了|跑了)|上(?:周|个月|个星期)|昨天|前天|去年")
+
+
 def kind(sentence: str) -> str:
     """``event``, ``preference``, ``plan`` or ``fact`` (see the docstring)."""
+    if not sentence.isascii() and (found := _cjk_kind(sentence)):
+        return found
     if _PREFERENCE.search(sentence):
         return "preference"
     if _PLAN.search(sentence) and not _PAST_EVENT.search(sentence):
@@ -439,6 +453,15 @@ def kind(sentence: str) -> str:
     if _CHANGE.search(sentence) or _PAST_EVENT.search(sentence):
         return "event"
     return "fact"
+
+
+def _cjk_kind(sentence: str) -> str | None:
+    if _CJK_PREFERENCE.search(sentence):
+        return "preference"
+    past = _CJK_EVENT.search(sentence)
+    if _CJK_PLAN.search(sentence) and not past:
+        return "plan"
+    return "event" if past else None
 
 
 def fact_key(sentence: str) -> str:
