@@ -368,3 +368,18 @@ def test_what_the_user_said_in_a_turn_merged_into_a_summary_is_evidence(
     assert not refused and json.loads(answer)["success"]
     assert refused_too and not json.loads(retold)["success"]
     assert "Arjun" in user_md(mnemo_home) and "beagle" not in user_md(mnemo_home)
+
+
+def test_the_tool_results_keep_chinese_as_written(mnemo_home: Home, tmp_path: Path) -> None:
+    # Seen by hand: every Chinese character of a refusal came back to the model as
+    # "\u6211…" (several tokens each, in a 3,072-token window), and the model copied
+    # the escapes into its next calls.
+    said = "我对花生过敏，推荐菜谱的时候请记住。"
+    client = ScriptedChatClient([add("Li Ming is allergic to peanuts."), add(said, call_id="c2"),
+                                 add(said, call_id="c3"), "好的，我记住了。"])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn(said)
+    refused, saved, again = (run.result for run in result.tool_runs)
+    assert said in refused and "\\u" not in refused  # the suggestion, in the user's words
+    assert json.loads(saved)["success"]
+    assert said in again and "\\u" not in again  # "Already saved as …"

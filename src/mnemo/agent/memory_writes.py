@@ -97,7 +97,7 @@ class MemoryWrites:
                 if saved is not None:
                     return json.dumps({"success": True, "note": (
                         f"Already saved as {saved!r}; nothing added (the rest of the entry "
-                        "was not said by the user).")}), False
+                        "was not said by the user).")}, ensure_ascii=False), False
                 self.refused += 1  # the part nobody said was refused
                 log.info("memory write trimmed to its grounded part (%s): %d unsupported "
                          "word(s) left out", self.mode, len(verdict.unsupported))
@@ -109,7 +109,8 @@ class MemoryWrites:
             # Small models retry with the same words unless shown better ones.
             suggestion = suggested_entry(text, evidence) or _last_request(messages)
             return json.dumps({"success": False,
-                               "error": refusal_message(verdict, suggestion)}), True
+                               "error": refusal_message(verdict, suggestion)},
+                              ensure_ascii=False), True
         return None
 
     def _run(self, args: dict[str, Any], asked_target: Any, manager: MemoryManager,
@@ -121,7 +122,7 @@ class MemoryWrites:
                                   self.memory.entries_for(routed["target"]))
             if same is not None:
                 return json.dumps({"success": True, "note": f"Already saved as {same!r}; "
-                                   "nothing added."})
+                                   "nothing added."}, ensure_ascii=False)
         result = manager.handle_tool_call("memory", routed)
         if routed.get("target") != asked_target and routed.get("action") == "add":
             notes.append(f"Saved under target {routed['target']!r}: facts about the user go "

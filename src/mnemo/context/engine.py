@@ -197,7 +197,8 @@ class ContextEngine(ABC):
     def handle_tool_call(self, name: str, args: dict[str, Any]) -> str:
         """Run one of ``get_tool_schemas``'s tools; the result is the tool message text."""
         return json.dumps({"success": False,
-                           "error": f"the {self.name} context engine has no tool {name!r}"})
+                           "error": f"the {self.name} context engine has no tool {name!r}"},
+                          ensure_ascii=False)
 
     def update_model(self, model: str, context_length: int) -> None:
         """The model (and so the window) changed."""

@@ -58,7 +58,8 @@ class BuiltinMemoryProvider(MemoryProvider):
         if target in TARGETS and target not in self.targets:
             return json.dumps({"success": False,
                                "error": f"The {target!r} store is disabled in config.yaml "
-                                        f"(memory.*_enabled); use: {', '.join(self.targets)}."})
+                                        f"(memory.*_enabled); use: {', '.join(self.targets)}."},
+                              ensure_ascii=False)
         return memory_tool(
             str(args.get("action", "")),
             target,

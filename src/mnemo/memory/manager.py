@@ -217,14 +217,15 @@ class MemoryManager:
         provider = self._tool_owner.get(name)
         if provider is None:
             return json.dumps({"success": False, "error": f"No memory provider offers the "
-                               f"tool {name!r}."})
+                               f"tool {name!r}."}, ensure_ascii=False)
         try:
             result = provider.handle_tool_call(name, args)
         except Exception as exc:
             log.warning("memory provider '%s' failed in tool %s: %s: %s", provider.name, name,
                         type(exc).__name__, exc)
             return json.dumps({"success": False, "error": f"The {name} tool failed "
-                               f"({type(exc).__name__}: {exc}); answer without it."})
+                               f"({type(exc).__name__}: {exc}); answer without it."},
+                              ensure_ascii=False)
         if provider.builtin and name == "memory":
             self._notify_memory_write(args, result)
             return result
