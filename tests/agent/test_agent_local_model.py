@@ -215,8 +215,8 @@ def test_without_tools_a_small_model_is_asked_with_its_calls_as_a_note(
     assert "Conversation started: 2026-03-14" in system
     assert "# Memory" not in system and "tool_call" not in system  # no tool guidance
     assert note.startswith("I'm Ana and I like short answers.")
-    assert "memory " + json.dumps(ANA) + " returned:" in note and "Entry added" in note
-    assert note.count("session_search {\"query\": \"Ana\"} returned:") == 1
+    assert '- memory add user "Name: Ana; likes short answers": done (Entry added.)' in note
+    assert note.count("- session_search Ana:") == 1
     assert note.endswith("Answer the user's last message directly, in plain words.]")
     # Only the request changed: the conversation keeps its calls and results.
     assert [m["role"] for m in stored] == ["user", "assistant", "tool", "assistant", "tool",

@@ -50,10 +50,30 @@ def test_the_turns_calls_become_one_note_each_told_once() -> None:
     assert len(request) == 6 and request[-1]["role"] == "user"
     note = content_text(request[-1])
     assert note.startswith("I'm Ana.\n\n[Your tool calls this turn")
-    assert note.count('memory {"action": "add", "content": "Name: Ana"} returned: '
-                      '{"message": "Entry added."}') == 1
+    assert note.count('- memory add "Name: Ana": done (Entry added.)') == 1
     assert note.endswith(ANSWER_NOW) and note.count(ANSWER_NOW) == 1
     assert validate_c12(request) == []
+
+
+def test_the_note_tells_the_calls_in_words_not_json() -> None:
+    # Seen by hand (a chat in Chinese, 3,072 tokens): told as "memory {…} returned: {…}",
+    # the calls were what the embedded model wrote as its answer, with made-up results,
+    # and a refusal's advice to call again was followed in a reply without tools.
+    refusal = ("Not saved: the entry says things nobody in this conversation said ('Li'). "
+               "Restate the fact and call memory again, for example with content '我对花生过敏'.")
+    turn: list[Message] = [
+        {"role": "user", "content": "我对花生过敏。"},
+        _call("1", "memory", {"action": "add", "target": "user", "content": "Li is allergic."}),
+        _result("1", json.dumps({"success": False, "error": refusal}, ensure_ascii=False)),
+        _call("2", "memory", {"action": "add", "target": "user", "content": "我对花生过敏。"}),
+        _result("2", json.dumps({"success": True, "target": "user", "usage": "1% — 7/1,375",
+                                 "entry_count": 1, "message": "Entry added."})),
+    ]
+    note = content_text(answer_only_request("S", turn, "")[-1])
+    assert '- memory add user "Li is allergic.": not done: Not saved: the entry says things ' \
+           "nobody in this conversation said ('Li')." in note
+    assert '- memory add user "我对花生过敏。": done (Entry added.)' in note
+    assert "{" not in note and "call memory again" not in note
 
 
 def test_extra_comes_before_the_instruction_and_the_instruction_is_not_doubled() -> None:
@@ -72,7 +92,7 @@ def test_without_a_user_message_the_note_is_a_message_of_its_own() -> None:
     ]
     request = answer_only_request("S", only_calls, "")
     assert [m["role"] for m in request] == ["system", "user"]
-    assert 'session_search {"query": "port"} returned: {"count": 2}' in content_text(request[1])
+    assert '- session_search port: {"count": 2}' in content_text(request[1])
 
 
 def test_content_in_parts_gets_the_note_as_a_part() -> None:

@@ -18,9 +18,11 @@ message, which ends the request, followed by the instruction to answer now.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
+from mnemo.context.textscan import one_line
 from mnemo.messages import Message, content_text, tool_calls_of
 from mnemo.prompt import SystemPrompt
 from mnemo.prompt.builder import PART_SEPARATOR
@@ -91,14 +93,58 @@ def _what_the_tools_did(turn: Sequence[Message]) -> str:
             if not isinstance(function, dict):
                 continue
             name = str(function.get("name") or "tool")
-            arguments = function.get("arguments")
-            if not isinstance(arguments, str):
-                arguments = json.dumps(arguments, ensure_ascii=False)
             answer = results.get(str(call.get("id", "")), "(no result)")
-            lines[f"- {name} {arguments} returned: {answer}"] = None
+            lines[f"- {name}{_arguments_in_words(function.get('arguments'))}: "
+                  f"{_outcome_in_words(answer)}"] = None
     if not lines:
         return ""
     return f"{_NOTE_OPENING}, and what they returned:\n" + "\n".join(lines) + "]"
+
+
+# The fields of a tool result that only say how the call went (the memory tool's).
+_STATUS_FIELDS = frozenset({"success", "error", "message", "note", "usage", "entry_count",
+                            "target", "terminal"})
+_NAME = re.compile(r"[A-Za-z_][\w-]{0,30}")
+_FIRST_SENTENCE = re.compile(r"^.*?[.!?。！？](?=\s|$)")
+
+
+def _arguments_in_words(arguments: Any) -> str:
+    """A call's arguments as the note tells them: its action, then its texts quoted.
+    Written as JSON (``memory {"action": …} returned: {…}``), the note was what the
+    embedded model copied as its answer, call and made-up result (seen by hand)."""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            return f" {one_line(arguments, 120)}"
+    if not isinstance(arguments, dict):
+        return ""
+    action = arguments.get("action")
+    said = [action] if isinstance(action, str) else []
+    # A name ("user", "memory") as it is, a text quoted.
+    said += [value if _NAME.fullmatch(value) else f'"{one_line(value, 120)}"'
+             for key, value in arguments.items()
+             if key != "action" and isinstance(value, str) and value.strip()]
+    return "".join(f" {part}" for part in said)
+
+
+def _outcome_in_words(result: str) -> str:
+    """What a call returned as the note tells it: a status in words ("done (Entry
+    added.)", "not done: Not saved: …" — the first sentence of the error, not its advice
+    to call again, which a reply without tools cannot take); any other result (what a
+    search found, for the answer to use) as it came."""
+    try:
+        value = json.loads(result)
+    except ValueError:
+        return result
+    if not isinstance(value, dict) or not set(value) <= _STATUS_FIELDS:
+        return result
+    if value.get("success") is False:
+        error = str(value.get("error") or "failed")
+        first = _FIRST_SENTENCE.match(error)
+        return f"not done: {first.group() if first else error}"
+    told = value.get("note") or value.get("message")
+    return f"done ({told})" if told else "done"
 
 
 def without_copied_note(text: str, openings: Sequence[str] = COPIED_NOTE) -> str:
