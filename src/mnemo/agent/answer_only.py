@@ -44,7 +44,6 @@ _NOTE_OPENING = "[Your tool calls this turn"
 COPIED_NOTE = (_NOTE_OPENING, ANSWER_NOW, ANSWER_REPEATED)
 
 
-
 def copied_call_openings(names: Sequence[str]) -> tuple[str, ...]:
     """Where a reply starts writing out one of the tools ``names``' calls as the note
     shows a call (``- memory {…} returned: …``) or in brackets of its own: by hand the

@@ -134,9 +134,8 @@ def content_words(text: str) -> frozenset[str]:
     """The content words of ``text`` as a note counts its own (``Note.words``). CJK text
     has no spaces to split on: its words are the overlapping pairs of characters of each
     run, split at pronouns and particles ("我对花生过敏": 对花, 花生, 生过, 过敏), which two
-    sentences about the same thing share. (With
-    none, a summary model's lines in Chinese had no words, and all were left out as
-    telling nothing: seen by hand.)"""
+    sentences about the same thing share. (With none, a model summary's lines in Chinese
+    had no words, and all were left out as telling nothing: seen by hand.)"""
     words = {w for w in _WORD.findall(text.lower()) if w not in STOPWORDS}
     if not text.isascii():
         words.update(piece[i:i + 2] for run in cjk_runs(text)
