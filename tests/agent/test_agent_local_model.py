@@ -293,53 +293,57 @@ def test_a_copy_of_the_note_is_not_shown_as_it_streams(mnemo_home: Home,
     assert "".join(shown) == result.text == "Hi Omar."
 
 
+def _copy_in_a_small_window(home: Home, tmp_path: Path, before: list[str], copied: str,
+                            all_copy: str, answer: str, said: str, again_said: str
+                            ) -> tuple[str, str, str, list[str]]:
+    """Two turns in an 8k window: ``before`` then ``copied`` (an answer that goes on
+    copying something out), then ``all_copy`` (nothing but a copy, asked again) and
+    ``answer``. (first turn's text, shown of the second, its text, assistant texts
+    kept after the first) — and in a 128k window ``copied`` is left whole."""
+    client = StreamingScriptedClient([*before, copied, all_copy, answer], context_length=8192)
+    shown: list[str] = []
+    with make_agent(home, client, tmp_path) as agent:
+        agent.caller.on_text = shown.append
+        result = agent.run_turn(said)
+        stored = [content_text(m) for m in agent.messages if m.get("role") == "assistant"]
+        shown.clear()
+        again = agent.run_turn(again_said)
+    client = StreamingScriptedClient([copied], context_length=128_000)
+    with make_agent(home, client, tmp_path) as agent:
+        assert agent.run_turn(said).text == copied
+    return result.text, "".join(shown), again.text, stored
+
+
 def test_a_copy_of_the_small_prompts_guidance_is_neither_shown_nor_kept(
         mnemo_home: Home, tmp_path: Path) -> None:
     # Seen by hand (3,072-token window): the embedded model ended its answers by copying
     # its memory guidance out, "me" for "you", and the next answers copied it again.
+    # A large window's prompt has no such guidance: its answers are left whole.
     copied = ("Congratulations on the new job!\n# Memory\nWhen the user tells me their "
               "name, a preference, how they like answers, your reply starts with a memory "
               "tool call.")
     whole = "# Tools\nCall a tool through the tool-call format, never by describing it."
-    client = StreamingScriptedClient([copied, whole, "Welcome to York!"], context_length=8192)
-    shown: list[str] = []
-    with make_agent(mnemo_home, client, tmp_path) as agent:
-        agent.caller.on_text = shown.append
-        result = agent.run_turn("I now work at the York hospital pharmacy.")
-        stored = [content_text(m) for m in agent.messages if m.get("role") == "assistant"]
-        shown.clear()
-        again = agent.run_turn("We live in York now.")  # all a copy: asked again
-    assert result.text == "Congratulations on the new job!"
-    assert "".join(shown) == again.text == "Welcome to York!"
+    first, shown, again, stored = _copy_in_a_small_window(
+        mnemo_home, tmp_path, [], copied, whole, "Welcome to York!",
+        "I now work at the York hospital pharmacy.", "We live in York now.")
+    assert first == "Congratulations on the new job!"
+    assert shown == again == "Welcome to York!"
     assert not any("# Memory" in text for text in stored)
-    # A large window's prompt has no such guidance: its answers are left whole.
-    client = StreamingScriptedClient([copied], context_length=128_000)
-    with make_agent(mnemo_home, client, tmp_path) as agent:
-        assert agent.run_turn("I now work at the York hospital pharmacy.").text == copied
 
 
 def test_calls_written_out_after_the_answer_are_neither_shown_nor_kept(
         mnemo_home: Home, tmp_path: Path) -> None:
     # Seen by hand (3,072-token window, a chat in Chinese): after its answer the embedded
-    # model wrote each call of the turn in brackets with what it returned.
+    # model wrote each call of the turn in brackets with what it returned. In a large
+    # window the answer is left whole.
     copied = (f"Nice to meet you, Li Ming.\n\n[Memory {json.dumps(ANA)} returned: "
               '{"success": true}]\n\n- memory {"action": "add"} returned: {}')
-    client = StreamingScriptedClient([CALL_TEXT, copied, '[Memory {"action": "add"}]',
-                                      "Hello again."], context_length=8192)
-    shown: list[str] = []
-    with make_agent(mnemo_home, client, tmp_path) as agent:
-        agent.caller.on_text = shown.append
-        result = agent.run_turn("Hi, I'm Li Ming.")
-        stored = [content_text(m) for m in agent.messages if m.get("role") == "assistant"]
-        shown.clear()
-        again = agent.run_turn("Hello?")  # all a copy: asked again
-    assert result.text == "Nice to meet you, Li Ming."
-    assert "".join(shown) == again.text == "Hello again."
+    first, shown, again, stored = _copy_in_a_small_window(
+        mnemo_home, tmp_path, [CALL_TEXT], copied, '[Memory {"action": "add"}]',
+        "Hello again.", "Hi, I'm Li Ming.", "Hello?")
+    assert first == "Nice to meet you, Li Ming."
+    assert shown == again == "Hello again."
     assert not any("returned:" in text for text in stored)
-    # In a large window the answer is left whole.
-    client = StreamingScriptedClient([copied], context_length=128_000)
-    with make_agent(mnemo_home, client, tmp_path) as agent:
-        assert agent.run_turn("Hi, I'm Li Ming.").text == copied
 
 
 def test_without_tools_a_large_model_gets_the_conversation_as_it_is(

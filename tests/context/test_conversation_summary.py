@@ -1242,11 +1242,13 @@ def test_a_rule_said_in_chinese_is_a_constraint() -> None:
     turns = chat("我对花生过敏，推荐菜谱的时候请记住。", _CHINESE_REPLY,
                  "以后叫我小李。", _CHINESE_REPLY,
                  "今晚能推荐一个快手晚餐吗？", "试试番茄炒蛋，十分钟就好。",
-                 "他们叫我明天去开会。", _CHINESE_REPLY)
+                 "他们叫我明天去开会。", _CHINESE_REPLY,
+                 "我特别用心准备了晚饭，只用了十分钟。", _CHINESE_REPLY)
     rules = " ".join(parse_summary_sections(summarize_locally(
         turns, budget_tokens=2_000))["Constraints & Preferences"])
     assert "我对花生过敏，推荐菜谱的时候请记住。" in rules and "以后叫我小李。" in rules
     assert "快手晚餐" not in rules and "开会" not in rules
+    assert "十分钟" not in rules  # "特别用心", "只用了": no "别用", no "只用"
 
 
 def test_a_chat_in_chinese_gets_the_conversation_sections() -> None:

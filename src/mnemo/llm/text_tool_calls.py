@@ -28,7 +28,14 @@ from typing import Any
 
 from mnemo.llm.types import ChatResponse
 from mnemo.messages import Message, ToolCall
-from mnemo.textjson import RETURNED, call_line_names, has_words, json_objects, made_of_json
+from mnemo.textjson import (
+    CALL_MARKS,
+    RETURNED,
+    call_line_names,
+    has_words,
+    json_objects,
+    made_of_json,
+)
 
 __all__ = [
     "StreamGate",
@@ -41,8 +48,6 @@ __all__ = [
 
 _TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 _FENCE = re.compile(r"```(?:json)?\s*|```")
-# The chat template's wrapper of a tool result, which a small model copies with it.
-_RESPONSE_TAG = re.compile(r"</?tool_response>")
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "object": (dict,),
     "array": (list,),
@@ -198,7 +203,7 @@ def echoes_results(text: str, results: Sequence[str]) -> bool:
     answer to the user."""
     if "{" not in text or not results:
         return False
-    body = _FENCE.sub("", RETURNED.sub(" ", _RESPONSE_TAG.sub("", text))).strip()
+    body = _FENCE.sub("", CALL_MARKS.sub(" ", text)).strip()
     values = made_of_json(body)
     if values is None:
         return False
