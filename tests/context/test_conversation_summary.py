@@ -55,7 +55,13 @@ PHATIC = ("Hey Mel! Good to see you!", "How have you been?", "Thanks so much, Me
           # An AI assistant's closing lines.
           "Let me know if you have any other questions or need assistance with something "
           "else.", "How can I assist you today?", "Is there anything else I can help you "
-          "with?", "I'm glad I could help.")
+          "with?", "I'm glad I could help.",
+          # A reaction to what was shown or told, whatever its adjective.
+          "Looks delish!", "Must feel liberating!", "Sounds special.", "What a lovely photo!",
+          "Wow, what an experience!", "That sounds delicious!", "Yum, that looks tasty!",
+          "Such a cool experience!", "That's a beautiful picture!", "Jealous!",
+          "Never say never!", "Oh no, that's awful!", "It was great catching up with you!",
+          "What a great way to spend the day!", "It's been a while!", "I can imagine!")
 
 
 def said(name: str, text: str) -> Message:
@@ -117,7 +123,10 @@ def test_phatic_sentences_are_recognised(sentence: str) -> None:
     "We spent the summer in Braga, Portugal.", "Maybe we will move to Porto.",
     "We bought a huge house in Braga.", "I enjoy the outdoors.",
     "Enjoy your dinner at Nobu tonight!", "Good luck with the Cardiff half marathon in October!",
-    "I need help with my taxes.", "I can help you with the move to Boston."])
+    "I need help with my taxes.", "I can help you with the move to Boston.",
+    # A reaction's frame around a name, or a state of the work, says something.
+    "Looks like Paris!", "What a day at Disney!", "It looks broken.", "It seems to work.",
+    "That looks like a bug in parse_args.", "That's the one I bought in Rome."])
 def test_sentences_that_say_something_are_not_phatic(sentence: str) -> None:
     assert not is_phatic(sentence, ("Caroline", "Melanie"))
 

@@ -6,7 +6,8 @@
   function words are taken out, no content word is left — "Keep it up!", "That must have
   been awesome", "Thanks so much, Mel!", "No worries, that makes sense" (some phrases
   are taken out whole: ``_PHATIC_PHRASE``) — so a sentence that also says something
-  ("Thanks, the 3 pm slot on Friday works") is not.
+  ("Thanks, the 3 pm slot on Friday works") is not. A short reaction is phatic whatever
+  its adjective ("Looks delish!", "What a lovely photo!": ``_REACTION``).
 * ``salience`` — the chance that a sentence holds what a reader later asks about, per
   character of the summary: a logistic model (weights fitted on conversations, see
   ``WEIGHTS``) over named people, places and things (capitalised words inside a
@@ -61,7 +62,8 @@ bet remember forget believe interested idea talented hilarious funny cute adorab
 highly recommend enjoy seriously rock rocks stunning gorgeous hyped tough almost miss
 missed goodnight rooting sucks annoying understand interesting thoughtful oops fine bad
 goes bravo kudos sometime maybe huge yet guys hugs understandable both noted understood
-certainly gladly roger
+certainly gladly roger delish delicious tasty yum yummy jealous liberating savor savour
+awful terrible horrible enjoyed imagine
 """.split()  # noqa: SIM905 - a word list reads better as text
 )
 # Phrases of chit-chat whose words also carry facts elsewhere ("it makes sense", "no
@@ -87,7 +89,8 @@ _PHATIC_PHRASE = re.compile(
     r"|sleep (?:well|tight)|hang out|(?:talking|chatting|speaking) (?:to|with) you"
     r"|keep me (?:posted|updated|in the loop)|what a (?:day|week|year|ride)|hats off"
     r"|come join us|spill the beans|(?:on )?cloud nine|wild ride"
-    r"|sweet dreams|long time no (?:see|talk|chat)"
+    r"|sweet dreams|long time no (?:see|talk|chat)|never say never|catch(?:ing)? up"
+    r"|(?:it'?s |it has )?been (?:a while|ages|forever|too long)"
     r"|good (?:night|morning|evening)|take it easy"
     r"|(?:talk|speak|see you)(?: to you)? (?:soon|later|tomorrow|then)"
     r"|that'?s the spirit|you deserve it|me neither|let (?:me|us) know"
@@ -127,6 +130,27 @@ def _in_phrase(word: str) -> bool:
     """True when ``word`` may be part of a phatic phrase (see ``_PHRASE_WORDS``)."""
     return word in _PHRASE_STARTS or any(
         word[:k] in _PHRASE_WORDS for k in range(3, len(word)))
+
+
+# A reaction to what the other speaker showed or told, whatever its adjective: "Looks
+# delish!", "That sounds special.", "Must feel liberating!", "What a lovely photo!",
+# "Such a cool experience!", "That's a beautiful picture!". The words after the frame
+# must be lower-case (case-sensitive), so "Looks like Paris!" or "What a day at Disney!"
+# name something and are not reactions; nor is a state of the work ("It looks broken.").
+_REACTION = re.compile(
+    r"(?!.*\b(?i:broken|wrong|stuck|missing|failing|failed|down|slow|empty|corrupt\w*"
+    r"|outdated|off|fixed|done|ready|right|work\w*)\b)"
+    r"(?i:(?:(?:oh|aw+|wow|yum|ooh|yeah|haha)[,!]*\s+)*)(?:"
+    r"(?i:(?:(?:that|it|this|they|you|she|he)(?:['’]s|\s+is|\s+are|\s+was)?\s+)?"
+    r"(?:looks?|sounds?|seems?|feels?|must\s+(?:be|feel|have\s+(?:been|felt))))"
+    r"(?:\s+(?:like|so|really|very|super|pretty|totally|absolutely|just|such|a|an))*"
+    r"(?:\s+[a-z'’-]+){1,2}(?:\s+(?:and|&)\s+[a-z'’-]+)?"
+    r"|(?i:what|such)\s+an?(?:\s+[a-z'’-]+){1,6}(?=\s*!)"
+    r"|(?i:(?:that|this|it)(?:['’]s|\s+is|\s+was))(?:\s+(?:a|an|such|so|really|very))*"
+    r"(?:\s+[a-z'’-]+){0,2}\s+(?:photo|picture|pic|shot|view|sight|idea|one|thing)"
+    r")\s*[!.…]*\s*",
+)
+_REACTION_CHARS = 60  # longer sentences say more than a reaction
 
 
 # Words that are a sound, not a word: "woohoo", "yoohoo", "woah", "oof", "ugh", "sooo"
@@ -341,6 +365,8 @@ def is_phatic(sentence: str, names: Iterable[str] = ()) -> bool:
     if not sentence.isascii():
         return not _content(sentence, names)
     sentence = _VOCATIVE.sub("", sentence)
+    if len(sentence) <= _REACTION_CHARS and _REACTION.fullmatch(sentence.strip()):
+        return True
     # A question about "them" asks for what the reply tells (its reply is ranked as one).
     skip = _skipped(tuple(names), not sentence.rstrip().endswith("?"))
     low = sentence.lower()
