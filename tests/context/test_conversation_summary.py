@@ -334,6 +334,19 @@ def test_relative_dates_are_resolved_against_the_session_date() -> None:
     ("We fly to Rome in 3 months", "We fly to Rome in 3 months [Aug 2023]"),
     ("I finished the puzzle in two days", "I finished the puzzle in two days"),
     ("I read the book in a week", "I read the book in a week"),
+    # A weekday told with an irregular past ("swam", "wrote") is the one before.
+    ("On Tuesday I swam a mile.", "On Tuesday [2 May 2023] I swam a mile."),
+    ("I wrote to her on Thursday", "I wrote to her on Thursday [4 May 2023]"),
+    # Holidays: the one before the session, after it, or of its year.
+    ("Last Christmas we went skiing.", "Last Christmas [25 Dec 2022] we went skiing."),
+    ("next Christmas Eve", "next Christmas Eve [24 Dec 2023]"),
+    ("Last Easter we hid eggs.", "Last Easter [9 Apr 2023] we hid eggs."),
+    ("We host this Thanksgiving", "We host this Thanksgiving [23 Nov 2023]"),
+    ("last New Year's Eve", "last New Year's Eve [31 Dec 2022]"),
+    ("last new years day", "last new years day [1 Jan 2023]"),
+    ("last Valentine’s Day", "last Valentine’s Day [14 Feb 2023]"),
+    ("last Halloween I was a cat", "last Halloween [31 Oct 2022] I was a cat"),
+    ("Merry Christmas!", "Merry Christmas!"),
 ])
 def test_resolve_relative(text: str, expected: str) -> None:
     assert resolve_relative(text, date(2023, 5, 8)) == expected
@@ -348,6 +361,7 @@ def test_a_date_past_the_calendar_is_left_as_written() -> None:
         "yesterday and a week ago")
     assert resolve_relative("today, last year", date(1, 1, 1)) == (
         "today [1 Jan 1], last year")
+    assert resolve_relative("last Christmas", date(1, 3, 1)) == "last Christmas"
     turns: list[Message] = [
         {"role": "user", "name": "Ana", "content": "[Session 1, 31 Dec, 9999]\nI sold my "
          "boat yesterday. See you tomorrow at the lake."},

@@ -48,6 +48,15 @@ _MONTH_DAY_YEAR = re.compile(rf"\b{_MONTH_WORD} (\d{{1,2}})(?:st|nd|rd|th)?,? (\
 _ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})(?!\d)")
 _COUNT = (r"an?|one|two|three|four|five|six|seven|eight|nine|ten|a few|few|a couple of"
           r"|a couple|couple of|couple|\d{1,2}")
+# Holidays with a day of their own: (month, day), or how to find it in a year.
+# Written without apostrophes, as ``_holiday`` looks them up.
+_FIXED_HOLIDAYS = {"christmas eve": (12, 24), "christmas": (12, 25), "christmas day": (12, 25),
+                   "new years eve": (12, 31), "new years": (1, 1), "new years day": (1, 1),
+                   "halloween": (10, 31), "valentines": (2, 14), "valentines day": (2, 14),
+                   "the fourth of july": (7, 4), "independence day": (7, 4)}
+_HOLIDAY_WORD = (r"christmas(?: eve| day)?|new year(?:['’]?s)?(?: eve| day)?|halloween"
+                 r"|valentine(?:['’]?s)?(?: day)?|thanksgiving|easter|the fourth of july"
+                 r"|independence day")
 # Longer alternatives first: at one place the first that matches wins ("the day before
 # yesterday" over "yesterday", "this past" over "this", "a couple of" over "a").
 _RELATIVE = re.compile(
@@ -59,13 +68,17 @@ _RELATIVE = re.compile(
     r"|autumn)"
     rf"|(this past|last|this|next|on) ({_WEEKDAY_WORD})"
     rf"|({_COUNT}) (days?|weekends?|weeks?|months?|years?) (ago|from now)"
-    rf"|in ({_COUNT}) (days?|weekends?|weeks?|months?|years?))\b",
+    rf"|in ({_COUNT}) (days?|weekends?|weeks?|months?|years?)"
+    rf"|(this past|last|this|next) ({_HOLIDAY_WORD}))\b",
     re.IGNORECASE,
 )
 # "On Friday" is the one before the session in a sentence told in the past ("we went
 # there on Friday"), the one after it otherwise ("see you on Friday").
 _PAST = re.compile(r"\b(?:was|were|had|did|went|got|saw|took|made|came|met|felt|told|said"
-                   r"|found|gave|ran|bought|left|won|lost|spent|began|read|\w{2,}ed)\b",
+                   r"|found|gave|ran|bought|left|won|lost|spent|began|read|swam|ate|drove"
+                   r"|wrote|sang|flew|rode|threw|drew|drank|wore|broke|chose|fell|forgot"
+                   r"|sat|slept|kept|brought|thought|taught|caught|sold|heard|held|built"
+                   r"|sent|paid|knew|grew|became|stood|woke|spoke|led|fought|\w{2,}ed)\b",
                    re.IGNORECASE)
 _FUTURE = re.compile(r"\b(?:will|going to|gonna|plan(?:s|ning)? to|hope to|can't wait)\b"
                      r"|'ll\b", re.IGNORECASE)
@@ -143,6 +156,38 @@ def _weekday(today: date, target: int, which: str, past: bool) -> date:
     return today + timedelta(days=target - today.weekday())
 
 
+def _holiday(name: str, year: int) -> date:
+    """The day of the holiday ``name`` (as ``_HOLIDAY_WORD`` reads it) in ``year``."""
+    name = re.sub(r"^(new year|valentine)(?!s)", r"\1s",
+                  name.lower().replace("'", "").replace("’", ""))
+    if name == "thanksgiving":  # the fourth Thursday of November (the US one)
+        first = date(year, 11, 1)
+        return first + timedelta(days=(3 - first.weekday()) % 7 + 21)
+    if name == "easter":  # the Gregorian computus (Meeus/Jones/Butcher)
+        a, b, c = year % 19, year // 100, year % 100
+        d, e = divmod(b, 4)
+        g = (8 * b + 13) // 25
+        h = (19 * a + b - d - g + 15) % 30
+        i, k = divmod(c, 4)
+        m = (32 + 2 * e + 2 * i - h - k) % 7
+        n = (a + 11 * h + 22 * m) // 451
+        month, day = divmod(h + m - 7 * n + 114, 31)
+        return date(year, month, day + 1)
+    month, day = _FIXED_HOLIDAYS[name]
+    return date(year, month, day)
+
+
+def _holiday_near(name: str, which: str, today: date) -> date:
+    """"last Christmas": the one before ``today``; "next": the one after; "this": the one
+    of ``today``'s year."""
+    this_year = _holiday(name, today.year)
+    if which in ("last", "this past"):
+        return this_year if this_year < today else _holiday(name, today.year - 1)
+    if which == "next":
+        return this_year if this_year > today else _holiday(name, today.year + 1)
+    return this_year
+
+
 def _saturday(today: date, weeks: int) -> str:
     """The weekend ``weeks`` from the one of ``today``'s week (Monday to Sunday)."""
     saturday = today + timedelta(days=5 - today.weekday(), weeks=weeks)
@@ -151,7 +196,9 @@ def _saturday(today: date, weeks: int) -> str:
 
 def _resolve(match: re.Match[str], sentence: str, today: date) -> str | None:
     (fixed, which, unit, wday_which, wday, count, count_unit, direction, ahead,
-     ahead_unit) = match.groups()
+     ahead_unit, holiday_which, holiday) = match.groups()
+    if holiday:
+        return format_date(_holiday_near(holiday, holiday_which.lower(), today))
     if fixed:
         word = fixed.lower()
         if word == "the weekend before last":
