@@ -259,6 +259,21 @@ def test_a_request_to_tell_is_a_question_and_one_to_do_stays_open() -> None:
     assert not any("gift" in x or "pottery class" in x for x in pending), pending
 
 
+def test_a_question_answered_in_other_words_is_not_open_even_as_the_last_turn() -> None:
+    # The asker's next message may be in the turns kept whole: the reply is enough.
+    turns = chat("I'm flying to Osaka on April 3 with my wife Keiko.", "Lovely season for it.",
+                 "What's a good gift for my cousin Hiro's wedding?",
+                 "In Japan, cash in a goshugi-bukuro envelope is traditional, often 30,000 yen.")
+    assert pending_asks(turns) == []
+    # A reply that puts it off, and a request not done, leave them open.
+    put_off = chat("What's a good gift for my cousin Hiro's wedding?",
+                   "Let me check and get back to you.")
+    assert pending_asks(put_off) == ["What's a good gift for my cousin Hiro's wedding?"]
+    request = chat("Can you remind me to renew my passport before March 20?",
+                   "Passports for Japan must be valid for the length of your stay.")
+    assert pending_asks(request) == ["Can you remind me to renew my passport before March 20?"]
+
+
 def test_a_reply_that_does_what_was_asked_closes_that_request_only() -> None:
     turns = chat("Hi! I'm Ana and I live in Lisbon.", "Nice to meet you, Ana!",
                  "Can you remind me on Friday to book the vet for Pixel?",

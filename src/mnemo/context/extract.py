@@ -18,13 +18,16 @@ next text, up to the next message of the asker — when a sentence of that reply
 its content words; then the pair goes to "Resolved Questions". Otherwise it is left
 unpaired: a request ("can you …", "please …") stays open under "Pending User Asks"
 until a later reply answers it or says it is done ("Here you go.", "Sent!"), a plain
-question is dropped once the asker speaks again (the conversation moved on). Phatic
-text is never a question, a fact or a note.
+question is dropped once the other speaker replies with something that is not another
+question nor puts it off ("Let me check.") — answered in other words — or once the
+asker speaks again (the conversation moved on). Phatic text is never a question, a fact
+or a note.
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -164,6 +167,14 @@ def _topic(sentence: str) -> frozenset[str]:
     return keywords(sentence) - _PRONOUN_STEMS
 
 
+# A reply that puts the answer off or does not have it leaves the question open.
+_DEFERS = re.compile(
+    r"\b(?:let me (?:check|look|see|find|think|ask)|i'?ll (?:check|look|find|get back|see"
+    r"|ask|let you know)|i (?:don'?t|do not) (?:know|remember)|(?:i'?m )?not sure|no idea"
+    r"|i can'?t (?:say|tell|find|remember|recall)|(?:looking|checking) (?:into )?(?:it|that)"
+    r"|give me a (?:moment|minute|sec)|(?:good|great) question)\b",
+    re.IGNORECASE,
+)
 _MIN_NOTED_CHARS = 25
 _OPEN_ASKS_LIMIT = 200  # an unbounded backlog would make the pass quadratic
 
@@ -370,7 +381,11 @@ class _Reader:
                                  if not w <= ask.words),
                                 key=lambda p: p[1], default=("", 0))
             if not ask.words or overlap < needed:
-                if not (ask.request and ask.order == done_at):
+                # A plain question the reply answers in other words ("What's a good
+                # gift?" → "Cash in an envelope is traditional.") is not open, even
+                # before the asker speaks again: that may be in the turns kept whole.
+                answered = not ask.request and any(not _DEFERS.search(s) for s, _ in replies)
+                if not answered and not (ask.request and ask.order == done_at):
                     still_open.append(ask)
                 continue
             if ask.text.lower() not in self.answered:

@@ -63,7 +63,7 @@ highly recommend enjoy seriously rock rocks stunning gorgeous hyped tough almost
 missed goodnight rooting sucks annoying understand interesting thoughtful oops fine bad
 goes bravo kudos sometime maybe huge yet guys hugs understandable both noted understood
 certainly gladly roger delish delicious tasty yum yummy jealous liberating savor savour
-awful terrible horrible enjoyed imagine
+awful terrible horrible enjoyed imagine helpful supportive
 """.split()  # noqa: SIM905 - a word list reads better as text
 )
 # Phrases of chit-chat whose words also carry facts elsewhere ("it makes sense", "no
