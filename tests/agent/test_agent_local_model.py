@@ -346,6 +346,24 @@ def test_calls_written_out_after_the_answer_are_neither_shown_nor_kept(
     assert not any("returned:" in text for text in stored)
 
 
+def test_a_broken_call_or_a_copy_of_the_summary_is_neither_shown_nor_kept(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    # Seen by hand (3,072-token window, English): the embedded model wrote a memory call
+    # with the note's words inside its arguments (no JSON a call could be made of), a
+    # "tool_response" of its own, then the summary's last lines — all shown to the user.
+    broken = ('{"name": "memory", "arguments": {"action": "add", "target": "user", '
+              '"content=We now live in York.": done (Already saved.)}}\n'
+              '{"name": "tool_response", "arguments": {"old_text": "Prefer tabs."')
+    copied = ("Welcome to York!\n- User: We now live in York too, near the Minster.\n\n"
+              "## Tools & Patterns\n- memory ×5")
+    first, shown, again, stored = _copy_in_a_small_window(
+        mnemo_home, tmp_path, [], copied, broken, "York is lovely.",
+        "We now live in York.", "Do you like York?")
+    assert first == "Welcome to York!"
+    assert shown == again == "York is lovely."
+    assert not any("Tools & Patterns" in text or "tool_response" in text for text in stored)
+
+
 def test_without_tools_a_large_model_gets_the_conversation_as_it_is(
         mnemo_home: Home, tmp_path: Path) -> None:
     client = ScriptedChatClient([CALL_TEXT, CALL_TEXT, "Hi Ana."], context_length=128_000)

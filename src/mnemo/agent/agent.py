@@ -46,6 +46,7 @@ from mnemo.agent.answer_only import (
     ANSWER_NOW,
     ANSWER_REPEATED,
     COPIED_NOTE,
+    COPIED_SUMMARY,
     answer_only_request,
     answer_only_system,
     copied_call_openings,
@@ -582,10 +583,11 @@ class Agent:
         small = is_small_window(self.engine.context_length)
         answer_only = tools is None and small
         # Nor is a copy of the note an answer-only request ends with, of the small
-        # prompt's guidance, or of the turn's calls written out, shown (``stop_at``) or
-        # kept: the next turn would copy it.
+        # prompt's guidance, of the turn's calls written out, or of the summary, shown
+        # (``stop_at``) or kept: the next turn would copy it.
         stop_at = (*(COPIED_NOTE if answer_only else ()), *((
-            *GUIDANCE_OPENINGS, *copied_call_openings(self._tool_names())) if small else ()))
+            *GUIDANCE_OPENINGS, *copied_call_openings(self._tool_names()), *COPIED_SUMMARY)
+            if small else ()))
         try:
             response = self._send(self._request(extra, answer_only=answer_only), tools,
                                   stop_at=stop_at)
@@ -601,8 +603,10 @@ class Agent:
             response = self._send(self._request(extra, answer_only=answer_only), tools,
                                   stop_at=stop_at)
         self._record_usage(response, result)
-        if stop_at:
-            text = content_text(response.message)
+        text = content_text(response.message)
+        # A reply that is only a call written as text stays whole: the retry says what
+        # is wrong with it (``_retry_hint``).
+        if stop_at and call_attempt(text.strip(), tools or self._offered_tools()) is None:
             kept = without_copied_note(text, stop_at)
             if kept != text:
                 response = replace(response, message={**response.message,

@@ -22,12 +22,14 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from mnemo.context.markers import SUMMARY_PREFIX
+from mnemo.context.prompt import TEMPLATE_SECTIONS
 from mnemo.context.textscan import one_line
 from mnemo.messages import Message, content_text, tool_calls_of
 from mnemo.prompt import SystemPrompt
 from mnemo.prompt.builder import PART_SEPARATOR
 
-__all__ = ["ANSWER_NOW", "ANSWER_REPEATED", "COPIED_NOTE", "answer_only_request",
+__all__ = ["ANSWER_NOW", "ANSWER_REPEATED", "COPIED_NOTE", "COPIED_SUMMARY", "answer_only_request",
            "answer_only_system", "copied_call_openings", "with_extra", "without_copied_note"]
 
 # Added to the request when the model has to answer without tools.
@@ -46,12 +48,28 @@ COPIED_NOTE = (_NOTE_OPENING, ANSWER_NOW, ANSWER_REPEATED)
 
 def copied_call_openings(names: Sequence[str]) -> tuple[str, ...]:
     """Where a reply starts writing out one of the tools ``names``' calls as the note
-    shows a call (``- memory {…} returned: …``) or in brackets of its own: by hand the
-    embedded model answered, then wrote "[Memory {…} returned: {…}]" for each call it
-    had made, and the user was shown the JSON. The ``stop_at`` strings of a small
-    window's replies (the agent's ``_call``)."""
-    return tuple(f"{mark}{spelt} {{" for name in names
-                 for spelt in dict.fromkeys((name, name.capitalize())) for mark in ("[", "- "))
+    shows a call (``- memory {…} returned: …``), in brackets of its own, or as JSON that
+    is no call (one a call would be made real before the cut): by hand the embedded
+    model answered, then wrote "[Memory {…} returned: {…}]" for each call it had made,
+    and another time a memory call with the note's words inside its arguments, then a
+    ``{"name": "tool_response", …}`` of its own — and the user was shown the JSON. With
+    ``COPIED_SUMMARY``, the ``stop_at`` strings of a small window's replies (the agent's
+    ``_call``)."""
+    marked = (f"{mark}{spelt} {{" for name in names
+              for spelt in dict.fromkeys((name, name.capitalize())) for mark in ("[", "- "))
+    written = (f'{{"name":{gap}"{name}"' for name in (*names, "tool_response")
+               for gap in ("", " "))
+    return (*marked, *written)
+
+
+# Where a reply starts copying out the summary of compacted turns it was given: its
+# frame, its section headings, or a note as the summary labels one ("- User: …"). Seen
+# by hand (3,072-token window): a reply went on with "- User: We now live in York…" and
+# "## Tools & Patterns", the summary's last lines. Headings general enough to open an
+# answer ("## Goal", "## Progress") are left out.
+COPIED_SUMMARY = (SUMMARY_PREFIX[:30], *(f"## {name}" for name in TEMPLATE_SECTIONS
+                                         if name not in ("Goal", "Progress")),
+                  "- User: ", "- Assistant: ")
 
 
 # The system prompt's parts that tell the model how and when to call its tools.
