@@ -25,7 +25,8 @@ from hypothesis import strategies as st
 
 from mnemo.agent import Agent, build_agent
 from mnemo.config import MnemoConfig
-from mnemo.context import validate_c12
+from mnemo.context import CompressionReport, validate_c12
+from mnemo.context.markers import summary_content
 from mnemo.errors import ContextLengthExceededError
 from mnemo.home import Home
 from mnemo.llm.testing import ChatRequest, ScriptedChatClient, assistant_tool_call
@@ -241,6 +242,40 @@ def test_in_a_3k_window_the_tail_gives_way_and_the_summary_is_never_cut(
                     assert "## Goal" in text and "## Critical Context" in text
             assert client.sizes[-1] <= agent.window.budget
     assert summaries
+
+
+def test_cuts_to_get_under_the_threshold_leave_the_summary_whole(tmp_path: Path) -> None:
+    """Seen by hand (3,072 tokens, a turn of memory calls): after a compaction the
+    agent cut messages to get under the threshold, the summary among them, and the user
+    fact in its cut middle was lost from every later summary. Only the window may cut a
+    summary; the threshold leaves it whole and cuts the rest."""
+    agent, _ = make_agent(tmp_path / "home", 3072)
+    facts = "\n".join(f"- User: fact number {i} about the harbour museum." for i in range(60))
+    summary = summary_content(f"## Critical Context\n{facts}")
+    with agent:
+        agent.run_turn("Hello!")
+        agent.messages = [
+            {"role": "user", "content": summary},
+            {"role": "assistant", "content": "Noted."},
+            {"role": "user", "content": "tool:900 please read the log"},
+            {"role": "assistant", "content": None, "tool_calls": [{
+                "id": "c1", "type": "function",
+                "function": {"name": "read_log", "arguments": '{"size": 900}'}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": log_text(900, 1)}]
+
+        def nothing_to_summarise(messages: Sequence[Message], *_: Any, **__: Any
+                                 ) -> list[Message]:
+            # As by hand: the summary in the protected head, too little between.
+            agent.engine.last_report = CompressionReport(
+                len(messages), len(messages), 0, 0, skipped_reason="nothing to summarise")
+            return list(messages)
+
+        agent.engine.compress = nothing_to_summarise  # type: ignore[method-assign]
+        compaction = agent.compact(reason="auto")
+        kept = [content_text(m) for m in agent.messages]
+    assert summary in kept
+    assert compaction.fit is not None and [c.kind for c in compaction.fit.cuts] == [
+        "tool output"]
 
 
 def test_an_overflow_error_teaches_the_meter_and_the_retry_fits(tmp_path: Path) -> None:

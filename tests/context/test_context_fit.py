@@ -186,6 +186,23 @@ def test_without_drop_or_newest_what_cannot_be_cut_is_reported() -> None:
     assert fit.messages[-1] == messages[-1]
 
 
+def test_a_summary_kept_from_cuts_stays_whole_and_the_rest_is_cut() -> None:
+    # Seen by hand (3,072-token window): cut to get under the compaction threshold, a
+    # summary lost "I'm Tomas. I work as a pharmacist in Leeds." in its cut middle, and
+    # every later summary merged the cut one: the fact was gone for good.
+    summary: Message = {"role": "user", "content": summary_content(
+        "## Critical Context\n" + "\n".join(f"- User: fact number {i}." for i in range(60)))}
+    messages = [conversation()[0], summary, *conversation()[1:]]
+    cut = fit_request(messages, budget=900, meter=RequestMeter(), allow_drop=False,
+                      allow_newest=False)
+    assert 1 in [c.index for c in cut.cuts]  # the summary is cut when nothing says not to
+    kept = fit_request(messages, budget=900, meter=RequestMeter(), allow_drop=False,
+                       allow_newest=False, keep_summary=True)
+    assert kept.messages[1] == summary and 1 not in [c.index for c in kept.cuts]
+    assert [c.index for c in kept.cuts] == [4]  # the old tool output still is
+    assert not kept.fits  # the caller learns it is still over (the progress guard counts)
+
+
 def test_a_cut_keeps_some_text_of_its_own() -> None:
     messages = conversation()
     fit = fit_request(messages, budget=1, meter=RequestMeter())

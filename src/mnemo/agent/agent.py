@@ -689,14 +689,15 @@ class Agent:
         return True
 
     def _shrink_live(self, budget: int, tools: list[dict[str, Any]] | None, *,
-                     allow_drop: bool, allow_newest: bool) -> Fit | None:
+                     allow_drop: bool, allow_newest: bool,
+                     keep_summary: bool = False) -> Fit | None:
         """Fit ``[system, *messages]`` to ``budget`` and keep the result; None: no change."""
         assert self.session_id is not None
         live = [self._system_message(), *self.messages]
         if self.window.count(live, tools) <= budget:
             return None
         fit = self.window.fit(live, tools, budget=budget, allow_drop=allow_drop,
-                              allow_newest=allow_newest)
+                              allow_newest=allow_newest, keep_summary=keep_summary)
         if not fit.changed:
             return None
         self.messages = list(fit.messages[1:])
@@ -815,7 +816,7 @@ class Agent:
         # window itself needs it. The engine sized its tail with the guard's count
         # (``count_with``), so what it just kept is not cut again here.
         fit = self._shrink_live(self.engine.threshold_tokens, tools, allow_drop=False,
-                                allow_newest=reason == "manual")
+                                allow_newest=reason == "manual", keep_summary=True)
         if fit is not None:
             compaction = replace(compaction, fit=replace(
                 fit, goal="get under the compaction threshold"))

@@ -106,11 +106,11 @@ class WindowGuard:
 
     def fit(self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] | None,
             *, budget: int | None = None, allow_drop: bool = True,
-            allow_newest: bool = True) -> Fit:
+            allow_newest: bool = True, keep_summary: bool = False) -> Fit:
         """``messages`` fitted to ``budget`` (default: the request budget)."""
         return fit_request(messages, budget=self.budget if budget is None else budget,
                            meter=self.meter, tools=tools, allow_drop=allow_drop,
-                           allow_newest=allow_newest)
+                           allow_newest=allow_newest, keep_summary=keep_summary)
 
     def checked(self, fit: Fit) -> Fit:
         """``fit`` if it fits; else the refusal (nothing is sent)."""

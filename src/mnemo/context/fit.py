@@ -99,10 +99,13 @@ def fit_request(
     tools: Sequence[Mapping[str, Any]] | None = None,
     allow_drop: bool = True,
     allow_newest: bool = True,
+    keep_summary: bool = False,
     kept_in: str = ARCHIVE,
 ) -> Fit:
     """``messages`` made to fit ``budget`` tokens (see the module docstring); the cut
-    markers say the whole text is in ``kept_in``."""
+    markers say the whole text is in ``kept_in``. ``keep_summary``: a compaction's summary
+    is never cut (the budget is the compaction threshold, not the window: the next
+    compaction merges that summary, and what a cut took from it would be gone for good)."""
     work: list[Message | None] = [dict(m) for m in messages]  # type: ignore[misc]
     raw = [meter.message_tokens(m) for m in messages]
     fixed = meter.tools_tokens(tools)
@@ -136,7 +139,8 @@ def fit_request(
     # last (it is what the compaction just made, and the densest text there is)
     for i in sorted((i for i in body if newest is None or i < newest),
                     key=lambda i: (is_summary_message(messages[i]), -raw[i])):
-        cut(i, message_kind(messages[i]))
+        if not (keep_summary and is_summary_message(messages[i])):
+            cut(i, message_kind(messages[i]))
     # 2. the newest turn after the user's message, biggest first
     for i in sorted((i for i in body if newest is not None and i > newest),
                     key=lambda i: -raw[i]):
