@@ -396,6 +396,29 @@ def test_a_model_line_that_says_what_nobody_said_is_left_out() -> None:
         assert fact in text
 
 
+def test_the_users_rules_of_the_previous_summary_outlive_a_model_merge() -> None:
+    # Seen by hand (3,072-token window, the English script): the rule was held by four
+    # summaries in a row, then the model's merge wrote "File paths: Leeds, Headingley."
+    # and left it out, with no room for the local lines to bring it back.
+    previous = ("## Constraints & Preferences\n- User: I'm allergic to peanuts, keep that "
+                "in mind when you suggest recipes.\n## Critical Context\n- User: I live "
+                "in Headingley with my partner Sam, who is vegan.\n")
+    turns: list[Message] = [
+        {"role": "user", "content": "I'm Tomas. I work as a pharmacist in Leeds."},
+        {"role": "assistant", "content": "Nice to meet you, Tomas."}]
+    model = ("## Relevant Files\n- File paths: Leeds, Headingley.\n"
+             "## Critical Context\n- Tomas works as a pharmacist in Leeds.\n")
+    text = completed(model, turns, budget_tokens=2_000, previous_summary=previous)
+    sections = parse_summary_sections(text)
+    assert sections["Constraints & Preferences"][0].endswith(
+        "I'm allergic to peanuts, keep that in mind when you suggest recipes.")
+    assert "Relevant Files" not in sections  # the model's line names no file
+    assert "Tomas works as a pharmacist in Leeds." in text
+    # A rule the merge kept is not written twice.
+    again = completed(text, turns, budget_tokens=2_000, previous_summary=previous)
+    assert sum("peanuts" in line for line in _lines(again)) == 1
+
+
 def test_the_model_lines_are_grounded_in_the_turns_as_the_model_was_shown_them(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A long tool output is indexed as far as the summariser's transcript shows it

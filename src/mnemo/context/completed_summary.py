@@ -61,6 +61,10 @@ from mnemo.tokens import estimate_tokens_rough
 __all__ = ["MIN_ROOM_TOKENS", "completed"]
 
 _RULES = "Constraints & Preferences"
+# Under Relevant Files a model line must name a file, with a path or an extension: by
+# hand the 0.5B model wrote "File paths: Leeds, Headingley." for where the user lives.
+_FILES = "Relevant Files"
+_PATH_LIKE = re.compile(r"[\w.~-]/[\w.-]|\\|\b\w[\w-]*\.[A-Za-z][\w]{0,7}\b(?!\.? [A-Z])")
 _PENDING, _CRITICAL = "Pending User Asks", "Critical Context"
 # A model line under Pending User Asks that tells rather than asks: by hand the 0.5B
 # model put the user's "I run about 35 km a week, on Tuesdays, Thursdays and Sundays."
@@ -112,7 +116,7 @@ def completed(model_body: str, turns: Sequence[Message], *, budget_tokens: int,
     limit = min(budget_tokens, _EMPTY_TEMPLATE_TOKENS + int(replaced * _REPLACED_SHARE))
     half = _EMPTY_TEMPLATE_TOKENS + (limit - _EMPTY_TEMPLATE_TOKENS) // 2
     if half - _EMPTY_TEMPLATE_TOKENS < MIN_ROOM_TOKENS:
-        return model_body
+        return _with_rules_kept(model_body, previous_summary, budget_tokens)
     printed = render_sections(mine)
     cut = estimate_tokens_rough(printed) > half
     if cut:
@@ -122,7 +126,8 @@ def completed(model_body: str, turns: Sequence[Message], *, budget_tokens: int,
         mine = parse_summary_sections(printed)
     room = limit - estimate_tokens_rough(printed)
     if room < MIN_ROOM_TOKENS:
-        return printed if cut else model_body
+        return _with_rules_kept(printed if cut else model_body, previous_summary,
+                                budget_tokens)
     known = content_words(" ".join(line for lines in mine.values() for line in lines))
     # The headings are printed once: the local summary's template is not extra room.
     # Notes the model's lines tell already are left out there (``known_words``); other
@@ -153,7 +158,32 @@ def completed(model_body: str, turns: Sequence[Message], *, budget_tokens: int,
         key, line = added.pop()
         merged[key].remove(line)
         text = render_sections(merged)
-    return text if added or cut else model_body
+    return _with_rules_kept(text if added or cut else model_body, previous_summary,
+                            budget_tokens)
+
+
+def _with_rules_kept(text: str, previous_summary: str | None, budget_tokens: int) -> str:
+    """``text`` with the rules the user set for the assistant in ``previous_summary``
+    that it no longer tells put back first under their heading, within
+    ``budget_tokens``. They are what every later answer must follow, and no later turn
+    says them again: seen by hand in a 3,072-token window, "I'm allergic to peanuts,
+    keep that in mind when you suggest recipes." held by four summaries in a row was
+    left out of the next one, whose model lines ("File paths: Leeds, Headingley.") had
+    taken the little room there was."""
+    if not previous_summary:
+        return text
+    rules = [line for line in parse_summary_sections(previous_summary).get(_RULES, [])
+             if is_standing_rule(line)]
+    if not rules:
+        return text
+    sections = parse_summary_sections(text)
+    have = content_words(" ".join(sections.get(_RULES, [])))
+    missing = [line for line in rules if not told_in(content_words(line), have)]
+    if not missing:
+        return text
+    sections[_RULES] = [*missing, *sections.get(_RULES, [])]
+    kept = render_sections(sections)
+    return kept if estimate_tokens_rough(kept) <= budget_tokens else text
 
 
 def _sections(text: str) -> dict[str, list[str]]:
@@ -188,6 +218,7 @@ def _tidied(sections: dict[str, list[str]], previous: str = "",
                     or any(told_in(words, hint) for hint in _HINTS)
                     or (line.count("[") != line.count("]") and len(words) <= 2)
                     or _cut_from(line, previous)
+                    or (key == _FILES and not _PATH_LIKE.search(line))
                     or (said is not None and not _grounded(line, said))):
                 continue
             earlier.append(words)
