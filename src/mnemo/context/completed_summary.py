@@ -9,7 +9,9 @@ answers to 6 questions, the local summariser's to 19, the two together (below) t
 wrote and adds, under the same headings, the local summariser's lines for the same turns
 that say something the model's lines do not, until the budget is spent: the model's
 summary is still the summary (C17), and the room its cap left holds what the local
-reading ranks highest instead of nothing.
+reading ranks highest instead of nothing. A rule the user set for the assistant that the
+previous summary held and the model's merge left out is put back first, whatever the
+room: no later turn says it again.
 
 Where the room is small — a small window, or a middle of a few short messages — the
 whole summary takes, besides its headings, at most half of what it replaces (as the
@@ -92,8 +94,10 @@ def completed(model_body: str, turns: Sequence[Message], *, budget_tokens: int,
     ``extra_context``) added under their headings, the whole within ``budget_tokens``;
     besides the headings it takes at most half of what it replaces, the model's lines
     at most half of that (see the module docstring). ``model_body`` unchanged when there
-    is no room to share. ``model_previous``: the summary the model was given to go on
-    from, when not ``previous_summary`` (its own earlier answer: ``prepare.py``)."""
+    is no room to share, but for the user's rules ``previous_summary`` held, which are
+    put back whatever the room (``_with_rules_kept``). ``model_previous``: the summary the
+    model was given to go on from, when not ``previous_summary`` (its own earlier answer:
+    ``prepare.py``)."""
     found = _sections(model_body)
     # What was said, for the model's lines to be grounded in: the turns (their speakers'
     # names too) and the summary they go on from — not the model's own earlier answer.
