@@ -1236,6 +1236,24 @@ def test_a_chats_goal_that_says_where_the_user_lives_gives_way_to_a_newer_home()
     assert "Headingley" not in "".join(parse_summary_sections(s).get("Goal", []))
 
 
+def test_a_models_unlabelled_line_in_the_users_words_gives_way_to_a_newer_job() -> None:
+    # Seen by hand (3,072 tokens): the model's summary copied "I'm Tomas. I work as a
+    # pharmacist in Leeds." without a label; carried whole, the next local summary kept
+    # it and left out "I now work at the York hospital pharmacy" — the old job as now.
+    previous = ("## Progress\n### Done\n- I'm Tomas. I work as a pharmacist in Leeds.\n"
+                "- Sam is vegan.\n## Critical Context\n- User: I live in Headingley with "
+                "my partner Sam, who is vegan.\n")
+    turns = chat("Good news: I now work at the York hospital pharmacy, I started on Monday.",
+                 "Congratulations!")
+    s = summarize_locally(turns, budget_tokens=400, previous_summary=previous)
+    assert "pharmacist in Leeds" not in s and "York hospital pharmacy" in s
+    assert "Tomas" in s and "Sam is vegan." in s  # the rest of what it said stays
+    # A third person's line is no user's note: it is carried as it was.
+    other = previous.replace("I'm Tomas. I work as", "Tomas works as")
+    s = summarize_locally(turns, budget_tokens=400, previous_summary=other)
+    assert "Tomas works as a pharmacist in Leeds." in s
+
+
 # Seen by hand: a chat in Chinese at 3,072 tokens, compacted every turn or two.
 CHINESE_FACTS = ("我住在西湖区，和我太太小红一起，她是素食者。",
                  "我对花生过敏，推荐菜谱的时候请记住。",

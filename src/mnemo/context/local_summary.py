@@ -592,6 +592,10 @@ def _talk_in_work_layout(previous: dict[str, list[str]]) -> bool:
     return True
 
 
+# A line in the user's own words: "I'm …", "I work …", "We now live …", "My …".
+_FIRST_PERSON = re.compile(r"(?:I|I'm|I’m|I've|We|We're|We’re|We've|My|Our)\s")
+
+
 def _notes_carried(facts: Facts, previous: dict[str, list[str]]) -> dict[str, list[str]]:
     """Between people: the previous summary's notes become notes again, older than every
     new one (``carried_notes``), and ``previous`` without them. A live conversation is
@@ -625,6 +629,21 @@ def _notes_carried(facts: Facts, previous: dict[str, list[str]]) -> dict[str, li
         notes, _ = carried_notes([user + line for line in stated], speakers, 2 * _EARLIER)
         carried = notes + carried
         rest["Goal"] = [line for line in previous["Goal"] if line not in stated]
+    # So is an unlabelled line in the user's own words about where they live or work,
+    # in a chat with an AI assistant: a model's summary copies "I'm Tomas. I work as a
+    # pharmacist in Leeds." without a label, and carried whole it outranked, by hand in
+    # a 3,072-token window, the newer "I now work at the York hospital pharmacy" (the
+    # summary told the old job as the current one).
+    if is_ai_assistant(facts):
+        user = f"{facts.participants.get('user', 'User')}: "
+        for number, section in enumerate(_NOTE_SECTIONS.values()):
+            own = [line for line in rest.get(section, [])
+                   if _FIRST_PERSON.match(line) and slot_keys(line)]
+            if own:
+                notes, _ = carried_notes([user + line for line in own], speakers,
+                                         _EARLIER + 10_000 * number)
+                carried += notes
+                rest[section] = [line for line in rest[section] if line not in own]
     if carried:
         facts.notes = latest_notes(carried + facts.notes, ai_assistant=is_ai_assistant(facts))
     return rest
