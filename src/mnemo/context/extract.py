@@ -172,7 +172,7 @@ _DEFERS = re.compile(
     r"\b(?:let me (?:check|look|see|find|think|ask)|i'?ll (?:check|look|find|get back|see"
     r"|ask|let you know)|i (?:don'?t|do not) (?:know|remember)|(?:i'?m )?not sure|no idea"
     r"|i can'?t (?:say|tell|find|remember|recall)|(?:looking|checking) (?:into )?(?:it|that)"
-    r"|give me a (?:moment|minute|sec)|(?:good|great) question)\b",
+    r"|give me a (?:moment|minute|sec))\b",
     re.IGNORECASE,
 )
 _MIN_NOTED_CHARS = 25

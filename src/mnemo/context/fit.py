@@ -5,7 +5,9 @@ be sent, and what was done to them. It is pure (the input is never modified) and
 this order, stopping as soon as the request fits:
 
 1. cut oversized messages before the newest user message, biggest first — old tool
-   outputs and pastes (``shrink.py``: head and tail kept, a marker in between);
+   outputs and pastes (``shrink.py``: head and tail kept, a marker in between) — and a
+   compaction's summary last, or never (``keep_summary``: cuts for the compaction
+   threshold rather than the window);
 2. cut oversized messages of the newest turn after the user's message (tool outputs of
    this turn), biggest first;
 3. leave out the oldest whole turns (``allow_drop``; a turn goes whole, so tool calls keep
