@@ -364,6 +364,22 @@ def test_a_broken_call_or_a_copy_of_the_summary_is_neither_shown_nor_kept(
     assert not any("Tools & Patterns" in text or "tool_response" in text for text in stored)
 
 
+def test_a_copied_tool_result_is_neither_shown_nor_kept(mnemo_home: Home,
+                                                       tmp_path: Path) -> None:
+    # Seen by hand (3,072 tokens): the results it copied compacted away, the model
+    # answered with a memory result, then every reply copied it with a refusal after
+    # it, braces unbalanced — shown to the user each time.
+    copied = 'Noted, you live in York.\n{"usage": "4% — 59/1,375 chars"}'
+    broken = ('{"usage": "4% — 59/1,375 chars"}\n\n{"error": "Not saved: the entry says '
+              'things nobody in this conversation said."}}')
+    first, shown, again, stored = _copy_in_a_small_window(
+        mnemo_home, tmp_path, [], copied, broken, "York is lovely.",
+        "We now live in York.", "Do you like York?")
+    assert first == "Noted, you live in York."
+    assert shown == again == "York is lovely."
+    assert not any('"usage"' in text or '"error"' in text for text in stored)
+
+
 def test_without_tools_a_large_model_gets_the_conversation_as_it_is(
         mnemo_home: Home, tmp_path: Path) -> None:
     client = ScriptedChatClient([CALL_TEXT, CALL_TEXT, "Hi Ana."], context_length=128_000)

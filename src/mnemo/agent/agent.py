@@ -604,9 +604,11 @@ class Agent:
                                   stop_at=stop_at)
         self._record_usage(response, result)
         text = content_text(response.message)
-        # A reply that is only a call written as text stays whole: the retry says what
-        # is wrong with it (``_retry_hint``).
-        if stop_at and call_attempt(text.strip(), tools or self._offered_tools()) is None:
+        # A reply that is only a call written as text, or only this session's tool
+        # results copied out, stays whole: the retry and the notice say what it was
+        # (``_retry_hint``, ``_shown_instead_of_call``).
+        if (stop_at and call_attempt(text.strip(), tools or self._offered_tools()) is None
+                and not echoes_results(text, self._recent_results())):
             kept = without_copied_note(text, stop_at)
             if kept != text:
                 response = replace(response, message={**response.message,

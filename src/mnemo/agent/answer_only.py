@@ -46,20 +46,31 @@ _NOTE_OPENING = "[Your tool calls this turn"
 COPIED_NOTE = (_NOTE_OPENING, ANSWER_NOW, ANSWER_REPEATED)
 
 
+# Where a reply starts writing out a result of the agent's own tools — by hand (3,072
+# tokens) the embedded model answered '{"usage": "4% — 59/1,375 chars"}', and from then
+# on every reply copied it with a refusal's '{"error": "Not saved: …"}}' after it, its
+# braces unbalanced (no JSON ``echoes_results`` could read) and the results it copied
+# long since compacted away.
+_COPIED_RESULTS = tuple(f'{{"{key}":{gap}' for key in ("success", "error", "usage")
+                        for gap in ("", " "))
+
+
 def copied_call_openings(names: Sequence[str]) -> tuple[str, ...]:
     """Where a reply starts writing out one of the tools ``names``' calls as the note
     shows a call (``- memory {…} returned: …``), in brackets of its own, or as JSON that
     is no call (one a call would be made real before the cut): by hand the embedded
     model answered, then wrote "[Memory {…} returned: {…}]" for each call it had made,
     and another time a memory call with the note's words inside its arguments, then a
-    ``{"name": "tool_response", …}`` of its own — and the user was shown the JSON. With
+    ``{"name": "tool_response", …}`` of its own — and the user was shown the JSON; or
+    writes one of their results out (``_COPIED_RESULTS``). With
     ``COPIED_SUMMARY``, the ``stop_at`` strings of a small window's replies (the agent's
     ``_call``)."""
     marked = (f"{mark}{spelt} {{" for name in names
               for spelt in dict.fromkeys((name, name.capitalize())) for mark in ("[", "- "))
     written = (f'{{"name":{gap}"{name}"' for name in (*names, "tool_response")
                for gap in ("", " "))
-    return (*marked, *written)
+    return (*marked, *written, *_COPIED_RESULTS)
+
 
 
 # Where a reply starts copying out the summary of compacted turns it was given: its
