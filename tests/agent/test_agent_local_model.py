@@ -346,38 +346,32 @@ def test_calls_written_out_after_the_answer_are_neither_shown_nor_kept(
     assert not any("returned:" in text for text in stored)
 
 
-def test_a_broken_call_or_a_copy_of_the_summary_is_neither_shown_nor_kept(
-        mnemo_home: Home, tmp_path: Path) -> None:
-    # Seen by hand (3,072-token window, English): the embedded model wrote a memory call
-    # with the note's words inside its arguments (no JSON a call could be made of), a
-    # "tool_response" of its own, then the summary's last lines — all shown to the user.
-    broken = ('{"name": "memory", "arguments": {"action": "add", "target": "user", '
-              '"content=We now live in York.": done (Already saved.)}}\n'
-              '{"name": "tool_response", "arguments": {"old_text": "Prefer tabs."')
-    copied = ("Welcome to York!\n- User: We now live in York too, near the Minster.\n\n"
-              "## Tools & Patterns\n- memory ×5")
+# Seen by hand (3,072-token window, English): (1) the embedded model wrote a memory call
+# with the note's words inside its arguments (no JSON a call could be made of), a
+# "tool_response" of its own, then the summary's last lines; (2) the results it copied
+# compacted away, it answered with a memory result, then every reply copied it with a
+# refusal after it, braces unbalanced. Each was shown to the user.
+@pytest.mark.parametrize(("copied", "all_copy", "answer", "never_kept"), [
+    ("Welcome to York!\n- User: We now live in York too, near the Minster.\n\n"
+     "## Tools & Patterns\n- memory ×5",
+     '{"name": "memory", "arguments": {"action": "add", "target": "user", '
+     '"content=We now live in York.": done (Already saved.)}}\n'
+     '{"name": "tool_response", "arguments": {"old_text": "Prefer tabs."',
+     "Welcome to York!", ("Tools & Patterns", "tool_response")),
+    ('Noted, you live in York.\n{"usage": "4% — 59/1,375 chars"}',
+     '{"usage": "4% — 59/1,375 chars"}\n\n{"error": "Not saved: the entry says '
+     'things nobody in this conversation said."}}',
+     "Noted, you live in York.", ('"usage"', '"error"')),
+], ids=["broken call and summary copy", "copied tool result"])
+def test_a_broken_call_a_summary_or_a_result_copied_is_neither_shown_nor_kept(
+        mnemo_home: Home, tmp_path: Path, copied: str, all_copy: str, answer: str,
+        never_kept: tuple[str, str]) -> None:
     first, shown, again, stored = _copy_in_a_small_window(
-        mnemo_home, tmp_path, [], copied, broken, "York is lovely.",
+        mnemo_home, tmp_path, [], copied, all_copy, "York is lovely.",
         "We now live in York.", "Do you like York?")
-    assert first == "Welcome to York!"
+    assert first == answer
     assert shown == again == "York is lovely."
-    assert not any("Tools & Patterns" in text or "tool_response" in text for text in stored)
-
-
-def test_a_copied_tool_result_is_neither_shown_nor_kept(mnemo_home: Home,
-                                                       tmp_path: Path) -> None:
-    # Seen by hand (3,072 tokens): the results it copied compacted away, the model
-    # answered with a memory result, then every reply copied it with a refusal after
-    # it, braces unbalanced — shown to the user each time.
-    copied = 'Noted, you live in York.\n{"usage": "4% — 59/1,375 chars"}'
-    broken = ('{"usage": "4% — 59/1,375 chars"}\n\n{"error": "Not saved: the entry says '
-              'things nobody in this conversation said."}}')
-    first, shown, again, stored = _copy_in_a_small_window(
-        mnemo_home, tmp_path, [], copied, broken, "York is lovely.",
-        "We now live in York.", "Do you like York?")
-    assert first == "Noted, you live in York."
-    assert shown == again == "York is lovely."
-    assert not any('"usage"' in text or '"error"' in text for text in stored)
+    assert not any(mark in text for text in stored for mark in never_kept)
 
 
 def test_without_tools_a_large_model_gets_the_conversation_as_it_is(
