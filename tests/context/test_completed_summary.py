@@ -419,6 +419,30 @@ def test_the_users_rules_of_the_previous_summary_outlive_a_model_merge() -> None
     assert sum("peanuts" in line for line in _lines(again)) == 1
 
 
+def test_a_rule_the_model_garbled_is_put_back_word_for_word() -> None:
+    # Seen by hand: the merge kept most of the rule's words and lost the rest to a code
+    # fence; a paraphrase gives way to the user's words as well, and a line that only
+    # holds the rule with more after it stays as the model wrote it.
+    rule = "I'm allergic to peanuts, keep that in mind when you suggest recipes."
+    previous = f"## Constraints & Preferences\n- User: {rule}\n"
+    turns: list[Message] = [
+        {"role": "user", "content": "I'm Tomas. I work as a pharmacist in Leeds."},
+        {"role": "assistant", "content": "Nice to meet you, Tomas."}]
+    for model_rule in ("User: I'm allergic to peanuts, keep that in mind when you say "
+                       "```json {", "The user is allergic to peanuts; keep in mind."):
+        model = (f"## Constraints & Preferences\n- {model_rule}\n"
+                 "## Critical Context\n- Tomas works as a pharmacist in Leeds.\n")
+        text = completed(model, turns, budget_tokens=2_000, previous_summary=previous)
+        rules = parse_summary_sections(text)["Constraints & Preferences"]
+        assert rules[0] == f"User: {rule}", text
+        assert sum("peanuts" in line for line in _lines(text)) == 1, text
+    model = (f"## Constraints & Preferences\n- User: {rule.lower()} Sam is vegan.\n"
+             "## Critical Context\n- Tomas works as a pharmacist in Leeds.\n")
+    text = completed(model, turns, budget_tokens=2_000, previous_summary=previous)
+    assert sum("peanuts" in line for line in _lines(text)) == 1, text
+    assert "Sam is vegan." in text
+
+
 def test_the_model_lines_are_grounded_in_the_turns_as_the_model_was_shown_them(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A long tool output is indexed as far as the summariser's transcript shows it

@@ -168,12 +168,12 @@ def completed(model_body: str, turns: Sequence[Message], *, budget_tokens: int,
 
 def _with_rules_kept(text: str, previous_summary: str | None, budget_tokens: int) -> str:
     """``text`` with the rules the user set for the assistant in ``previous_summary``
-    that it no longer tells put back first under their heading, within
-    ``budget_tokens``. They are what every later answer must follow, and no later turn
-    says them again: seen by hand in a 3,072-token window, "I'm allergic to peanuts,
-    keep that in mind when you suggest recipes." held by four summaries in a row was
-    left out of the next one, whose model lines ("File paths: Leeds, Headingley.") had
-    taken the little room there was."""
+    that it no longer holds word for word put back first under their heading, in place
+    of the model's versions of them, within ``budget_tokens``. They are what every
+    later answer must follow, and no later turn says them again: seen by hand in a
+    3,072-token window, "I'm allergic to peanuts, keep that in mind when you suggest
+    recipes." held by four summaries in a row was left out of the next one, whose model
+    lines ("File paths: Leeds, Headingley.") had taken the little room there was."""
     if not previous_summary:
         return text
     rules = [line for line in parse_summary_sections(previous_summary).get(_RULES, [])
@@ -181,13 +181,29 @@ def _with_rules_kept(text: str, previous_summary: str | None, budget_tokens: int
     if not rules:
         return text
     sections = parse_summary_sections(text)
-    have = content_words(" ".join(sections.get(_RULES, [])))
-    missing = [line for line in rules if not told_in(content_words(line), have)]
+    lines = sections.get(_RULES, [])
+    missing = [rule for rule in rules if not any(_holds(line, rule) for line in lines)]
     if not missing:
         return text
-    sections[_RULES] = [*missing, *sections.get(_RULES, [])]
+    # The model's versions of a missing rule give way to it: by hand one came back as
+    # "User: I'm allergic to peanuts, keep that in mind when you say ```json {" — most of
+    # its words, and not the rule.
+    versions = [content_words(rule) for rule in missing]
+    sections[_RULES] = [*missing, *(line for line in lines if not any(
+        told_in(content_words(line), words) for words in versions))]
     kept = render_sections(sections)
     return kept if estimate_tokens_rough(kept) <= budget_tokens else text
+
+
+# A summary line's speaker label ("User: ", "Tomas: ").
+_LABEL = re.compile(r"^[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}: ")
+
+
+def _holds(line: str, rule: str) -> bool:
+    """True when ``line`` holds ``rule`` word for word (spaces, case, its speaker's label
+    and its closing stop aside)."""
+    said = _squeezed(_LABEL.sub("", rule)).lower().rstrip(".!")
+    return said in _squeezed(line).lower()
 
 
 def _sections(text: str) -> dict[str, list[str]]:
