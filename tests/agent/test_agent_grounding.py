@@ -55,15 +55,30 @@ def test_a_fabricated_write_is_refused_and_the_retry_in_the_users_words_passes(
 
 def test_an_add_keeps_only_its_sentences_the_user_said(mnemo_home: Home,
                                                         tmp_path: Path) -> None:
-    # The embedded model copies the prompt's worked example ("Name: Sam. Prefers tabs.").
-    client = ScriptedChatClient([add("Name: Boris. Prefers tabs."), "Noted, Boris."])
+    client = ScriptedChatClient([add("Name: Boris. Likes cats."), "Noted, Boris."])
     with make_agent(mnemo_home, client, tmp_path) as agent:
         result = agent.run_turn("My name is Boris. Please remember that.")
         line = agent.status_line()
     answer = json.loads(result.tool_runs[0].result)
-    assert answer["success"] and "'Prefers tabs.'" in answer["note"]
+    assert answer["success"] and "'Likes cats.'" in answer["note"]
     assert user_md(mnemo_home) == "Name: Boris."
     assert "memory writes refused 1" in line
+
+
+@pytest.mark.parametrize(("entry", "noted"), [
+    ("Name: Boris. Prefers tabs.", None), ("Name: Boris. Prefer tabs.", None),
+    ("Name: Boris. Prefers tabs. Likes cats.", "'Likes cats.'")])
+def test_a_copy_of_the_prompts_example_is_left_out_without_a_word(
+        mnemo_home: Home, tmp_path: Path, entry: str, noted: str | None) -> None:
+    # Seen by hand: told "the rest ('Prefer tabs.') was not said by the user", the
+    # embedded model tried to replace that note, then answered the user with it.
+    client = ScriptedChatClient([add(entry), "Noted, Boris."])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn("My name is Boris. Please remember that.")
+    answer = json.loads(result.tool_runs[0].result)
+    assert answer["success"] and "tabs" not in result.tool_runs[0].result
+    assert (answer.get("note") is None) if noted is None else noted in answer["note"]
+    assert user_md(mnemo_home) == "Name: Boris."
 
 
 def test_a_copied_example_is_refused_with_the_users_message_offered(

@@ -32,6 +32,7 @@ from mnemo.memory.grounding import (
 )
 from mnemo.memory.tool import MAX_FAILED_CALLS_PER_TURN
 from mnemo.messages import Message, content_text, tool_calls_of
+from mnemo.prompt.small_window import MEMORY_EXAMPLE_ENTRY
 
 __all__ = ["MemoryWrites"]
 
@@ -44,6 +45,19 @@ class _Trim:
 
     kept: str
     dropped: str
+
+
+# The small prompt's worked example, as evidence: what an entry copied from it.
+_EXAMPLE = Evidence([MEMORY_EXAMPLE_ENTRY])
+
+
+def _not_copied_from_the_example(dropped: str) -> str:
+    """The sentences of ``dropped`` (an entry's ungrounded part) that do not copy the
+    small prompt's worked example. A copy is left out without a word: by hand the
+    embedded model saved "Name: Tomas. Prefer tabs.", was told "the rest ('Prefer
+    tabs.') was not said by the user", and spent the turn trying to replace that note,
+    then answered the user with it."""
+    return split_grounded(dropped, _EXAMPLE)[1]
 
 
 class MemoryWrites:
@@ -67,8 +81,10 @@ class MemoryWrites:
         verdict = self._check(intended, messages)
         if isinstance(verdict, _Trim):
             intended = {**intended, "content": verdict.kept}
-            notes.append(f"Saved only {verdict.kept!r}: the rest ({verdict.dropped!r}) was "
-                         "not said by the user, so it was left out.")
+            told = _not_copied_from_the_example(verdict.dropped)
+            if told:
+                notes.append(f"Saved only {verdict.kept!r}: the rest ({told!r}) was not "
+                             "said by the user, so it was left out.")
         elif verdict is not None:
             return verdict
         return self._run(intended, args.get("target"), manager, notes), False
@@ -95,9 +111,11 @@ class MemoryWrites:
             if kept:
                 saved = self._saved_already(kept)
                 if saved is not None:
+                    rest = (" (the rest of the entry was not said by the user)"
+                            if _not_copied_from_the_example(dropped) else "")
                     return json.dumps({"success": True, "note": (
-                        f"Already saved as {saved!r}; nothing added (the rest of the entry "
-                        "was not said by the user).")}, ensure_ascii=False), False
+                        f"Already saved as {saved!r}; nothing added{rest}.")},
+                        ensure_ascii=False), False
                 self.refused += 1  # the part nobody said was refused
                 log.info("memory write trimmed to its grounded part (%s): %d unsupported "
                          "word(s) left out", self.mode, len(verdict.unsupported))

@@ -24,6 +24,7 @@ from typing import Any
 
 __all__ = [
     "GUIDANCE_OPENINGS",
+    "MEMORY_EXAMPLE_ENTRY",
     "SMALL_MEMORY_GUIDANCE",
     "SMALL_SESSION_SEARCH_GUIDANCE",
     "SMALL_TOOL_USE_GUIDANCE",
@@ -34,6 +35,11 @@ __all__ = [
 
 SMALL_WINDOW_TOKENS = 16_384
 
+# The entry the memory guidance's worked example saves. Small models copy it into
+# their own entries ("Name: Tomas. Prefer tabs."): the agent leaves such a copy out
+# without a word (``agent/memory_writes.py``).
+MEMORY_EXAMPLE_ENTRY = "Name: Sam. Prefers tabs."
+
 SMALL_MEMORY_GUIDANCE = (
     "# Memory\n"
     "When the user tells you their name, a preference, how they like answers, or a "
@@ -43,7 +49,7 @@ SMALL_MEMORY_GUIDANCE = (
     "For example, to \"I'm Sam and I prefer tabs\" your reply starts with:\n"
     "<tool_call>\n"
     '{"name": "memory", "arguments": {"action": "add", "target": "user", '
-    '"content": "Name: Sam. Prefers tabs."}}\n'
+    f'"content": "{MEMORY_EXAMPLE_ENTRY}"}}}}\n'
     "</tool_call>\n"
     "Use the USER PROFILE and MEMORY notes, when shown, without being asked."
 )
