@@ -243,6 +243,27 @@ def test_a_compression_that_gets_under_the_threshold_resumes_the_guard() -> None
     assert engine.get_status()["paused"] is False
 
 
+def test_a_model_call_under_the_threshold_resumes_the_guard() -> None:
+    # The agent cuts oversized messages after a compression that could not get under
+    # the threshold (C19): the next prompt is under it, and the pause must not outlive it.
+    engine = ContextCompressor(context_length=8_000)
+    stuck = _stuck_session()
+    engine.compress(stuck)
+    engine.update_from_response({"prompt_tokens": 3_500})  # cut under the 4,000 threshold
+    engine.compress(stuck)
+    engine.update_from_response({"prompt_tokens": 9_000})
+    assert engine.should_compress()  # the two misses were not in a row
+    engine.compress(stuck)
+    engine.compress(stuck)
+    assert not engine.should_compress() and engine.get_status()["paused"] is True
+    engine.update_from_response({"prompt_tokens": 0})  # a usage record without counts
+    assert engine.get_status()["paused"] is True
+    engine.update_from_response({"prompt_tokens": 3_900})
+    assert engine.get_status()["paused"] is False
+    engine.update_from_response({"prompt_tokens": 9_000})
+    assert engine.should_compress()
+
+
 def test_get_status_reports_the_engine_state() -> None:
     engine = ContextCompressor(context_length=8_000, model="m1")
     engine.compress(_session())

@@ -213,6 +213,7 @@ class ContextCompressor(ContextEngine):
 
     def update_from_response(self, usage: Any) -> None:
         self.last_prompt_tokens, self.last_completion_tokens = usage_tokens(usage)
+        self._guard.observe(self.last_prompt_tokens, self.threshold_tokens)
 
     def should_compress(self, prompt_tokens: int | None = None) -> bool:
         tokens = self.last_prompt_tokens if prompt_tokens is None else prompt_tokens

@@ -3,7 +3,12 @@
 After every compression the guard is told the estimated prompt size. Two compressions
 in a row that leave it at or above the threshold pause automatic compression (the
 engine's ``should_compress`` says no) and the reason is logged once; a compression that
-gets under the threshold, or a session reset, resumes it.
+gets under the threshold, a model call whose real prompt is under it, or a session reset
+resumes it. The real prompt counts because the compressor is not the only thing that
+shrinks it: after a compression that could not get under the threshold, the agent cuts
+oversized messages until it is (C19) — by hand, in a 3,072-token window, a turn of
+memory calls paused automatic compression for the rest of the session though every
+prompt after it was under the threshold.
 
 A compression that was skipped because the summariser could not be reached (an
 authentication or network error) says nothing about whether the conversation *can*
@@ -36,6 +41,16 @@ class ProgressGuard:
     def reset(self) -> None:
         self.misses_in_a_row = 0
         self.paused_reason = None
+
+    def observe(self, prompt_tokens: int, threshold: int) -> None:
+        """A model call was made with ``prompt_tokens``: under ``threshold``, the
+        compressions before it made progress (see the module docstring)."""
+        if 0 < prompt_tokens < threshold and (self.misses_in_a_row or self.paused):
+            if self.paused_reason is not None:
+                log.info("compress: the prompt is under the threshold again (%s < %s "
+                         "tokens); automatic compression resumes",
+                         f"{prompt_tokens:,}", f"{threshold:,}")
+            self.reset()
 
     def track(self, tokens_after: int, threshold: int) -> None:
         """One compression is done and left ``tokens_after`` tokens."""
