@@ -61,7 +61,13 @@ PHATIC = ("Hey Mel! Good to see you!", "How have you been?", "Thanks so much, Me
           "Wow, what an experience!", "That sounds delicious!", "Yum, that looks tasty!",
           "Such a cool experience!", "That's a beautiful picture!", "Jealous!",
           "Never say never!", "Oh no, that's awful!", "It was great catching up with you!",
-          "What a great way to spend the day!", "It's been a while!", "I can imagine!")
+          "What a great way to spend the day!", "It's been a while!", "I can imagine!",
+          # Congratulations and pride in news the news itself tells; closing courtesies.
+          "Congrats on the new job!", "Congratulations on completing it!",
+          "I'm really proud of you for taking that step!", "Proud of you!",
+          "Keep up the great work, Maria!", "That's so sweet of you to say!", "Morning!",
+          "Anyway, enough about me.", "Well said!", "Bless you.", "Works for me!",
+          "Sorry for the late reply!", "Wow, you're so brave!")
 
 
 def said(name: str, text: str) -> Message:
@@ -126,7 +132,11 @@ def test_phatic_sentences_are_recognised(sentence: str) -> None:
     "I need help with my taxes.", "I can help you with the move to Boston.",
     # A reaction's frame around a name, or a state of the work, says something.
     "Looks like Paris!", "What a day at Disney!", "It looks broken.", "It seems to work.",
-    "That looks like a bug in parse_args.", "That's the one I bought in Rome."])
+    "That looks like a bug in parse_args.", "That's the one I bought in Rome.",
+    # Congratulations that tell the news, a morning that is a time, work that works.
+    "Congrats on your promotion to senior engineer at Google!", "I run every morning.",
+    "The fix works for me on Linux.", "I'm proud of my daughter, she won the chess cup.",
+    "Keep up the payments on the Lisbon flat."])
 def test_sentences_that_say_something_are_not_phatic(sentence: str) -> None:
     assert not is_phatic(sentence, ("Caroline", "Melanie"))
 

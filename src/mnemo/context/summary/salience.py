@@ -63,7 +63,7 @@ highly recommend enjoy seriously rock rocks stunning gorgeous hyped tough almost
 missed goodnight rooting sucks annoying understand interesting thoughtful oops fine bad
 goes bravo kudos sometime maybe huge yet guys hugs understandable both noted understood
 certainly gladly roger delish delicious tasty yum yummy jealous liberating savor savour
-awful terrible horrible enjoyed imagine helpful supportive
+awful terrible horrible enjoyed imagine helpful supportive brave courageous
 """.split()  # noqa: SIM905 - a word list reads better as text
 )
 # Phrases of chit-chat whose words also carry facts elsewhere ("it makes sense", "no
@@ -97,6 +97,15 @@ _PHATIC_PHRASE = re.compile(
     r"|(?:good|best of|the best of) luck (?:with|on|at|in|for) (?:your|the)(?: [a-z'’-]+){1,2}"
     r"|(?:^|(?<=[,!.] ))enjoy your [a-z'’-]+"
     r"|great question|hang in there|night night"
+    r"|well said|bless (?:you|u|your heart)|works for me|enough about (?:me|you|that)"
+    r"|^(?:good )?morning(?= *[!.]* *$)|keep up the (?:good |great |amazing |hard )?work"
+    r"|(?:sweet|kind|nice|thoughtful|generous) of you to (?:say|ask|offer|share)(?: that)?"
+    r"|sorry (?:for|about) (?:the|my) (?:late|slow|delayed) (?:reply|response|answer)"
+    # Congratulations and pride in the other's news, which the news itself tells:
+    # "Congrats on the new job!", "I'm so proud of you for taking that step!"
+    r"|(?:^|(?<=[,!.] ))congrat\w* (?:on|for) (?:[a-z'’-]+ ?){1,3}(?= *[!.]* *$)"
+    r"|(?:i'?m |i am )?(?:so |really |very |super |truly )*proud of (?:you|u)"
+    r"(?: for (?:[a-z'’-]+ ?){1,4})?(?= *[!.]* *$)"
     # An AI assistant's praise of what it was told: "Great goal!", "Good choice."
     r"|^(?:good|great|nice|excellent|awesome|smart|wise|solid) (?:question|choice|goal|call"
     r"|pick|plan|thinking|start)s?(?= *[!.]* *$)"
@@ -123,7 +132,7 @@ def _phrase_words(pattern: str) -> frozenset[str]:
 
 _PHRASE_WORDS = _phrase_words(_PHATIC_PHRASE.pattern)
 _PHRASE_STARTS = frozenset(w[:k] for w in _PHRASE_WORDS for k in range(1, len(w) + 1))
-_PHRASE_ANCHORS = ("thank", "luck", "enjoy")
+_PHRASE_ANCHORS = ("thank", "luck", "enjoy", "congrat", "proud")
 
 
 def _in_phrase(word: str) -> bool:
