@@ -362,7 +362,12 @@ def test_calls_written_out_after_the_answer_are_neither_shown_nor_kept(
      '{"usage": "4% — 59/1,375 chars"}\n\n{"error": "Not saved: the entry says '
      'things nobody in this conversation said."}}',
      "Noted, you live in York.", ('"usage"', '"error"')),
-], ids=["broken call and summary copy", "copied tool result"])
+    # (3) by hand after 0a5a55c: the note's line for a call, without its dash.
+    ('Good morning! You live in York now. In my previous turn, I returned "memory add '
+     'user "Name: Tomas. Prefer tabs."": done (Entry added.)',
+     'memory add user "Name: Tomas. Prefer tabs.": done (Entry added.)',
+     "Good morning! You live in York now.", ("memory add", "Prefer tabs")),
+], ids=["broken call and summary copy", "copied tool result", "note line copied"])
 def test_a_broken_call_a_summary_or_a_result_copied_is_neither_shown_nor_kept(
         mnemo_home: Home, tmp_path: Path, copied: str, all_copy: str, answer: str,
         never_kept: tuple[str, str]) -> None:

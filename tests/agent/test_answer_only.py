@@ -123,3 +123,7 @@ def test_a_copy_of_the_note_or_the_instruction_is_cut_from_the_answer() -> None:
     assert without_copied_note(f"Hello! {ANSWER_NOW}") == "Hello!"
     assert without_copied_note(note) == ""
     assert without_copied_note("Your tool calls were fine.") == "Your tool calls were fine."
+    # The sentence the copy began in goes too, when a whole one stands before it.
+    assert without_copied_note(f'Hello! I did this: "{note}') == "Hello!"
+    assert without_copied_note(f"I did this: {note}") == "I did this:"
+    assert without_copied_note(f"Done.\n```\nx = 1\n```\n{note}") == "Done.\n```\nx = 1\n```"

@@ -25,6 +25,7 @@ from typing import Any
 from mnemo.context.markers import SUMMARY_PREFIX
 from mnemo.context.prompt import TEMPLATE_SECTIONS
 from mnemo.context.textscan import one_line
+from mnemo.memory.tool import ACTIONS as MEMORY_ACTIONS
 from mnemo.messages import Message, content_text, tool_calls_of
 from mnemo.prompt import SystemPrompt
 from mnemo.prompt.builder import PART_SEPARATOR
@@ -69,7 +70,12 @@ def copied_call_openings(names: Sequence[str]) -> tuple[str, ...]:
               for spelt in dict.fromkeys((name, name.capitalize())) for mark in ("[", "- "))
     written = (f'{{"name":{gap}"{name}"' for name in (*names, "tool_response")
                for gap in ("", " "))
-    return (*marked, *written, *_COPIED_RESULTS)
+    # The note's own line for a memory call, without its dash: by hand a reply went on
+    # 'In my previous turn, I returned "memory add user "Name: Tomas. Prefer tabs."":
+    # done (Entry added.)' — the model's call as it wrote it, not what was saved.
+    told = (f"{spelt} {action} " for spelt in ("memory", "Memory") if "memory" in names
+            for action in MEMORY_ACTIONS)
+    return (*marked, *written, *told, *_COPIED_RESULTS)
 
 
 
@@ -178,9 +184,17 @@ def _outcome_in_words(result: str) -> str:
 def without_copied_note(text: str, openings: Sequence[str] = COPIED_NOTE) -> str:
     """``text`` cut where it starts copying the note or the instruction — or another of
     the ``openings`` (seen by hand: the embedded model answered, then wrote out the note,
-    and the next turn copied it again from the conversation)."""
+    and the next turn copied it again from the conversation); the sentence it began in
+    too, when it is left unfinished after a whole one."""
     found = [at for opening in openings if (at := text.find(opening)) >= 0]
-    return text[:min(found)].rstrip() if found else text
+    if not found:
+        return text
+    # '… You live in York now. In my previous turn, I returned "memory add …': the
+    # unfinished sentence goes with the copy.
+    return _UNFINISHED.sub("", text[:min(found)].rstrip())
+
+
+_UNFINISHED = re.compile(r"(?<=[.!?。！？])[ \t]+[^\n.!?。！？]*$")
 
 
 def with_extra(message: Message, extra: str) -> Message:
