@@ -67,7 +67,8 @@ PHATIC = ("Hey Mel! Good to see you!", "How have you been?", "Thanks so much, Me
           "I'm really proud of you for taking that step!", "Proud of you!",
           "Keep up the great work, Maria!", "That's so sweet of you to say!", "Morning!",
           "Anyway, enough about me.", "Well said!", "Bless you.", "Works for me!",
-          "Sorry for the late reply!", "Wow, you're so brave!")
+          "Sorry for the late reply!", "Wow, you're so brave!", "Give it a shot!",
+          "Have fun with your writing!", "Btw look what i got!", "We'll reach our goals!")
 
 
 def said(name: str, text: str) -> Message:
@@ -136,7 +137,8 @@ def test_phatic_sentences_are_recognised(sentence: str) -> None:
     # Congratulations that tell the news, a morning that is a time, work that works.
     "Congrats on your promotion to senior engineer at Google!", "I run every morning.",
     "The fix works for me on Linux.", "I'm proud of my daughter, she won the chess cup.",
-    "Keep up the payments on the Lisbon flat."])
+    "Keep up the payments on the Lisbon flat.", "Have fun in Paris!",
+    "We had fun at the lake in Tahoe."])
 def test_sentences_that_say_something_are_not_phatic(sentence: str) -> None:
     assert not is_phatic(sentence, ("Caroline", "Melanie"))
 

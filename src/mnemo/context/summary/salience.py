@@ -106,6 +106,11 @@ _PHATIC_PHRASE = re.compile(
     r"|(?:^|(?<=[,!.] ))congrat\w* (?:on|for) (?:[a-z'’-]+ ?){1,3}(?= *[!.]* *$)"
     r"|(?:i'?m |i am )?(?:so |really |very |super |truly )*proud of (?:you|u)"
     r"(?: for (?:[a-z'’-]+ ?){1,4})?(?= *[!.]* *$)"
+    # Wishes and cheers for what the listener does, which their own words tell.
+    r"|(?:^|(?<=[,!.] ))have (?:so much |lots of |a lot of )?fun(?: (?:with|at|on)"
+    r" (?:your|the)(?: [a-z'’-]+){1,2})?(?= *[!.]* *$)"
+    r"|give it a (?:shot|try|go)|(?:btw,? )?look what i (?:got|made|found|bought)"
+    r"|we'?ll (?:get there|make it|reach (?:our|my|your) goals?)"
     # An AI assistant's praise of what it was told: "Great goal!", "Good choice."
     r"|^(?:good|great|nice|excellent|awesome|smart|wise|solid) (?:question|choice|goal|call"
     r"|pick|plan|thinking|start)s?(?= *[!.]* *$)"
@@ -132,7 +137,7 @@ def _phrase_words(pattern: str) -> frozenset[str]:
 
 _PHRASE_WORDS = _phrase_words(_PHATIC_PHRASE.pattern)
 _PHRASE_STARTS = frozenset(w[:k] for w in _PHRASE_WORDS for k in range(1, len(w) + 1))
-_PHRASE_ANCHORS = ("thank", "luck", "enjoy", "congrat", "proud")
+_PHRASE_ANCHORS = ("thank", "luck", "enjoy", "congrat", "proud", "fun")
 
 
 def _in_phrase(word: str) -> bool:
