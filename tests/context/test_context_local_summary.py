@@ -202,6 +202,12 @@ def test_a_title_does_not_end_a_sentence() -> None:
     assert sentences("Pixel's crate came from Sr. Costa. Dr. Sousa is my manager! Ok.") == [
         "Pixel's crate came from Sr. Costa.", "Dr. Sousa is my manager!", "Ok."]
     assert sentences("Mrs. Lee 来了。好的") == ["Mrs. Lee 来了。", "好的"]
+    # Nor an initial, "e.g." or a time (before a capital letter, a time's stop may).
+    assert sentences("Do you have a favorite J.K. Rowling book? I met J. R. R. Tolkien's "
+                     "grandson at the U.S. embassy, e.g. at 5 p.m. on Friday. We left "
+                     "at 6 p.m. Then we ate.") == [
+        "Do you have a favorite J.K. Rowling book?", "I met J. R. R. Tolkien's grandson "
+        "at the U.S. embassy, e.g. at 5 p.m. on Friday.", "We left at 6 p.m.", "Then we ate."]
 
 
 def test_cjk_sentences_split_without_spaces() -> None:

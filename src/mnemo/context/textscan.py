@@ -50,14 +50,18 @@ ITEM_CHARS = 400  # longest single item kept from a sentence or line
 
 # Western punctuation ends a sentence before whitespace; CJK punctuation ends one
 # whatever follows (CJK text puts no space between sentences).
-# A title's full stop ends no sentence ("Sr. Costa gave me the crate"). Each title is
-# a lookbehind of its own: Python's must each have one width.
-_NOT_AFTER_TITLE = "".join(rf"(?<!\b{t}\.)" for t in (
-    "Mr", "Mrs", "Ms", "Dr", "Sr", "Sra", "Jr", "St", "Mt", "Prof"))
-_SENTENCE_SPLIT = re.compile(rf"(?<=[.!?]){_NOT_AFTER_TITLE}\s+|(?<=[。！？；])\s*|\n+")
+# A title's full stop ends no sentence ("Sr. Costa gave me the crate"), nor does an
+# initial's ("J.K. Rowling", "the U.S. embassy"), "e.g.", "i.e." or "vs."; a time's
+# ("5 p.m.") only before a capital letter. Each is a lookbehind of its own: Python's must
+# each have one width.
+_NOT_AFTER = "".join(rf"(?<!\b{t}\.)" for t in (
+    "Mr", "Mrs", "Ms", "Dr", "Sr", "Sra", "Jr", "St", "Mt", "Prof", "[A-Z]", r"e\.g", r"i\.e",
+    "vs", r"[ap]\.m"))
+_SENTENCE_GAP = rf"(?<=[.!?]){_NOT_AFTER}\s+|(?<=\b[ap]\.m\.)\s+(?=[A-Z])"
+_SENTENCE_SPLIT = re.compile(rf"{_SENTENCE_GAP}|(?<=[。！？；])\s*|\n+")
 # The same split where no CJK punctuation can be: one branch fewer to try at every
 # character, half the time (``sentences`` reads every user and assistant text).
-_ASCII_SENTENCE_SPLIT = re.compile(rf"(?<=[.!?]){_NOT_AFTER_TITLE}\s+|\n+")
+_ASCII_SENTENCE_SPLIT = re.compile(rf"{_SENTENCE_GAP}|\n+")
 # Hiragana, katakana, CJK ideographs (and extension A, compatibility), hangul.
 CJK_CLASS = _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
