@@ -385,6 +385,31 @@ def test_what_the_user_said_in_a_turn_merged_into_a_summary_is_evidence(
     assert "Arjun" in user_md(mnemo_home) and "beagle" not in user_md(mnemo_home)
 
 
+def test_what_the_user_said_before_a_compaction_is_evidence_in_that_session_only(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    # Seen by hand (3,072-token window): the user's sentence was compacted before the
+    # model saved it, and the save, in the user's own words, was refused.
+    said = "I'm allergic to peanuts, so keep that in mind when you suggest recipes."
+    client = ScriptedChatClient([add(said), "Noted.", add(said, call_id="c2"), "Noted."])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.start()
+        assert agent.session_id is not None
+        agent.messages = [{"role": "user", "content": said},
+                          {"role": "assistant", "content": "Noted."}]
+        agent.sessions.sync_live(agent.session_id, agent.messages)
+        agent.messages = [{"role": "user", "content": summary_content(
+            "## Critical Context\n- User: peanut allergy.")},
+            {"role": "assistant", "content": "Noted."}]
+        agent.sessions.sync_live(agent.session_id, agent.messages)  # the original archived
+        saved = agent.run_turn("What should I cook tonight?")
+        agent.new_session(flush=False)
+        again = agent.run_turn("What should I cook tonight?")
+    assert json.loads(saved.tool_runs[0].result)["success"]
+    assert said in user_md(mnemo_home)
+    # Another session's archive is not this conversation.
+    assert not json.loads(again.tool_runs[0].result)["success"]
+
+
 def test_the_tool_results_keep_chinese_as_written(mnemo_home: Home, tmp_path: Path) -> None:
     # Seen by hand: every Chinese character of a refusal came back to the model as
     # "\u6211…" (several tokens each, in a 3,072-token window), and the model copied

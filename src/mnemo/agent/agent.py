@@ -210,6 +210,8 @@ class Agent:
         self._fresh_compaction = False  # no response since the last compaction yet
         # M9: the model's memory writes, grounded in what was said and routed.
         self.writes = MemoryWrites(memory, grounding or config.memory.grounding or "lenient")
+        # (session, its rows, its archived messages): evidence for those writes too.
+        self._archived: tuple[str | None, int, list[Message]] = (None, 0, [])
         # Warnings for the user about how this agent was set up (a damaged archive…).
         self.notices: list[str] = []
         counter, exact = counter_for(client)
@@ -360,10 +362,23 @@ class Agent:
     def _memory_call(self, args: dict[str, Any]) -> str:
         """The model's memory call, with its writes grounded and routed first (M9)."""
         assert self.manager is not None
-        answer, refused = self.writes.handle(args, self.messages, self.manager)
+        answer, refused = self.writes.handle(args, self.messages, self.manager,
+                                             earlier=self._archived_messages())
         if refused:
             self._emit("memory_refused")
         return answer
+
+    def _archived_messages(self) -> list[Message]:
+        """This session's messages no longer live — compacted or cut, as the archive
+        keeps them whole — read again only when the session has rows it had not."""
+        if self.session_id is None:
+            return []
+        rows = self.sessions.count_messages(self.session_id)
+        if self._archived[:2] != (self.session_id, rows):
+            self._archived = (self.session_id, rows, [
+                m.to_message() for m in self.sessions.load_messages(
+                    self.session_id, active_only=False) if not m.active])
+        return self._archived[2]
 
     def _session_search(self, args: dict[str, Any]) -> str:
         return session_search(

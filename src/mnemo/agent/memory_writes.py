@@ -69,16 +69,21 @@ class MemoryWrites:
         self.refused = 0  # ungrounded writes refused in this process
 
     def handle(self, args: dict[str, Any], messages: Sequence[Message],
-               manager: MemoryManager) -> tuple[str, bool]:
+               manager: MemoryManager, earlier: Sequence[Message] = ()) -> tuple[str, bool]:
         """The tool's answer to the model's memory call ``args``, and whether the write was
         refused as ungrounded. A write that says what nobody said is refused; an ``add``
         part of which was said keeps only that part; one that only repeats a saved fact
         is answered "Already saved" (small models echo the last tool result into the next
-        add); the rest is routed and run."""
+        add); the rest is routed and run. ``earlier``: this session's messages no longer
+        in the live ``messages`` (compacted or cut, as the archive keeps them): what the
+        user said there was said in this conversation all the same — by hand, in a
+        3,072-token window, "I'm allergic to peanuts, so keep that in mind when you
+        suggest recipes." was compacted before the model got to save it, and its save,
+        in the user's own words, was refused as "things nobody said"."""
         intended = _as_intended(args, self.memory)
         notes = [] if intended is args else [
             "There was nothing to replace, so the content was added as a new entry."]
-        verdict = self._check(intended, messages)
+        verdict = self._check(intended, [*earlier, *messages])
         if isinstance(verdict, _Trim):
             intended = {**intended, "content": verdict.kept}
             told = _not_copied_from_the_example(verdict.dropped)
