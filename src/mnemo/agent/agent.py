@@ -210,8 +210,9 @@ class Agent:
         self._fresh_compaction = False  # no response since the last compaction yet
         # M9: the model's memory writes, grounded in what was said and routed.
         self.writes = MemoryWrites(memory, grounding or config.memory.grounding or "lenient")
-        # (session, its rows, its archived messages): evidence for those writes too.
-        self._archived: tuple[str | None, int, list[Message]] = (None, 0, [])
+        # (session, live contexts stored, its archived messages): evidence for the writes.
+        self._syncs = 0
+        self._archived: tuple[str | None, int, list[Message]] = (None, -1, [])
         # Warnings for the user about how this agent was set up (a damaged archive…).
         self.notices: list[str] = []
         counter, exact = counter_for(client)
@@ -370,15 +371,21 @@ class Agent:
 
     def _archived_messages(self) -> list[Message]:
         """This session's messages no longer live — compacted or cut, as the archive
-        keeps them whole — read again only when the session has rows it had not."""
+        keeps them whole — read again only after the live context was stored anew
+        (``_sync_live``: nothing else archives a message)."""
         if self.session_id is None:
             return []
-        rows = self.sessions.count_messages(self.session_id)
-        if self._archived[:2] != (self.session_id, rows):
-            self._archived = (self.session_id, rows, [
+        if self._archived[:2] != (self.session_id, self._syncs):
+            self._archived = (self.session_id, self._syncs, [
                 m.to_message() for m in self.sessions.load_messages(
                     self.session_id, active_only=False) if not m.active])
         return self._archived[2]
+
+    def _sync_live(self, messages: list[Message]) -> None:
+        """Store ``messages`` as the live context (what they replace is archived)."""
+        assert self.session_id is not None
+        self.sessions.sync_live(self.session_id, messages)
+        self._syncs += 1
 
     def _session_search(self, args: dict[str, Any]) -> str:
         return session_search(
@@ -718,7 +725,7 @@ class Agent:
         if not fit.changed:
             return None
         self.messages = list(fit.messages[1:])
-        self.sessions.sync_live(self.session_id, self.messages)
+        self._sync_live(self.messages)
         self._truncations += 1
         return fit
 
@@ -819,7 +826,7 @@ class Agent:
             is_summary_message(before[i]) for i in report.removed if i < len(before)))
         if report.changed:
             live = output[1:] if output and output[0].get("role") == "system" else output
-            self.sessions.sync_live(self.session_id, live)
+            self._sync_live(live)
             self.messages = list(live)
             self._compacted = True
             self._fresh_compaction = True
