@@ -14,7 +14,7 @@ from mnemo.agent.answer_only import (
     without_copied_note,
 )
 from mnemo.context.validity import validate_c12
-from mnemo.messages import Message, content_text
+from mnemo.messages import Message, content_text, tool_calls_of
 from mnemo.prompt import SystemPrompt
 from mnemo.prompt.builder import PromptPart
 
@@ -52,6 +52,30 @@ def test_the_turns_calls_become_one_note_each_told_once() -> None:
     assert note.startswith("I'm Ana.\n\n[Your tool calls this turn")
     assert note.count('- memory add "Name: Ana": done (Entry added.)') == 1
     assert note.endswith(ANSWER_NOW) and note.count(ANSWER_NOW) == 1
+    assert validate_c12(request) == []
+
+
+def test_earlier_turns_are_sent_without_their_memory_calls() -> None:
+    # By hand (3,072 tokens): with every earlier turn opening on a memory call, the
+    # embedded model answered nearly every request without tools with another one.
+    both: Message = {"role": "assistant", "content": "Let me look.", "tool_calls": [
+        *tool_calls_of(_call("b", "memory", {"action": "add"})),
+        *tool_calls_of(_call("c", "session_search", {"query": "x"}))]}
+    earlier: list[Message] = [
+        {"role": "user", "content": "I'm Ana."},
+        _call("a", "memory", {"action": "add", "content": "Name: Ana"}),
+        _result("a", '{"message": "Entry added."}'),
+        {"role": "assistant", "content": "Nice to meet you, Ana."},
+        {"role": "user", "content": "What did we do?"},
+        both, _result("b", "{}"), _result("c", '{"count": 0}'),
+        {"role": "assistant", "content": "Nothing yet."},
+    ]
+    request = answer_only_request("S", [*earlier, {"role": "user", "content": "Hi"}], "")
+    assert [m["role"] for m in request] == [
+        "system", "user", "assistant", "user", "assistant", "tool", "assistant", "user"]
+    assert content_text(request[4]) == "Let me look."
+    assert [c["id"] for c in tool_calls_of(request[4])] == ["c"]
+    assert request[5].get("tool_call_id") == "c"
     assert validate_c12(request) == []
 
 

@@ -102,7 +102,8 @@ def answer_only_system(prompt: SystemPrompt) -> str:
 def answer_only_request(system: str, messages: Sequence[Message], extra: str) -> list[Message]:
     """``[system, *messages]`` with the turn after the last user message folded into a
     note on that message, then ``extra`` and ``ANSWER_NOW`` (once). Earlier turns are
-    sent as they are: each of them ends with an answer. With no user message at all (a
+    sent as they are — each of them ends with an answer — but for their memory calls
+    and results (``_without_memory_calls``). With no user message at all (a
     conversation left as a summary and calls) the note is a user message of its own."""
     last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
     done = _what_the_tools_did(messages[last_user + 1:])
@@ -110,10 +111,41 @@ def answer_only_request(system: str, messages: Sequence[Message], extra: str) ->
     if ANSWER_NOW not in extra:
         hints.append(ANSWER_NOW)
     note = "\n\n".join(hints)
-    head: list[Message] = [{"role": "system", "content": system}, *messages[:max(last_user, 0)]]
+    head: list[Message] = [{"role": "system", "content": system},
+                           *_without_memory_calls(messages[:max(last_user, 0)])]
     if last_user < 0:
         return [*head, {"role": "user", "content": note}]
     return [*head, with_extra(messages[last_user], note)]
+
+
+def _without_memory_calls(messages: Sequence[Message]) -> list[Message]:
+    """``messages`` without the memory tool's calls and their results: what they saved
+    is in the system prompt's notes or will be after the next compaction, and a reply
+    without tools must not take them for the way to answer. By hand (3,072 tokens), with
+    every earlier turn opening on a memory call, the embedded model answered nearly every
+    request without tools with another one ("The model replied with a memory call
+    instead of an answer")."""
+    dropped: set[str] = set()
+    kept: list[Message] = []
+    for message in messages:
+        calls = tool_calls_of(message)
+        if message.get("role") == "assistant" and calls:
+            memory = {str(c.get("id", "")) for c in calls
+                      if isinstance(c.get("function"), dict)
+                      and c["function"].get("name") == "memory"}
+            if memory:
+                dropped |= memory
+                rest = [c for c in calls if str(c.get("id", "")) not in memory]
+                copy: dict[str, Any] = {k: v for k, v in message.items() if k != "tool_calls"}
+                if rest:
+                    copy["tool_calls"] = rest
+                elif not content_text(message).strip():
+                    continue
+                message = copy  # type: ignore[assignment]
+        elif message.get("role") == "tool" and str(message.get("tool_call_id", "")) in dropped:
+            continue
+        kept.append(message)
+    return kept
 
 
 def _what_the_tools_did(turn: Sequence[Message]) -> str:
