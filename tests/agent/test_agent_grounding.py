@@ -410,6 +410,20 @@ def test_what_the_user_said_before_a_compaction_is_evidence_in_that_session_only
     assert not json.loads(again.tool_runs[0].result)["success"]
 
 
+@pytest.mark.parametrize("asked", [
+    "Where do I work now, and what am I allergic to?",
+    "Where did we go last Christmas? Where do we go last Christmas?", "我住在哪里？"])
+def test_a_question_is_not_saved_as_a_fact(mnemo_home: Home, tmp_path: Path,
+                                           asked: str) -> None:
+    # Seen by hand: the embedded model saved the user's question (every word theirs).
+    client = ScriptedChatClient([add(asked), add("I live in York.", call_id="c2"), "Ok."])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn(f"I live in York. {asked}")
+    refused = json.loads(result.tool_runs[0].result)
+    assert not refused["success"] and "is a question" in refused["error"]
+    assert user_md(mnemo_home) == "I live in York."
+
+
 def test_the_tool_results_keep_chinese_as_written(mnemo_home: Home, tmp_path: Path) -> None:
     # Seen by hand: every Chinese character of a refusal came back to the model as
     # "\u6211…" (several tokens each, in a 3,072-token window), and the model copied

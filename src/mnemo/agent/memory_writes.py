@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from mnemo.context.markers import own_text
+from mnemo.context.textscan import one_line
 from mnemo.memory import MemoryManager, MemoryStore
 from mnemo.memory.entries import TARGETS
 from mnemo.memory.grounding import (
@@ -45,6 +47,17 @@ class _Trim:
 
     kept: str
     dropped: str
+
+
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+
+
+def _only_questions(text: str) -> bool:
+    """True when every sentence of ``text`` asks: the user's question saved as a fact.
+    By hand the embedded model saved "Where do I work now, and what am I allergic to?"
+    (every word the user's, so grounded) instead of answering it."""
+    parts = [part for part in _SENTENCE.split(text.strip()) if part.strip()]
+    return bool(parts) and all(part.rstrip().endswith(("?", "？")) for part in parts)
 
 
 # The small prompt's worked example, as evidence: what an entry copied from it.
@@ -106,6 +119,14 @@ class MemoryWrites:
         for operation in args.get("operations") or []:
             if isinstance(operation, dict):
                 texts.append(str(operation.get("content") or ""))
+        for text in texts:
+            if _only_questions(text):
+                self.refused += 1
+                self.memory.failed_calls_this_turn += 1
+                return json.dumps({"success": False, "error": (
+                    f"Not saved: {one_line(text, 120)!r} is a question, and memory keeps "
+                    "facts. Answer the user's question in words.")},
+                    ensure_ascii=False), True
         evidence = Evidence(self._evidence_texts(args, messages))
         for text in texts:
             verdict = check_grounding(text, evidence, self.mode)
