@@ -9,6 +9,7 @@ from typing import Any
 
 from mnemo.agent.answer_only import (
     ANSWER_NOW,
+    COPIED_SUMMARY,
     answer_only_request,
     answer_only_system,
     without_copied_note,
@@ -151,3 +152,7 @@ def test_a_copy_of_the_note_or_the_instruction_is_cut_from_the_answer() -> None:
     assert without_copied_note(f'Hello! I did this: "{note}') == "Hello!"
     assert without_copied_note(f"I did this: {note}") == "I did this:"
     assert without_copied_note(f"Done.\n```\nx = 1\n```\n{note}") == "Done.\n```\nx = 1\n```"
+    # By hand: an answer, then the summary's end marker in other letters, then more.
+    copied = ("You work in York.\n\n---\n\nEnd of Context Summary ---\n\nWhat should I "
+              "eat before a long run?")
+    assert without_copied_note(copied, COPIED_SUMMARY) == "You work in York."

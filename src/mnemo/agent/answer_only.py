@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from mnemo.context.markers import SUMMARY_PREFIX
+from mnemo.context.markers import SUMMARY_END_MARKER, SUMMARY_PREFIX
 from mnemo.context.prompt import TEMPLATE_SECTIONS
 from mnemo.context.textscan import one_line
 from mnemo.memory.tool import ACTIONS as MEMORY_ACTIONS
@@ -79,6 +79,9 @@ def copied_call_openings(names: Sequence[str]) -> tuple[str, ...]:
 
 
 
+_SUMMARY_END = SUMMARY_END_MARKER.strip(" -\n")
+
+
 # Where a reply starts copying out the summary of compacted turns it was given: its
 # frame, its section headings, or a note as the summary labels one ("- User: …"). Seen
 # by hand (3,072-token window): a reply went on with "- User: We now live in York…" and
@@ -86,7 +89,10 @@ def copied_call_openings(names: Sequence[str]) -> tuple[str, ...]:
 # answer ("## Goal", "## Progress") are left out.
 COPIED_SUMMARY = (SUMMARY_PREFIX[:30], *(f"## {name}" for name in TEMPLATE_SECTIONS
                                          if name not in ("Goal", "Progress")),
-                  "- User: ", "- Assistant: ")
+                  "- User: ", "- Assistant: ",
+                  # The marker after a summary, in the cases the model writes it ("---
+                  # End of Context Summary ---" after an answer, by hand).
+                  _SUMMARY_END, "End of Context Summary", _SUMMARY_END.capitalize())
 
 
 # The system prompt's parts that tell the model how and when to call its tools.
@@ -223,10 +229,12 @@ def without_copied_note(text: str, openings: Sequence[str] = COPIED_NOTE) -> str
         return text
     # '… You live in York now. In my previous turn, I returned "memory add …': the
     # unfinished sentence goes with the copy.
-    return _UNFINISHED.sub("", text[:min(found)].rstrip())
+    # A rule line left before it ("---") goes too.
+    return _UNFINISHED.sub("", _RULE_LINES.sub("", text[:min(found)]).rstrip())
 
 
 _UNFINISHED = re.compile(r"(?<=[.!?。！？])[ \t]+[^\n.!?。！？]*$")
+_RULE_LINES = re.compile(r"(?:\n[ \t]*[-=*_]{3,}[ \t]*)+\s*$")
 
 
 def with_extra(message: Message, extra: str) -> Message:
