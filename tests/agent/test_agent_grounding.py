@@ -410,6 +410,31 @@ def test_what_the_user_said_before_a_compaction_is_evidence_in_that_session_only
     assert not json.loads(again.tool_runs[0].result)["success"]
 
 
+def test_an_archived_memory_refusal_is_no_evidence(mnemo_home: Home, tmp_path: Path) -> None:
+    # Seen by hand: a window cut archived a refusal that quoted the entry's words, its
+    # call still live after it; read before the call, it counted as a tool's words and
+    # the entry it refused twice was saved.
+    entry = "Quick dinner idea: slice a banana into a salad."
+    refusal = json.dumps({"success": False, "error": "Not saved: the entry says things "
+                          "nobody said ('idea', 'slice', 'banana', 'salad')."})
+    live: list[Message] = [
+        {"role": "user", "content": "Can you suggest a quick dinner for tonight?"},
+        {"role": "assistant", "content": None, "tool_calls": [{
+            "id": "m1", "type": "function", "function": {
+                "name": "memory", "arguments": json.dumps({"action": "add",
+                                                           "content": entry})}}]},
+        {"role": "tool", "tool_call_id": "m1", "content": refusal[:40] + " [… cut …]"}]
+    archived: list[Message] = [{"role": "tool", "tool_call_id": "m1", "content": refusal}]
+    with make_agent(mnemo_home, ScriptedChatClient([]), tmp_path) as agent:
+        agent.start()
+        assert agent.manager is not None
+        answer, refused = agent.writes.handle(
+            {"action": "add", "target": "user", "content": entry}, live, agent.manager,
+            earlier=archived)
+    assert refused and not json.loads(answer)["success"]
+    assert user_md(mnemo_home) == ""
+
+
 @pytest.mark.parametrize("asked", [
     "Where do I work now, and what am I allergic to?",
     "Where did we go last Christmas? Where do we go last Christmas?", "我住在哪里？"])

@@ -190,13 +190,16 @@ class MemoryWrites:
         """What the user and the tools (other than memory itself) said in the live
         conversation, plus the entry a replace rewrites: the evidence for a write."""
         texts: list[str] = []
-        tool_of_call: dict[str, str] = {}  # call id -> the tool's name
+        # Call id -> the tool's name, from every message first: an archived result comes
+        # before a call still live (a window cut archives the result's original), and a
+        # memory refusal read as a tool's words once made its own quoted words evidence
+        # (by hand: "Slice 1/3 of a banana", refused twice, then saved).
+        tool_of_call = {str(c.get("id")): str(c["function"].get("name"))
+                        for message in messages if message.get("role") == "assistant"
+                        for c in tool_calls_of(message)}
         for message in messages:
             role = message.get("role")
-            if role == "assistant":
-                tool_of_call |= {str(c.get("id")): str(c["function"].get("name"))
-                                 for c in tool_calls_of(message)}
-            elif role == "user":
+            if role == "user":
                 # A summary retells; a turn merged into one (C12 c) is what the user said.
                 texts.append(own_text(message))
             elif role == "tool":
