@@ -1266,6 +1266,22 @@ def test_a_models_unlabelled_line_in_the_users_words_gives_way_to_a_newer_job() 
     assert "Tomas works as a pharmacist in Leeds." in s
 
 
+def test_a_note_that_replaces_an_older_one_outranks_shorter_notes() -> None:
+    # Seen by hand (3,072 tokens): in a room of about 120 tokens shorter notes took the
+    # summary and the new job never reached it; the one the reader must not miss is
+    # what changed.
+    said = ["Hi, I'm Tomas. I work as a pharmacist in Leeds.",
+            "I live in Headingley with my partner Sam, who is vegan.",
+            "I'm allergic to peanuts, so keep that in mind when you suggest recipes.",
+            "Good news: I now work at the York hospital pharmacy, I started on Monday.",
+            "Last Christmas we went to Oslo to see Sam's parents.",
+            "My personal best for a half marathon is 1:52, set in Manchester."]
+    turns = chat(*(text for line in said for text in (line, "Noted.")))
+    s = summarize_locally(turns, budget_tokens=120)
+    assert "York hospital pharmacy" in s and "peanuts" in s
+    assert "pharmacist in Leeds" not in s
+
+
 # Seen by hand: a chat in Chinese at 3,072 tokens, compacted every turn or two.
 CHINESE_FACTS = ("我住在西湖区，和我太太小红一起，她是素食者。",
                  "我对花生过敏，推荐菜谱的时候请记住。",

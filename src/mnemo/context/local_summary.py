@@ -691,7 +691,13 @@ def _note_lines(facts: Facts, in_goal: set[int]) -> list[_Line]:
             score = note.salience(names, rare=rare, reply=reply)
             if score <= 0:  # no content word left (salience.py)
                 continue
-            gain = min(_NOTE_SPAN, score)
+            # What the user told an AI assistant in place of an older note ("I now work
+            # at the York hospital pharmacy" after "I work in Leeds") is the one it must
+            # not miss: its memory may still hold the old one (by hand, in a 3,072-token
+            # chat, shorter notes took the room and the new job never reached a
+            # summary). Between people every fact is someone's news: they rank as notes.
+            replaced = note.replaced and not person and note.role == "user"
+            gain = _NOTE_SPAN if replaced else min(_NOTE_SPAN, score)
             base = _NOTE_BASE + gain - (room == "noted" and not person)
             section = _NOTE_SECTIONS[note.kind]
             if not person and note.role == "user" and is_standing_rule(note.text):

@@ -19,7 +19,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from functools import lru_cache
 
@@ -61,6 +61,7 @@ class Note:
     soft: bool = False  # it matched a preference's or decision's words (reading.py)
     keys: tuple[str, ...] = ()  # what a newer note that repeats or replaces it shares
     words: frozenset[str] = frozenset()  # its content words, for ``rare_words``
+    replaced: bool = False  # it replaced an older note ("I now work at …"): latest_notes
 
     def at(self, order: int) -> Note:
         """The same note, for a message at ``order`` (a cached reading is reused)."""
@@ -202,15 +203,22 @@ def latest_notes(notes: Sequence[Note], *, ai_assistant: bool = False) -> list[N
     without the assistant's echoes of what the user had just said (``_without_echoes``);
     ``ai_assistant``: the assistant is an AI (no name), whose echo of anything the user
     said before is left out (``_without_restated``, which covers the other)."""
-    seen: set[tuple[str, str]] = set()
+    seen: dict[tuple[str, str], int] = {}  # a key → the newest kept note holding it
     kept: list[Note] = []
+    replacing: set[int] = set()
     for note in reversed(notes):
         keys = [(note.speaker, key) for key in note.keys]
-        if any(k in seen for k in keys):
+        hit = next((k for k in keys if k in seen), None)
+        if hit is not None:
+            if not hit[1].startswith("="):  # not a repeat: the newer note replaced it
+                replacing.add(seen[hit])
             continue
         # A "+" key replaces older notes of that key, and no newer note replaces it.
-        seen.update((who, key.lstrip("+")) for who, key in keys)
+        for who, key in keys:
+            seen.setdefault((who, key.lstrip("+")), len(kept))
         kept.append(note)
+    kept = [replace(note, replaced=True) if number in replacing else note
+            for number, note in enumerate(kept)]
     kept.reverse()
     # An AI's echo of any earlier user note includes one of the message just before.
     return _without_restated(kept) if ai_assistant else _without_echoes(kept)
