@@ -68,7 +68,8 @@ PHATIC = ("Hey Mel! Good to see you!", "How have you been?", "Thanks so much, Me
           "Keep up the great work, Maria!", "That's so sweet of you to say!", "Morning!",
           "Anyway, enough about me.", "Well said!", "Bless you.", "Works for me!",
           "Sorry for the late reply!", "Wow, you're so brave!", "Give it a shot!",
-          "Have fun with your writing!", "Btw look what i got!", "We'll reach our goals!")
+          "Have fun with your writing!", "Btw look what i got!", "We'll reach our goals!",
+          "That's a big change.", "That is such an accomplishment!")
 
 
 def said(name: str, text: str) -> Message:
@@ -138,7 +139,7 @@ def test_phatic_sentences_are_recognised(sentence: str) -> None:
     "Congrats on your promotion to senior engineer at Google!", "I run every morning.",
     "The fix works for me on Linux.", "I'm proud of my daughter, she won the chess cup.",
     "Keep up the payments on the Lisbon flat.", "Have fun in Paris!",
-    "We had fun at the lake in Tahoe."])
+    "We had fun at the lake in Tahoe.", "That's a big change to the API."])
 def test_sentences_that_say_something_are_not_phatic(sentence: str) -> None:
     assert not is_phatic(sentence, ("Caroline", "Melanie"))
 

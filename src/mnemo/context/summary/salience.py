@@ -161,7 +161,8 @@ _REACTION = re.compile(
     r"(?:\s+[a-z'’-]+){1,2}(?:\s+(?:and|&)\s+[a-z'’-]+)?"
     r"|(?i:what|such)\s+an?(?:\s+[a-z'’-]+){1,6}(?=\s*!)"
     r"|(?i:(?:that|this|it)(?:['’]s|\s+is|\s+was))(?:\s+(?:a|an|such|so|really|very))*"
-    r"(?:\s+[a-z'’-]+){0,2}\s+(?:photo|picture|pic|shot|view|sight|idea)"
+    r"(?:\s+[a-z'’-]+){0,2}\s+(?:photo|picture|pic|shot|view|sight|idea|change|step|deal"
+    r"|accomplishment|achievement|milestone)"
     r")\s*[!.…]*\s*",
 )
 _REACTION_CHARS = 60  # longer sentences say more than a reaction
