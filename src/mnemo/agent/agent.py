@@ -210,7 +210,8 @@ class Agent:
         self._fresh_compaction = False  # no response since the last compaction yet
         # M9: the model's memory writes, grounded in what was said and routed.
         self.writes = MemoryWrites(memory, grounding or config.memory.grounding or "lenient")
-        # (session, live contexts stored, its archived messages): evidence for the writes.
+        # (session, live contexts stored, its archived user messages): evidence for the
+        # writes too.
         self._syncs = 0
         self._archived: tuple[str | None, int, list[Message]] = (None, -1, [])
         # Warnings for the user about how this agent was set up (a damaged archive…).
@@ -370,15 +371,18 @@ class Agent:
         return answer
 
     def _archived_messages(self) -> list[Message]:
-        """This session's messages no longer live — compacted or cut, as the archive
-        keeps them whole — read again only after the live context was stored anew
-        (``_sync_live``: nothing else archives a message)."""
+        """This session's user messages no longer live — compacted or cut, as the
+        archive keeps them whole — read again only after the live context was stored
+        anew (``_sync_live``: nothing else archives a message). Only the user's: the
+        archive also holds every tool output pruning cleared, megabytes in a long work
+        session, and each memory write would index them all."""
         if self.session_id is None:
             return []
         if self._archived[:2] != (self.session_id, self._syncs):
             self._archived = (self.session_id, self._syncs, [
                 m.to_message() for m in self.sessions.load_messages(
-                    self.session_id, active_only=False) if not m.active])
+                    self.session_id, active_only=False)
+                if not m.active and m.role == "user"])
         return self._archived[2]
 
     def _sync_live(self, messages: list[Message]) -> None:

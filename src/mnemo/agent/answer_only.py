@@ -78,7 +78,6 @@ def copied_call_openings(names: Sequence[str]) -> tuple[str, ...]:
     return (*marked, *written, *told, *_COPIED_RESULTS)
 
 
-
 _SUMMARY_END = SUMMARY_END_MARKER.strip(" -\n")
 
 
@@ -228,8 +227,7 @@ def without_copied_note(text: str, openings: Sequence[str] = COPIED_NOTE) -> str
     if not found:
         return text
     # '… You live in York now. In my previous turn, I returned "memory add …': the
-    # unfinished sentence goes with the copy.
-    # A rule line left before it ("---") goes too.
+    # unfinished sentence goes with the copy, and so does a rule line before it ("---").
     return _UNFINISHED.sub("", _RULE_LINES.sub("", text[:min(found)]).rstrip())
 
 

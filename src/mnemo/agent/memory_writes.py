@@ -88,8 +88,9 @@ class MemoryWrites:
         part of which was said keeps only that part; one that only repeats a saved fact
         is answered "Already saved" (small models echo the last tool result into the next
         add); the rest is routed and run. ``earlier``: this session's messages no longer
-        in the live ``messages`` (compacted or cut, as the archive keeps them): what the
-        user said there was said in this conversation all the same — by hand, in a
+        in the live ``messages`` (the agent gives the user's, compacted or cut, as the
+        archive keeps them): what the user said there was said in this conversation all
+        the same — by hand, in a
         3,072-token window, "I'm allergic to peanuts, so keep that in mind when you
         suggest recipes." was compacted before the model got to save it, and its save,
         in the user's own words, was refused as "things nobody said"."""
