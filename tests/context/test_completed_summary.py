@@ -443,6 +443,24 @@ def test_a_rule_the_model_garbled_is_put_back_word_for_word() -> None:
     assert "Sam is vegan." in text
 
 
+def test_a_model_line_that_retells_the_memory_tools_answer_is_left_out() -> None:
+    # Seen by hand: the merge wrote the memory tool's answers out as the conversation.
+    turns: list[Message] = [
+        {"role": "user", "content": "I'm Tomas. I work as a pharmacist in Leeds."},
+        {"role": "assistant", "content": None, "tool_calls": [{
+            "id": "m1", "type": "function", "function": {
+                "name": "memory", "arguments": '{"action": "add", "content": "Name: Tomas."}'}}]},
+        {"role": "tool", "tool_call_id": "m1", "content":
+         '{"success": true, "note": "Already saved as \'Name: Tomas.\'; nothing added."}'},
+        {"role": "assistant", "content": "Nice to meet you, Tomas."}]
+    model = ("## Progress\n### Done\n- The user has already saved as 'Name: Tomas.'.\n"
+             "## Critical Context\n- The error message \"Already saved as 'Name: Tomas.'; "
+             "nothing\n- Tomas works as a pharmacist in Leeds.\n")
+    text = completed(model, turns, budget_tokens=2_000)
+    assert "saved as" not in text.lower() and "nothing added" not in text
+    assert "Tomas works as a pharmacist in Leeds." in text
+
+
 def test_the_model_lines_are_grounded_in_the_turns_as_the_model_was_shown_them(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A long tool output is indexed as far as the summariser's transcript shows it

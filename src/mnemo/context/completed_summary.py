@@ -227,7 +227,8 @@ def _tidied(sections: dict[str, list[str]], previous: str = "",
     template or is a piece of one broken over lines ("perform]"; see the module
     docstring), a line of the ``previous`` summary (spaces squeezed) cut off in the
     middle of a sentence — the local lines carry that one whole — and, given what was
-    ``said``, a line that says what was not (``_grounded``).
+    ``said``, a line that says what was not (``_grounded``), or one that retells what
+    the memory tool answered (``_TOOL_NOTE``).
     A line that ends on a word no sentence ends on loses it ("… yesterday and")."""
     kept: dict[str, list[str]] = {}
     earlier: list[frozenset[str]] = []
@@ -239,6 +240,7 @@ def _tidied(sections: dict[str, list[str]], previous: str = "",
                     or (line.count("[") != line.count("]") and len(words) <= 2)
                     or _cut_from(line, previous)
                     or (key == _FILES and not _PATH_LIKE.search(line))
+                    or _TOOL_NOTE.search(line)
                     or (said is not None and not _grounded(line, said))):
                 continue
             earlier.append(words)
@@ -247,6 +249,13 @@ def _tidied(sections: dict[str, list[str]], previous: str = "",
             kept.setdefault(_CRITICAL if told else key, []).append(_without_dangling(line))
     return kept
 
+# What the agent's memory tool answers a call ("Entry added.", "Already saved as …;
+# nothing added.", "Not saved: …"): the memory holds what it saved, and a summary line
+# that retells the answer tells nothing of the conversation. By hand the embedded
+# model's merge wrote "The user has already saved as 'Name: Tomas.'." under Done and
+# "The error message "Already saved as 'Name: Tomas.'; nothing" under Critical Context.
+_TOOL_NOTE = re.compile(r"(?i)\b(?:already saved as|nothing added|entry added|not saved:"
+                        r"|was not said by the user|memory keeps only)")
 
 
 # A model line is kept when it is grounded in the turns and the summary they go on from
