@@ -69,7 +69,8 @@ PHATIC = ("Hey Mel! Good to see you!", "How have you been?", "Thanks so much, Me
           "Anyway, enough about me.", "Well said!", "Bless you.", "Works for me!",
           "Sorry for the late reply!", "Wow, you're so brave!", "Give it a shot!",
           "Have fun with your writing!", "Btw look what i got!", "We'll reach our goals!",
-          "That's a big change.", "That is such an accomplishment!")
+          "That's a big change.", "That is such an accomplishment!",
+          "Good morning Tomas!", "Welcome back Ana!")
 
 
 def said(name: str, text: str) -> Message:
@@ -1281,6 +1282,20 @@ def test_a_note_that_replaces_an_older_one_outranks_shorter_notes() -> None:
     s = summarize_locally(turns, budget_tokens=120)
     assert "York hospital pharmacy" in s and "peanuts" in s
     assert "pharmacist in Leeds" not in s
+
+
+def test_an_ai_assistant_saying_where_it_lives_or_works_is_no_note() -> None:
+    # Seen by hand: the embedded model retold the user's old job in the first person,
+    # and its note outlived the user's new job (only the user's notes replace theirs).
+    turns = chat("Hi, I'm Tomas. I work as a pharmacist in Leeds.",
+                 "Good morning Tomas! I'm working as a pharmacist in Leeds now.",
+                 "Good news: I now work at the York hospital pharmacy.", "Congratulations!",
+                 "What should I eat before a long run?",
+                 "Eat oatmeal and a banana about two hours before a long run.")
+    s = summarize_locally(turns, budget_tokens=400)
+    assert "Leeds" not in s and "York hospital pharmacy" in s and "oatmeal" in s
+    # Between people it is the other person's own fact ("Melanie: I live in Glasgow":
+    # test_where_someone_lives_and_works_now_replaces_what_they_said_before).
 
 
 # Seen by hand: a chat in Chinese at 3,072 tokens, compacted every turn or two.

@@ -228,9 +228,9 @@ def _without_restated(notes: list[Note]) -> list[Note]:
     """``notes`` without an AI assistant's note made only of the words of one note the
     user made before it, however long before (seen by hand: the embedded model answers
     "we are planning a trip to Norway in June." to the user's statement, and the two
-    are summarised in different compactions). Between people the same words are the
-    other person's own fact ("I love pizza" said by both); an AI's restatement tells
-    nothing the user's note does not."""
+    are summarised in different compactions), or saying where "it" lives or works.
+    Between people the same words are the other person's own fact ("I love pizza" said
+    by both); an AI's restatement tells nothing the user's note does not."""
     told: dict[str, list[frozenset[str]]] = {}  # stem → the user notes' stems holding it
     kept: list[Note] = []
     for note in notes:
@@ -238,6 +238,12 @@ def _without_restated(notes: list[Note]) -> list[Note]:
         if note.role == "user":
             for stem in stems:
                 told.setdefault(stem, []).append(stems)
+        elif note.role == "assistant" and any(key.lstrip("+").startswith("slot")
+                                              for key in note.keys):
+            # An AI lives and works nowhere: "I'm working as a pharmacist in Leeds now"
+            # is the user's fact retold in the first person (by hand, the old job, and
+            # it outlived the new one, which only the user's notes replace).
+            continue
         elif stems and note.role == "assistant":
             rarest = min(stems, key=lambda stem: len(told.get(stem, ())))
             if any(stems <= words for words in told.get(rarest, ())):

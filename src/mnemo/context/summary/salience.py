@@ -370,8 +370,9 @@ def _content(sentence: str, names: Iterable[str]) -> list[str]:
 # is the listener's: a chat without speakers' names (``mnemo chat``) has no other way to
 # know it is one.
 _VOCATIVE = re.compile(
-    r"(?:^(?i:hey|hi|hello|bye|thanks|thank you|congrats|congratulations|cheers|morning"
-    r"|night|miss you|love you)\s+|,\s*)[A-Z][a-z'’]{1,20}(?=[!.?…\s]*$)"
+    r"(?:^(?i:hey|hi|hello|bye|thanks|thank you|congrats|congratulations|cheers"
+    r"|(?:good )?(?:morning|afternoon|evening|night)|welcome(?: back)?|nice to meet you"
+    r"|miss you|love you)\s+|,\s*)[A-Z][a-z'’]{1,20}(?=[!.?…\s]*$)"
 )
 
 
