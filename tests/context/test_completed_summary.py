@@ -459,6 +459,12 @@ def test_a_model_line_that_retells_the_memory_tools_answer_is_left_out() -> None
     text = completed(model, turns, budget_tokens=2_000)
     assert "saved as" not in text.lower() and "nothing added" not in text
     assert "Tomas works as a pharmacist in Leeds." in text
+    # Nor is a line made of a heading's words (by hand: "[ ] relevant", grounded in the
+    # previous summary's heading).
+    model += "## Remaining Work\n- [ ] relevant\n- [ ] tell Tomas about pharmacist work in Leeds\n"
+    text = completed(model, turns, budget_tokens=2_000,
+                     previous_summary="## Relevant Files\n- (none)\n")
+    assert "[ ] relevant" not in text and "tell Tomas about pharmacist work" in text
 
 
 def test_the_model_lines_are_grounded_in_the_turns_as_the_model_was_shown_them(

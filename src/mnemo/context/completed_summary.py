@@ -83,7 +83,9 @@ _ORDER = tuple(key for section in TEMPLATE_SECTIONS for key in (
     else [section]))
 # The content words of each of the template's bracketed hints ("[Completed work, with
 # its results]"): a model line that restates one is no summary of the turns.
-_HINTS = tuple(content_words(hint) for hint in re.findall(r"\[([^\]]+)\]", SUMMARY_TEMPLATE))
+_HINTS = (*(content_words(hint) for hint in re.findall(r"\[([^\]]+)\]", SUMMARY_TEMPLATE)),
+          # and the headings' words: by hand a model line was "[ ] relevant".
+          content_words(" ".join((*TEMPLATE_SECTIONS, *PROGRESS_SUBSECTIONS))))
 
 
 def completed(model_body: str, turns: Sequence[Message], *, budget_tokens: int,
