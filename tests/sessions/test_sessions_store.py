@@ -170,6 +170,11 @@ def test_archive_and_replace_keeps_order_and_never_deletes(store: SessionStore) 
     assert live[3].meta["replaces"] == middle
     everything = store.load_messages(sid, active_only=False)
     assert len(everything) == len(ids) + 1
+    # One role's messages, archived ones too, in the same order.
+    assert [m.id for m in store.load_messages(sid, active_only=False, role="user")] == [
+        m.id for m in everything if m.role == "user"]
+    assert [m.id for m in store.load_messages(sid, role="user")] == [
+        m.id for m in everything if m.role == "user" and m.active]
     archived = [m for m in everything if m.compacted]
     assert [m.id for m in archived] == middle and not any(m.active for m in archived)
     assert [m.id for m in store.originals_of(sid_summary)] == middle

@@ -373,16 +373,15 @@ class Agent:
     def _archived_messages(self) -> list[Message]:
         """This session's user messages no longer live — compacted or cut, as the
         archive keeps them whole — read again only after the live context was stored
-        anew (``_sync_live``: nothing else archives a message). Only the user's: the
-        archive also holds every tool output pruning cleared, megabytes in a long work
-        session, and each memory write would index them all."""
+        anew (``_sync_live``: nothing else archives a message). Only the user's, read
+        as such: the archive also holds every tool output pruning cleared, megabytes in
+        a long work session."""
         if self.session_id is None:
             return []
         if self._archived[:2] != (self.session_id, self._syncs):
             self._archived = (self.session_id, self._syncs, [
                 m.to_message() for m in self.sessions.load_messages(
-                    self.session_id, active_only=False)
-                if not m.active and m.role == "user"])
+                    self.session_id, active_only=False, role="user") if not m.active])
         return self._archived[2]
 
     def _sync_live(self, messages: list[Message]) -> None:

@@ -240,12 +240,13 @@ class PgSessionStore(SessionStore):
 
         return self.db.run(work, what="message append")
 
-    def load_messages(self, session_id: str, *, active_only: bool = True) -> list[StoredMessage]:
-        where = "AND active = 1" if active_only else ""
+    def load_messages(self, session_id: str, *, active_only: bool = True,
+                      role: str | None = None) -> list[StoredMessage]:
+        where = ("AND active = 1 " if active_only else "") + ("AND role = %s" if role else "")
         _sid(session_id)
         rows = self.db.run(lambda conn: conn.execute(
             f"SELECT * FROM mnemo_messages WHERE session_id = %s {where} ORDER BY position",
-            (session_id,),
+            (session_id, *((role,) if role else ())),
         ).fetchall())
         return [message_from_row(r) for r in rows]
 

@@ -251,13 +251,16 @@ class SessionStore:
             touch(conn, session_id, rows)
         return ids
 
-    def load_messages(self, session_id: str, *, active_only: bool = True) -> list[StoredMessage]:
-        """The session's messages in order; by default only the live (non-archived) ones."""
-        where = "AND active = 1" if active_only else ""
+    def load_messages(self, session_id: str, *, active_only: bool = True,
+                      role: str | None = None) -> list[StoredMessage]:
+        """The session's messages in order; by default only the live (non-archived)
+        ones; ``role``: only that role's (the archive holds every pruned tool output,
+        which a reader of what the user said need not load)."""
+        where = ("AND active = 1 " if active_only else "") + ("AND role = ?" if role else "")
         with self._db.reading() as conn:
             rows = conn.execute(
                 f"SELECT * FROM messages WHERE session_id = ? {where} ORDER BY position",
-                (session_id,),
+                (session_id, *((role,) if role else ())),
             ).fetchall()
         return [StoredMessage.from_row(r) for r in rows]
 
