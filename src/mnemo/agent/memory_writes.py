@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from mnemo.context.markers import own_text
-from mnemo.context.textscan import one_line
+from mnemo.context.textscan import one_line, sentences
 from mnemo.memory import MemoryManager, MemoryStore
 from mnemo.memory.entries import TARGETS
 from mnemo.memory.grounding import (
@@ -49,15 +48,12 @@ class _Trim:
     dropped: str
 
 
-_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
-
-
 def _only_questions(text: str) -> bool:
     """True when every sentence of ``text`` asks: the user's question saved as a fact.
     By hand the embedded model saved "Where do I work now, and what am I allergic to?"
     (every word the user's, so grounded) instead of answering it."""
-    parts = [part for part in _SENTENCE.split(text.strip()) if part.strip()]
-    return bool(parts) and all(part.rstrip().endswith(("?", "？")) for part in parts)
+    parts = sentences(text)
+    return bool(parts) and all(part.endswith(("?", "？")) for part in parts)
 
 
 # The small prompt's worked example, as evidence: what an entry copied from it.
