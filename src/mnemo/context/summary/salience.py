@@ -137,7 +137,9 @@ def _phrase_words(pattern: str) -> frozenset[str]:
 
 _PHRASE_WORDS = _phrase_words(_PHATIC_PHRASE.pattern)
 _PHRASE_STARTS = frozenset(w[:k] for w in _PHRASE_WORDS for k in range(1, len(w) + 1))
-_PHRASE_ANCHORS = ("thank", "luck", "enjoy", "congrat", "proud", "fun")
+# " fun" with its space: "function" and "refund" are in most coding turns, and each
+# would send its sentence to the phrase search.
+_PHRASE_ANCHORS = ("thank", "luck", "enjoy", "congrat", "proud", " fun")
 
 
 def _in_phrase(word: str) -> bool:
