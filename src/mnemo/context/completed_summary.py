@@ -256,8 +256,8 @@ def _tidied(sections: dict[str, list[str]], previous: str = "",
 # that retells the answer tells nothing of the conversation. By hand the embedded
 # model's merge wrote "The user has already saved as 'Name: Tomas.'." under Done and
 # "The error message "Already saved as 'Name: Tomas.'; nothing" under Critical Context.
-_TOOL_NOTE = re.compile(r"(?i)\b(?:already saved as|nothing added|entry added|not saved:"
-                        r"|was not said by the user|memory keeps only)")
+_TOOL_NOTE = re.compile(r"(?i)\b(?:already saved (?:[\w ]{0,30} )?as ['\"]|nothing added"
+                        r"|entry added|not saved:|was not said by the user|memory keeps only)")
 
 
 # A model line is kept when it is grounded in the turns and the summary they go on from
