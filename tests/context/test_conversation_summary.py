@@ -20,7 +20,7 @@ from mnemo.context.summary import salience as salience_module
 from mnemo.context.summary.dates import conversation_started, find_date, resolve_relative
 from mnemo.context.summary.notes import carried_notes
 from mnemo.context.summary.reading import CACHE
-from mnemo.context.summary.salience import is_phatic, salience
+from mnemo.context.summary.salience import is_phatic, salience, without_phatic_clauses
 from mnemo.errors import UsageError
 from mnemo.messages import Message
 from mnemo.prompt.guidance import date_line
@@ -381,6 +381,86 @@ def test_resolve_relative(text: str, expected: str) -> None:
     assert resolve_relative(text, date(2023, 5, 8)) == expected
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    # 8 May 2023 is a Monday: a Chinese week is named ("上周五": the Friday of last week).
+    ("上周五我们去了西湖。", "上周五 [5 May 2023]我们去了西湖。"),
+    ("下周三开会。", "下周三 [17 May 2023]开会。"),
+    ("上上周日我们去爬山。", "上上周日 [30 Apr 2023]我们去爬山。"),
+    ("下周末见！", "下周末 [weekend of 20 May 2023]见！"),
+    ("上周一开始上班。", "上周一 [1 May 2023]开始上班。"),
+    ("上个星期很忙。", "上个星期 [week of 1 May 2023]很忙。"),
+    ("昨天我看了电影，明天去上班。", "昨天 [7 May 2023]我看了电影，明天 [9 May 2023]去上班。"),
+    ("前天下雨了。", "前天 [6 May 2023]下雨了。"),
+    ("我们计划下个月去成都。", "我们计划下个月 [Jun 2023]去成都。"),
+    ("去年我开始学习摄影。", "去年 [2022]我开始学习摄影。"),
+    ("我三天前刚买了相机。", "我三天前 [5 May 2023]刚买了相机。"),
+    ("我们两个月前搬到上海。", "我们两个月前 [Mar 2023]搬到上海。"),
+    ("十二天后出发。", "十二天后 [20 May 2023]出发。"),
+    ("两周后考试。", "两周后 [week of 22 May 2023]考试。"),
+    ("5年前我在北京。", "5年前 [2018]我在北京。"),
+    ("I went there last Friday and 昨天 too.",
+     "I went there last Friday [5 May 2023] and 昨天 [7 May 2023] too."),
+    # Words that hold the characters of a date and are none.
+    ("马上周末就到了。", "马上周末就到了。"),
+    ("这周围很安静。", "这周围很安静。"),
+    ("上周一起去吃饭。", "上周 [week of 1 May 2023]一起去吃饭。"),
+    ("这周天气很好。", "这周 [week of 8 May 2023]天气很好。"),
+    ("第三天后我们回家。", "第三天后我们回家。"),
+    ("2019年前后我在北京。", "2019年前后我在北京。"),
+    ("我们每周五去游泳。", "我们每周五去游泳。"),
+    ("他想爬上月球。", "他想爬上月球。"),
+])
+def test_relative_dates_in_chinese_are_resolved(text: str, expected: str) -> None:
+    assert resolve_relative(text, date(2023, 5, 8)) == expected
+
+
+def test_a_resolved_date_is_not_resolved_twice() -> None:
+    once = resolve_relative("昨天我们见了面，yesterday too.", date(2023, 5, 8))
+    assert resolve_relative(once, date(2023, 5, 8)) == once
+
+
+def test_a_chat_in_chinese_keeps_its_dates_and_drops_its_chit_chat() -> None:
+    # An AI assistant's replies in Chinese open with chit-chat and go on at some length.
+    turns = chat("你好！我叫李明，在杭州做数据工程师。",
+                 "你好李明！很高兴认识你。数据工程的工作很有挑战，需要处理大量的数据管道和调度任务。",
+                 "上周五我和女朋友王芳去了西湖。",
+                 "哇，真厉害！西湖的断桥和雷峰塔都值得一看，春天的时候苏堤的风景特别好。",
+                 "谢谢！我三天前刚买了一台新的索尼相机。",
+                 "太棒了！加油！新相机可以先从自动模式开始熟悉，再慢慢尝试光圈优先和手动模式。",
+                 "哈哈，谢谢你的鼓励。我们计划下个月去成都。",
+                 "很好，坚持下去！成都除了火锅，还有宽窄巷子、大熊猫基地和青城山可以去看看。",
+                 "我的猫叫豆豆。",
+                 "好的，我会记住的。有什么问题随时问我，我很乐意帮忙。")
+    summary = summarize_locally(turns, budget_tokens=2_000, session_date=date(2023, 5, 8))
+    assert "上周五 [5 May 2023]我和女朋友王芳去了西湖" in summary
+    assert "三天前 [5 May 2023]刚买了一台新的索尼相机" in summary
+    assert "下个月 [Jun 2023]去成都" in summary
+    assert "豆豆" in summary and "李明" in summary
+    for chit_chat in ("很高兴认识你", "真厉害", "太棒了", "加油", "谢谢你的鼓励", "坚持下去",
+                      "我会记住", "随时问我", "你好李明"):
+        assert chit_chat not in summary, chit_chat
+
+
+@pytest.mark.parametrize("sentence", [
+    "哈哈，谢谢你的鼓励。", "哇，真厉害！", "加油！", "很好，坚持下去！", "好的，我会记住的。",
+    "你好李明！", "很高兴认识你。", "太棒了！", "对。", "不客气！", "谢谢！",
+    "有什么问题随时问我，我很乐意帮忙。", "恭喜你！", "晚安！"])
+def test_chinese_chit_chat_is_phatic(sentence: str) -> None:
+    assert is_phatic(sentence)
+
+
+@pytest.mark.parametrize("sentence", [
+    "我对花生过敏。", "谢谢你帮我修好了电脑。", "你们去几天？", "我的猫叫豆豆。",
+    "成都的火锅很有名！", "我可以游泳。", "五天。", "我做了桃子派，太好吃了！"])
+def test_chinese_sentences_that_say_something_are_not_phatic(sentence: str) -> None:
+    assert not is_phatic(sentence)
+
+
+def test_a_phatic_clause_in_chinese_is_left_out() -> None:
+    assert without_phatic_clauses("我做了桃子派，太好吃了！") == "我做了桃子派！"
+    assert without_phatic_clauses("哈哈，我们下个月去成都。") == "我们下个月去成都。"
+
+
 def test_a_date_past_the_calendar_is_left_as_written() -> None:
     # A header typed by hand can name the calendar's first or last day: the summary
     # still comes, the relative dates that would fall off it unresolved.
@@ -403,6 +483,7 @@ def test_session_dates_are_read_in_common_forms() -> None:
     assert find_date("1:56 pm on 8 May, 2023") == date(2023, 5, 8)
     assert find_date("on Sept 3, 2021") == date(2021, 9, 3)
     assert find_date("2023-05-08T10:00") == date(2023, 5, 8)
+    assert find_date("[第3次会话，2023年5月8日]") == date(2023, 5, 8)
     assert find_date("no date") is None
     assert resolve_relative("yesterday", None) == "yesterday"
 

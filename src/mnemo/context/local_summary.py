@@ -334,13 +334,17 @@ def _fit(candidates: list[_Line], max_chars: int, *, said_room: int,
         nonlocal used
         cost = layout.cost(line)
         kind = line.room
-        if used + cost > max_chars or (kind and restated[kind] + cost > rooms[kind]):
+        # The date a relative one stands for is no restatement: it is what the summary
+        # adds to the turns (in a chat in Chinese, dense in characters, the brackets had
+        # taken the room of a plan).
+        said = cost - _resolved_chars(line.text) if kind and "[" in line.text else cost
+        if used + cost > max_chars or (kind and restated[kind] + said > rooms[kind]):
             return
         layout.place(line)
         covered.update(line.words)
         used += cost
         if kind:
-            restated[kind] += cost
+            restated[kind] += said
 
     per_section: Counter[str] = Counter()
     rest: list[_Line] = []
@@ -354,6 +358,13 @@ def _fit(candidates: list[_Line], max_chars: int, *, said_room: int,
     for line in by_weight(rest):
         take(line)
     return layout.kept
+
+
+_RESOLVED = re.compile(r" \[[^\]\n]{1,40}\]")  # what ``dates.resolve_relative`` adds
+
+
+def _resolved_chars(text: str) -> int:
+    return sum(len(m) for m in _RESOLVED.findall(text))
 
 
 class _Layout:

@@ -17,12 +17,19 @@ stand for in brackets after them — ``yesterday [7 May 2023]``, ``last week [we
 date a reader can use after the session's own date has been compacted away. A weekday
 with "on" is the one before the session when the sentence tells of the past ("we went
 there on Friday"), the one after it otherwise.
+
+Chinese says the same in its own words, resolved the same way: ``昨天 [7 May 2023]``,
+``上周五 [5 May 2023]`` (the Friday of the week before the session's: a Chinese week is
+named, not counted back from today), ``下个月 [Jun 2023]``, ``三天前 [5 May 2023]``,
+``去年 [2022]``; ``2023年5月8日`` is a full date. A weekday named without a week ("周五")
+is left alone: "每周五" is every Friday.
 Every pattern is bounded, so a pass is linear in the text.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import date, timedelta
 
 __all__ = ["conversation_started", "find_date", "format_date", "resolve_relative"]
@@ -46,6 +53,7 @@ _DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)? {_MONTH_WORD},? (\
 _MONTH_DAY_YEAR = re.compile(rf"\b{_MONTH_WORD} (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b",
                              re.IGNORECASE)
 _ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})(?!\d)")
+_CJK_YMD = re.compile(r"(?<!\d)(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]")
 _COUNT = (r"an?|one|two|three|four|five|six|seven|eight|nine|ten|a few|few|a couple of"
           r"|a couple|couple of|couple|\d{1,2}")
 # Holidays with a day of their own: (month, day), or how to find it in a year.
@@ -119,7 +127,8 @@ def _month_year(day: date) -> str:
 def find_date(text: str) -> date | None:
     """The first full date written in ``text`` (day, month and year), if any."""
     best: tuple[int, date] | None = None
-    for pattern, order in ((_DAY_MONTH_YEAR, "dmy"), (_MONTH_DAY_YEAR, "mdy"), (_ISO, "iso")):
+    for pattern, order in ((_DAY_MONTH_YEAR, "dmy"), (_MONTH_DAY_YEAR, "mdy"), (_ISO, "iso"),
+                           (_CJK_YMD, "iso")):
         match = pattern.search(text)
         if match is None or (best is not None and best[0] <= match.start()):
             continue
@@ -260,16 +269,92 @@ def _resolve(match: re.Match[str], sentence: str, today: date) -> str | None:
     return _year(today.year - n)
 
 
+# Chinese: a day near the session's, a named week (and a day of it), a named month or
+# year, or a count back or ahead. Longer forms first ("大前天" over "前天", "上上周" over
+# "上周"). Not dates: "马上周末" (soon, the weekend), "这周围" (around here), "上周一起"
+# (together), "这周天气" (the weather), "爬上月球", "第三天后", "2019年前后".
+_CJK_NUMBER = r"[一二两三四五六七八九十]{1,3}|\d{1,2}"
+_CJK_RELATIVE = re.compile(
+    r"(大前天|前天|昨天|昨晚|昨日|今天|今晚|今早|今日|明天|明晚|明日|大后天|后天)"
+    r"|(前年|去年|今年|明年|后年)"
+    r"|(?<![马早晚路身桌楼线一剩留底以])(?:"
+    r"(上上|上|这|本|下下|下)个?(?:周|星期|礼拜)"
+    r"(末|[一二三四五六日天](?![直起样些定般共点气]))?(?![围边到全期年岁刊])"
+    r"|(上|这|本|下)个?月(?![饼亮光球台色]))"
+    rf"|(?<![\d一二两三四五六七八九十几第])({_CJK_NUMBER})(个月|个星期|个礼拜|天|周|年)"
+    r"(?:以|之)?(前|后)"
+)
+_CJK_DIGITS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
+               "九": 9}
+_CJK_WEEKDAY = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
+_CJK_STEP = {"上上": -2, "上": -1, "这": 0, "本": 0, "下": 1, "下下": 2}
+
+
+def _cjk_number(text: str) -> int:
+    """"三" → 3, "十二" → 12, "二十" → 20, "12" → 12."""
+    if text.isdigit():
+        return int(text)
+    if "十" not in text:
+        return _CJK_DIGITS[text] if len(text) == 1 else int("".join(
+            str(_CJK_DIGITS[c]) for c in text))
+    tens, _, ones = text.partition("十")
+    return (_CJK_DIGITS[tens] if tens else 1) * 10 + (_CJK_DIGITS[ones] if ones else 0)
+
+
+def _resolve_cjk(match: re.Match[str], today: date) -> str | None:
+    day_word, year_word, week_which, week_day, month_which, count, unit, direction = (
+        match.groups())
+    if day_word:
+        shift = {"大前天": -3, "前天": -2, "昨天": -1, "昨晚": -1, "昨日": -1, "明天": 1,
+                 "明晚": 1, "明日": 1, "后天": 2, "大后天": 3}.get(day_word, 0)
+        return format_date(today + timedelta(days=shift))
+    if year_word:
+        return _year(today.year + {"前年": -2, "去年": -1, "明年": 1, "后年": 2}.get(year_word, 0))
+    if week_which:
+        monday = today - timedelta(days=today.weekday(), weeks=-_CJK_STEP[week_which])
+        if week_day == "末":
+            return f"weekend of {format_date(monday + timedelta(days=5))}"
+        if week_day:
+            return format_date(monday + timedelta(days=_CJK_WEEKDAY[week_day]))
+        return f"week of {format_date(monday)}"
+    if month_which:
+        month = today.month - 1 + _CJK_STEP[month_which]
+        return _month_year(date(today.year + month // 12, month % 12 + 1, 1))
+    n = _cjk_number(count) * (-1 if direction == "前" else 1)
+    if unit == "天":
+        return format_date(today + timedelta(days=n))
+    if unit == "年":
+        return _year(today.year + n)
+    if unit == "个月":
+        month = today.month - 1 + n
+        return _month_year(date(today.year + month // 12, month % 12 + 1, 1))
+    monday = today - timedelta(days=today.weekday()) + timedelta(weeks=n)
+    return f"week of {format_date(monday)}"
+
+
 def resolve_relative(sentence: str, today: date | None) -> str:
     """``sentence`` with each relative date followed by the date it means, in brackets."""
-    if today is None or not _RELATIVE.search(sentence):
+    if today is None:
         return sentence
+    if not sentence.isascii():
+        sentence = _resolve_all(sentence, _CJK_RELATIVE,
+                                lambda match: _resolve_cjk(match, today))
+    if not _RELATIVE.search(sentence):
+        return sentence
+    return _resolve_all(sentence, _RELATIVE,
+                        lambda match: _resolve(match, sentence, today))
+
+
+def _resolve_all(sentence: str, pattern: re.Pattern[str],
+                 resolve: Callable[[re.Match[str]], str | None]) -> str:
     out: list[str] = []
     last = 0
-    for match in _RELATIVE.finditer(sentence):
+    for match in pattern.finditer(sentence):
+        if sentence.startswith(" [", match.end()):  # resolved already (a summary merged again)
+            continue
         try:
-            resolved = _resolve(match, sentence, today)
-        except (OverflowError, ValueError):  # a session at the calendar's edge (year 1, 9999)
+            resolved = resolve(match)
+        except (OverflowError, ValueError, KeyError):  # the calendar's edge (year 1, 9999)
             resolved = None
         out.append(sentence[last:match.end()])
         if resolved:

@@ -260,7 +260,49 @@ def cjk_runs(text: str) -> list[str]:
             if (stripped := _CJK_PHATIC.sub("", run))]
 
 
-_CLAUSE = re.compile(r"(,\s+|;\s+|\s+[-–—]+\s+)")
+# Chinese chit-chat, wherever it stands in a run: thanks, greetings, agreement, praise,
+# cheering on, an AI assistant's closing offers ("有什么问题随时问我"). What a run has left
+# without these and without function characters is its content: "哈哈，谢谢你的鼓励。",
+# "哇，真厉害！", "很好，坚持下去！", "好的，我会记住的。" have none.
+_CJK_PHATIC_PHRASE = re.compile(
+    r"(?:谢谢|感谢|多谢)(?:你|您|大家)?(?:的)?(?:鼓励|支持|帮助|帮忙|关心|分享|夸奖|建议|提醒"
+    r"|理解|耐心|信任|祝福)?|不客气|不用谢|没事|没关系|没问题|你好|您好|大家好|早上好|早安"
+    r"|中午好|下午好|晚上好|晚安|再见|拜拜|回头见|下次见|明天见|好的|好吧|好啊|行啊|是的|是啊"
+    r"|对啊|对的|没错|当然|确实|哎呀|天哪|我的天|[嗯哈呵嘿哇哦噢啊呀哎]+"
+    r"|太(?:好吃|好玩|好看|好|棒|厉害|酷|美|可爱|有趣|有意思)了?"
+    r"|真(?:的)?(?:好吃|好玩|好|棒|厉害|不错|可爱|美|漂亮|酷|有意思|有趣|好看|开心|高兴|羡慕|佩服|了不起)"
+    r"|好(?:棒|厉害|可爱|酷|开心)|很好|不错|厉害|加油|坚持(?:下去|住)?|继续(?:努力|加油|保持)"
+    r"|(?:恭喜|祝贺)(?:你|您)?|(?:很|非常|真)?(?:高兴|开心)(?:认识|见到|听到|听说)(?:你|您)?"
+    r"|我(?:会|一定会)?记住(?:的|了)?|明白了?|知道了|了解了?|收到|辛苦了|保重|注意安全"
+    r"|一路顺风|祝你(?:好运|顺利|玩得开心|一切顺利|成功)|玩得开心|听起来(?:很|真|太)?(?:棒|好"
+    r"|不错|有趣|有意思)|为你(?:感到)?(?:高兴|骄傲)|你真(?:棒|厉害|好)"
+    r"|(?:有什么(?:问题|需要))?随时(?:问我|告诉我|找我)|我(?:很|非常)?乐意(?:帮忙|帮助你|效劳)?")
+# Characters that carry no fact alone: particles, pronouns, degree words.
+_CJK_FUNCTION = frozenset("的了吗呢啊吧呀哦嘛啦哟喔噢嗯哈呵嘿哇"
+                          "你您我他她它们也很真太都就还是这那个好又再对行嗨")
+# A greeting or thanks with a name after it ("你好李明", "谢谢妈妈") says nothing more.
+_CJK_VOCATIVE = re.compile(r"^(?:你好|您好|嗨|谢谢|多谢|再见|拜拜|早上好|晚安|恭喜)"
+                           rf"[{CJK_CLASS}]{{1,3}}$")
+
+
+def _cjk_content(text: str, names: Iterable[str]) -> list[str]:
+    """The content of ``text``'s CJK runs, two characters to a word: each run without
+    the participants' names and chit-chat (``_CJK_PHATIC_PHRASE``), and nothing of a run
+    whose rest is function characters."""
+    cjk_names = [n for n in names if not n.isascii()]
+    out: list[str] = []
+    for run in _CJK_RUN.findall(text):
+        if _CJK_VOCATIVE.match(run):
+            continue
+        for name in cjk_names:
+            run = run.replace(name, "")
+        rest = _CJK_PHATIC_PHRASE.sub("", run)
+        if any(c not in _CJK_FUNCTION for c in rest):
+            out += [rest[i:i + 2] for i in range(0, len(rest), 2)]
+    return out
+
+
+_CLAUSE = re.compile(r"(,\s+|;\s+|[，；]\s*|\s+[-–—]+\s+)")
 # An instruction or a rule given to the assistant, not a remark about life: it starts
 # with an imperative, or sets a rule for what comes next.
 _INSTRUCTION = re.compile(
@@ -320,7 +362,9 @@ def without_phatic_clauses(sentence: str, names: Iterable[str] = ()) -> str:
     # The separators' characters first: most sentences have none, and testing for
     # them costs a twentieth of the search.
     if ("," not in sentence and ";" not in sentence and "-" not in sentence
-            and "–" not in sentence and "—" not in sentence) or not _CLAUSE.search(sentence):
+            and "–" not in sentence and "—" not in sentence
+            and (sentence.isascii() or ("，" not in sentence and "；" not in sentence))
+            ) or not _CLAUSE.search(sentence):
         return sentence
     parts = _CLAUSE.split(sentence)
     kept: list[str] = []
@@ -336,7 +380,8 @@ def without_phatic_clauses(sentence: str, names: Iterable[str] = ()) -> str:
     if kept[0] != parts[0]:  # "By the way, my car broke down" → "My car broke down"
         text = text[:1].upper() + text[1:]
     end = sentence.rstrip()[-1:]
-    return text + end if end in ".!?" and not text.endswith((".", "!", "?")) else text
+    return text + end if end in ".!?。！？" and not text.endswith(
+        (".", "!", "?", "。", "！", "？")) else text
 
 
 # Pronouns say who, not what: "She's cute!" is as phatic as "That's cute!". They are left
@@ -360,8 +405,7 @@ def _content(sentence: str, names: Iterable[str]) -> list[str]:
     skip = _skipped(tuple(names))
     # CJK has no spaces: each run of characters (past a phatic opening) counts as one
     # content word per two characters.
-    out = [] if sentence.isascii() else [
-        run[i:i + 2] for run in cjk_runs(sentence) for i in range(0, len(run), 2)]
+    out = [] if sentence.isascii() else _cjk_content(sentence, names)
     out += [w for w in _BASE_WORD.findall(_PHATIC_PHRASE.sub(" ", sentence.lower()))
             if w not in skip and (len(w) >= 3 or w[0].isdigit())
             and not _is_sound(w)]
@@ -477,15 +521,16 @@ def salience(sentence: str, names: Iterable[str] = (), *, rare: float = 0.0,
 
 
 # The same kinds in Chinese: "我很喜欢爬山", "我们打算下个月去日本", "我们也搬到上海了",
-# "上周一开始上班".
+# "上周一开始上班", "我三天前刚买了一台相机".
 _CJK_PREFERENCE = re.compile(
     r"我们?(?:很|真|非常|最|特别|也|还|一直|都)*(?:喜欢|爱吃|爱喝|爱看|爱玩|讨厌|偏爱|最爱)"
     r"|最喜欢|不喜欢")
 _CJK_PLAN = re.compile(
     r"我们?(?:也|还)?(?:打算|计划|准备|想要|将要|要去|会去)|下(?:周|个月|个星期)|明年")
 _CJK_EVENT = re.compile(
-    r"我们?(?:已经|刚|刚刚|最近|终于|也|还)*(?:搬到|搬去|开始|换了|买了|去了|参加了|完成了|结婚了"
-    r"|辞职|加入了|领养了|毕业了|赢了|跑了)|上(?:周|个月|个星期)|昨天|前天|去年")
+    r"我们?[^，。！？；,.!?;]{0,8}?(?:搬到|搬去|开始|换了|买了|去了|参加了|完成了|结婚了"
+    r"|辞职|加入了|领养了|毕业了|赢了|跑了|学会了)|上(?:周|个月|个星期)|昨天|前天|去年"
+    r"|(?:[一二两三四五六七八九十]{1,3}|\d{1,2})(?:天|周|年|个月|个星期)(?:以|之)?前")
 
 
 def kind(sentence: str) -> str:
