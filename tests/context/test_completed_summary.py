@@ -454,13 +454,15 @@ def test_a_model_line_that_retells_the_memory_tools_answer_is_left_out() -> None
          '{"success": true, "note": "Already saved as \'Name: Tomas.\'; nothing added."}'},
         {"role": "assistant", "content": "Nice to meet you, Tomas."},
         {"role": "user", "content": "Tomas has already saved 500 pounds for the trip."}]
-    model = ("## Progress\n### Done\n- The user has already saved the user as 'Name: Tomas.'.\n"
+    model = ("## Constraints & Preferences\n- The user has already saved the user's name as "
+             "'Name: Tomas.'.\n"
+             "## Progress\n### Done\n- The user has already saved the user as 'Name: Tomas.'.\n"
              "- Tomas has already saved 500 pounds for the trip.\n"
              "## Critical Context\n- The error message \"Already saved as 'Name: Tomas.'; "
              "nothing\n- Tomas works as a pharmacist in Leeds.\n")
     text = completed(model, turns, budget_tokens=2_000)
     assert "saved as" not in text.lower() and "nothing added" not in text
-    assert "saved the user as" not in text
+    assert "saved the user as" not in text and "saved the user's name" not in text
     assert "Tomas works as a pharmacist in Leeds." in text
     assert "500 pounds" in text  # a saving of the user's own is no tool's answer
     # Nor is a line made of a heading's words (by hand: "[ ] relevant", grounded in the

@@ -255,8 +255,10 @@ def _tidied(sections: dict[str, list[str]], previous: str = "",
 # nothing added.", "Not saved: …"): the memory holds what it saved, and a summary line
 # that retells the answer tells nothing of the conversation. By hand the embedded
 # model's merge wrote "The user has already saved as 'Name: Tomas.'." under Done and
-# "The error message "Already saved as 'Name: Tomas.'; nothing" under Critical Context.
-_TOOL_NOTE = re.compile(r"(?i)\b(?:already saved (?:[\w ]{0,30} )?as ['\"]|nothing added"
+# "The error message "Already saved as 'Name: Tomas.'; nothing" under Critical Context
+# (and "The user has already saved the user's name as 'Name: Tomas.'." under
+# Constraints & Preferences).
+_TOOL_NOTE = re.compile(r"(?i)\b(?:already saved (?:[\w '’]{0,30} )?as ['\"]|nothing added"
                         r"|entry added|not saved:|was not said by the user|memory keeps only)")
 
 
