@@ -314,6 +314,30 @@ def _copy_in_a_small_window(home: Home, tmp_path: Path, before: list[str], copie
     return result.text, "".join(shown), again.text, stored
 
 
+def test_a_copy_of_the_memory_example_line_is_neither_shown_nor_kept(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    # Seen by hand (3,072-token window), as the answer to "What do you remember about my
+    # food rules?": 'To "I'm Sam and I prefer tabs" your reply starts with:'.
+    copied = "No peanuts, ever.\nTo \"I'm Sam and I prefer tabs\" your reply starts with:"
+    whole = "To \"I'm Sam and I prefer tabs\" your reply starts with:\n<tool_call>"
+    first, shown, again, stored = _copy_in_a_small_window(
+        mnemo_home, tmp_path, [], copied, whole, "Porto, in June.",
+        "What do you remember about my food rules?", "Where are we travelling?")
+    assert first == "No peanuts, ever."
+    assert shown == again == "Porto, in June."
+    assert not any("prefer tabs" in text for text in stored)
+
+
+def test_a_reply_copying_the_worked_example_keeps_only_its_own_words(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    client = StreamingScriptedClient(["Tomas. I prefer tabs."], context_length=8192)
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn("Hi, I'm Tomas. I work as a nurse in Leeds.")
+        stored = [content_text(m) for m in agent.messages]
+    assert result.text == "Tomas."
+    assert stored[-1] == "Tomas."
+
+
 def test_a_copy_of_the_small_prompts_guidance_is_neither_shown_nor_kept(
         mnemo_home: Home, tmp_path: Path) -> None:
     # Seen by hand (3,072-token window): the embedded model ended its answers by copying
@@ -475,6 +499,49 @@ def test_a_reply_that_only_repeats_the_question_is_asked_again(mnemo_home: Home,
     assert "only repeated the question" in content_text(client.requests[-1].messages[-1])
     assert client.requests[-1].tools is None
     assert [content_text(m) for m in stored] == [question, result.text]
+
+
+# Seen by hand on the embedded model: its reply about its first memory call came back,
+# another name quoted in it, as the answer to each of the next five messages.
+_META = ("The user's last message is: \"Hi, I'm Tomas, a nurse in Leeds.\" The tool was "
+         "used to add the user's name, and the name was saved in memory.")
+_META_COPY = ("The user's last message is: \"Hi, I'm Tom, a nurse in Leeds.\" The tool was "
+              "used to add the user's name, and the name was saved in memory.")
+
+
+def test_a_reply_copying_an_earlier_answer_is_asked_again_without_it(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    answer = "Try a lentil curry with rice: twenty minutes, and no peanuts in it."
+    client = StreamingScriptedClient([_META, _META_COPY, answer], context_length=8192)
+    shown: list[str] = []
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.caller.on_text = shown.append
+        agent.run_turn("Hi, I'm Tomas, a nurse in Leeds.")
+        shown.clear()
+        result = agent.run_turn("Can you suggest a quick dinner for two tonight?")
+        stored = [content_text(m) for m in agent.messages]
+    assert result.text == answer and result.model_calls == 2
+    assert "".join(shown) == answer  # the copy was held and never shown
+    retry = client.requests[-1]
+    assert "copied an earlier answer" in content_text(retry.messages[-1])
+    assert retry.tools is None
+    assert not any("The tool was used" in content_text(m) for m in retry.messages)
+    assert stored == ["Hi, I'm Tomas, a nurse in Leeds.", _META,
+                      "Can you suggest a quick dinner for two tonight?", answer]
+
+
+def test_an_answer_copied_twice_becomes_a_notice_and_the_same_question_may_get_it_again(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    client = StreamingScriptedClient([_META, _META_COPY, _META_COPY, _META],
+                                     context_length=8192)
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.run_turn("Hi, I'm Tomas, a nurse in Leeds.")
+        copied = agent.run_turn("My partner is called Sam.")
+        assert copied.text.startswith("[The model repeated an earlier answer")
+        assert copied.model_calls == 2
+        # The same message again may well get the same answer: no second call.
+        again = agent.run_turn("Hi, I'm Tomas, a nurse in Leeds.")
+    assert again.text == _META and again.model_calls == 1
 
 
 def test_a_question_repeated_twice_becomes_a_notice_and_a_statement_is_left_alone(

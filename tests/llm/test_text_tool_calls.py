@@ -293,6 +293,36 @@ def test_stream_gate_shows_a_reply_from_where_it_leaves_the_question(
     assert "".join(shown) == "".join(pieces)
 
 
+EARLIER = "The tool was used to add the user's name, and it was saved in memory."
+
+
+def test_stream_gate_holds_a_reply_that_opens_like_an_earlier_one_to_its_end() -> None:
+    shown: list[str] = []
+    gate = StreamGate(shown.append, copy_openings=["The tool was used to add the"])
+    for piece in ("The tool was", " used to add the user's", " partner, and it was saved."):
+        gate.feed(piece)
+    assert shown == []  # held whole: only the end tells whether it is a copy
+    gate.finish(was_call=True)  # the caller found it one
+    assert shown == []
+    gate = StreamGate(shown.append, copy_openings=["The tool was used to add the"])
+    pieces = ("The tool was", " used to add the", " partner: Sam, a nurse.")
+    for piece in pieces:
+        gate.feed(piece)
+    gate.finish(was_call=False)
+    assert "".join(shown) == "".join(pieces)
+
+
+def test_stream_gate_shows_a_reply_once_it_leaves_every_earlier_opening() -> None:
+    shown: list[str] = []
+    gate = StreamGate(shown.append, copy_openings=["The tool was used to add the"])
+    gate.feed("The tool")
+    assert shown == []  # it may still open like the earlier reply
+    gate.feed(" belt is in the shed.")
+    assert "".join(shown).startswith("The tool belt")  # from then on, as it comes
+    gate.finish(was_call=False)
+    assert "".join(shown) == "The tool belt is in the shed."
+
+
 def test_stream_gate_still_holds_a_call_after_a_question() -> None:
     shown: list[str] = []
     gate = StreamGate(shown.append, echo_of=QUESTION)

@@ -6,11 +6,13 @@ import copy
 import json
 from pathlib import Path
 
+import pytest
+
 from mnemo.config import MnemoConfig
 from mnemo.home import Home
 from mnemo.memory import MEMORY_SCHEMA
 from mnemo.prompt import SKILL_VIEW_SCHEMA, build_system_prompt
-from mnemo.prompt.small_window import compact_tool_schemas, is_small_window
+from mnemo.prompt.small_window import compact_tool_schemas, is_small_window, without_example_copy
 from mnemo.sessions import SESSION_SEARCH_SCHEMA
 from mnemo.tokens import estimate_tokens_rough
 
@@ -54,3 +56,19 @@ def test_the_small_prompt_fits_twelve_percent_of_8k(mnemo_home: Home, tmp_path: 
     assert small.tokens + estimate_tokens_rough(schemas) <= 0.12 * 8192
     assert small.tokens < full.tokens
     assert "<tool_call>" in small.text  # the worked example a small model copies
+
+
+@pytest.mark.parametrize(("reply", "said", "kept"), [
+    # Seen by hand: the answer to "Hi, I'm Tomas" copied the worked example.
+    ("Tomas. I prefer tabs.", "Hi, I'm Tomas. I work as a nurse.", "Tomas."),
+    ("Hello! I'm Sam and I work as a nurse. How can I help?", "Hi, I'm Tomas.",
+     "Hello! How can I help?"),
+    # The user's own words are no copy, nor is the word without the example's phrase.
+    ("Hi Sam! You prefer tabs, noted.", "I'm Sam and I prefer tabs.",
+     "Hi Sam! You prefer tabs, noted."),
+    ("Python wants spaces, not tabs.", "How do I indent Python?",
+     "Python wants spaces, not tabs."),
+])
+def test_a_copy_of_the_worked_example_is_left_out_of_a_reply(reply: str, said: str,
+                                                              kept: str) -> None:
+    assert without_example_copy(reply, said) == kept

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemo.agent.answer_only import (
+    ANSWER_COPIED,
     ANSWER_NOW,
     ANSWER_REPEATED,
     COPIED_NOTE,
@@ -61,7 +62,7 @@ from mnemo.agent.nudges import (
     reminder_clause,
     without_restated_reminder,
 )
-from mnemo.agent.replies import ModelCaller, repeats_question
+from mnemo.agent.replies import ModelCaller, copied_reply, repeats_question
 from mnemo.agent.tools import (
     ToolHandler,
     ToolRegistry,
@@ -94,6 +95,7 @@ from mnemo.prompt.small_window import (
     GUIDANCE_OPENINGS,
     compact_tool_schemas,
     is_small_window,
+    without_example_copy,
 )
 from mnemo.sessions import SessionStore
 from mnemo.sessions.store import new_session_id
@@ -475,14 +477,20 @@ class Agent:
             echo = not calls and (not content_text(message).strip() or echoes_results(
                 content_text(message), self._recent_results()))
             repeated = not calls and repeats_question(content_text(message), self._asked())
-            if retry or echo or repeated:
+            copied = None if calls or retry or echo or repeated else copied_reply(
+                content_text(message), self._asked(), self._earlier_replies())
+            if retry or echo or repeated or copied:
                 # A small model may answer with nothing, with a tool call written as text
-                # that cannot run, with its tools' answers copied out, or with the user's
-                # question: ask once more, saying why, before the user sees it.
-                why = retry or (ANSWER_REPEATED if repeated else ANSWER_NOW)
-                echo = echo or repeated
+                # that cannot run, with its tools' answers copied out, with the user's
+                # question, or with a reply it gave to another message: ask once more,
+                # saying why, before the user sees it — without the reply it copied,
+                # which it would copy again.
+                why = retry or (ANSWER_REPEATED if repeated else ANSWER_COPIED if copied
+                                else ANSWER_NOW)
+                echo = echo or repeated or bool(copied)
                 hint = "\n\n".join(part for part in (extra, why) if part)
-                message = self._call(hint, None if echo else tools, result).message
+                message = self._call(hint, None if echo else tools, result,
+                                     hide=copied or "").message
                 calls = list(message.get("tool_calls") or [])
                 if not calls:
                     message = self._shown_instead_of_call(message, None if echo else tools,
@@ -544,6 +552,26 @@ class Agent:
                 return own_text(message)  # not a summary merged before it
         return ""
 
+    def _said(self) -> str:
+        """What the user said in the live conversation (and its summary), in one text."""
+        return "\n".join(content_text(m) for m in self.messages if m.get("role") == "user")
+
+    def _earlier_replies(self) -> list[tuple[str, str]]:
+        """The live conversation's answers in words, each with the user's message it
+        answered, newest first (at most ``_EARLIER_REPLIES``): what a reply may not copy
+        (``replies.copied_reply``). The agent's own notices ("[The model …]") are none."""
+        pairs: list[tuple[str, str]] = []
+        asked = ""
+        for message in self.messages:
+            role = message.get("role")
+            if role == "user":
+                asked = own_text(message)
+            elif role == "assistant" and not message.get("tool_calls"):
+                text = content_text(message).strip()
+                if text and not text.startswith("["):
+                    pairs.append((asked, text))
+        return pairs[::-1][:_EARLIER_REPLIES]
+
     def _recent_results(self) -> list[str]:
         """The tool results of the live conversation, newest first (at most
         ``_RECENT_RESULTS``): what a reply that only copies tool results out — or makes
@@ -567,6 +595,11 @@ class Agent:
             return {"role": "assistant", "content": (
                 f"[The model repeated its tools' results instead of answering.{done} "
                 f"{ASK_AGAIN}]")}
+        if copied_reply(content_text(message), self._asked(), self._earlier_replies()):
+            log.warning("the model copied an earlier answer twice instead of answering")
+            return {"role": "assistant", "content": (
+                f"[The model repeated an earlier answer instead of answering this "
+                f"message.{done} {ASK_AGAIN}]")}
         if repeats_question(content_text(message), self._asked()):
             log.warning("the model repeated the question twice instead of answering")
             return {"role": "assistant", "content": (
@@ -602,7 +635,9 @@ class Agent:
                       "content": f"{shown} [{why}]" if shown else f"[{why}]"})
 
     def _call(self, extra: str, tools: list[dict[str, Any]] | None,
-              result: TurnResult) -> ChatResponse:
+              result: TurnResult, hide: str = "") -> ChatResponse:
+        """One model call for the turn; ``hide``: an earlier reply the request leaves out
+        (one the model just copied)."""
         self._emit("model_call", calls_so_far=result.model_calls)
         self._fit_live(extra, tools, result)
         small = is_small_window(self.engine.context_length)
@@ -614,8 +649,8 @@ class Agent:
             *GUIDANCE_OPENINGS, *copied_call_openings(self._tool_names()), *COPIED_SUMMARY)
             if small else ()))
         try:
-            response = self._send(self._request(extra, answer_only=answer_only), tools,
-                                  stop_at=stop_at)
+            response = self._send(self._request(extra, answer_only=answer_only, hide=hide),
+                                  tools, stop_at=stop_at)
         except ContextLengthExceededError as exc:
             learned = self.window.observe_overflow(*self._last_sent, exc)
             log.warning("context length exceeded by the API (%s); compacting and retrying "
@@ -625,8 +660,8 @@ class Agent:
             cut = self._fit_live(extra, tools, result)
             if not (compaction.changed or learned or cut):
                 raise
-            response = self._send(self._request(extra, answer_only=answer_only), tools,
-                                  stop_at=stop_at)
+            response = self._send(self._request(extra, answer_only=answer_only, hide=hide),
+                                  tools, stop_at=stop_at)
         self._record_usage(response, result)
         text = content_text(response.message)
         # A reply that is only a call written as text, or only this session's tool
@@ -642,6 +677,8 @@ class Agent:
         # the same way (nudges.py).
         text = content_text(response.message)
         kept = without_restated_reminder(text)
+        if small:
+            kept = without_example_copy(kept, self._said())
         if kept != text:
             response = replace(response, message={**response.message, "content": kept})
         return response
@@ -665,7 +702,8 @@ class Agent:
                 response = self.caller.complete(fit.messages, tools,
                                                 known=self._offered_tools(),
                                                 results=self._recent_results(),
-                                                stop_at=stop_at, asked=self._asked())
+                                                stop_at=stop_at, asked=self._asked(),
+                                                earlier=self._earlier_replies())
         self.window.observe(fit.messages, tools, response.usage.prompt_tokens)
         return response
 
@@ -746,17 +784,22 @@ class Agent:
                  usage.prompt_tokens, usage.completion_tokens, self.engine.threshold_tokens)
 
     def _request(self, extra: str = "", *, ask: str = "",
-                 answer_only: bool = False) -> list[Message]:
+                 answer_only: bool = False, hide: str = "") -> list[Message]:
         """System prompt + conversation, API-valid (C12), with ``extra`` appended to the
         latest user message and ``ask`` (a request of the agent's own, like the flush
         prompt) at the end: joined to the last message when that is the user's, so two
         user messages never follow each other. ``answer_only``: the request a small
-        model answers in words (``answer_only.py``)."""
+        model answers in words (``answer_only.py``); ``hide``: an assistant reply left
+        out (its neighbours are joined where two of one role meet)."""
+        messages = self.messages if not hide else [
+            m for m in self.messages
+            if not (m.get("role") == "assistant" and not m.get("tool_calls")
+                    and content_text(m).strip() == hide)]
         if answer_only:
             assert self.system_prompt is not None
             return self._valid(answer_only_request(
-                answer_only_system(self.system_prompt), self.messages, extra))
-        request: list[Message] = [self._system_message(), *self.messages]
+                answer_only_system(self.system_prompt), messages, extra))
+        request: list[Message] = [self._system_message(), *messages]
         if ask:
             if request[-1].get("role") == "user":
                 request[-1] = with_extra(request[-1], ask)
@@ -931,6 +974,7 @@ def _signature(call: Any) -> str:
 # Tool results looked back on for copies (``Agent._recent_results``): enough to hold
 # every kind of tool's answer, bounded so a long session does not parse them all.
 _RECENT_RESULTS = 50
+_EARLIER_REPLIES = 6  # the copies seen by hand were of the last few replies
 
 
 def _without_repeated_calls(message: Message,

@@ -30,8 +30,9 @@ from mnemo.messages import Message, content_text, tool_calls_of
 from mnemo.prompt import SystemPrompt
 from mnemo.prompt.builder import PART_SEPARATOR
 
-__all__ = ["ANSWER_NOW", "ANSWER_REPEATED", "COPIED_NOTE", "COPIED_SUMMARY", "answer_only_request",
-           "answer_only_system", "copied_call_openings", "with_extra", "without_copied_note"]
+__all__ = ["ANSWER_COPIED", "ANSWER_NOW", "ANSWER_REPEATED", "COPIED_NOTE", "COPIED_SUMMARY",
+           "answer_only_request", "answer_only_system", "copied_call_openings", "with_extra",
+           "without_copied_note"]
 
 # Added to the request when the model has to answer without tools.
 ANSWER_NOW = ("[Tools are not available for this reply. Answer the user's last message "
@@ -44,7 +45,11 @@ ANSWER_REPEATED = ("[Your last reply only repeated the question. Answer it, in p
 _NOTE_OPENING = "[Your tool calls this turn"
 # Where an answer that starts copying out its request's note or instruction is cut:
 # in what is stored (``without_copied_note``) and in what is streamed to the user.
-COPIED_NOTE = (_NOTE_OPENING, ANSWER_NOW, ANSWER_REPEATED)
+# Added when the model's reply copied one it gave to an earlier message (``replies.py``).
+ANSWER_COPIED = ("[Your last reply copied an earlier answer. Answer the user's last "
+                 "message itself, in plain words.]")
+
+COPIED_NOTE = (_NOTE_OPENING, ANSWER_NOW, ANSWER_REPEATED, ANSWER_COPIED)
 
 
 # Where a reply starts writing out a result of the agent's own tools — by hand (3,072

@@ -17,6 +17,13 @@ to answer every question with the question itself (seen by hand). Streamed, such
 is held while it is word for word the question's start, and not shown when it is a
 repeat; the agent asks once more (``agent.py``). And a clause that restates the memory
 reminder is not shown (``withheld``: ``nudges.reminder_clause``), as it is not kept.
+
+Nor is a reply that copies an earlier reply of the conversation given to another message
+(``copied_reply``): by hand the embedded model answered five different messages with the
+paragraph it had written about its first memory call ("The user's last message is: …"),
+each copy the model of the next. Streamed, a reply that opens with an earlier reply's
+first words is held to its end, and not shown when it is a copy; the agent asks once
+more without the copied reply in the request (``agent.py``).
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ from mnemo.llm.text_tool_calls import (
 )
 from mnemo.messages import Message
 
-__all__ = ["ModelCaller", "repeats_question"]
+__all__ = ["ModelCaller", "copied_reply", "repeats_question"]
 
 _WORD = re.compile(r"\w+")
 # A reply whose words match this share of a question's (difflib's ratio over the two
@@ -45,6 +52,12 @@ _WORD = re.compile(r"\w+")
 # few words ("What am I allergic to? Peanuts, so no satay.") is below 0.7.
 _REPEAT_RATIO = 0.8
 _MIN_QUESTION_WORDS = 3  # "Really?" answered "Really?" may be fine
+# A reply of at least this many words whose words match an earlier reply's this closely
+# copies it (the by-hand copies, with another name quoted in them, were above 0.9); a
+# short one ("You're welcome!", "Peanuts.") may well be said twice.
+_COPY_RATIO = 0.8
+_MIN_COPY_WORDS = 12
+_OPENING_WORDS = 6  # a streamed reply opening with an earlier one's first words is held
 
 
 class ModelCaller:
@@ -67,11 +80,12 @@ class ModelCaller:
                  tools: Sequence[Mapping[str, Any]] | None,
                  known: Sequence[Mapping[str, Any]] = (),
                  results: Sequence[str] = (), stop_at: Sequence[str] = (),
-                 asked: str = "") -> ChatResponse:
+                 asked: str = "", earlier: Sequence[tuple[str, str]] = ()) -> ChatResponse:
         """The reply to ``messages``, with text tool calls made real. A streamed reply that
         is nothing but a call written as text — of ``tools`` or of the ``known`` ones not
-        offered this time — a copy of this turn's tool ``results``, or a repeat of the
-        user's question ``asked`` is not shown: the agent decides what the user sees
+        offered this time — a copy of this turn's tool ``results``, a repeat of the
+        user's question ``asked``, or a copy of one of the ``earlier`` replies (each with
+        the message it answered) is not shown: the agent decides what the user sees
         instead. Nor is a streamed reply from the first of the ``stop_at`` strings on
         (``StreamGate``)."""
         self.partial_text = ""
@@ -85,7 +99,7 @@ class ModelCaller:
             sink(text)
 
         gate = StreamGate(show, stop_at, echo_of=asked if _is_question(asked) else "",
-                          withheld=self.withheld)
+                          withheld=self.withheld, copy_openings=_openings(asked, earlier))
         handlers = StreamHandlers(on_text=gate.feed, on_progress=self.on_progress)
         complete: Any = self.client.complete  # the streaming keyword is a capability
         response = accept_text_tool_calls(complete(messages, tools=tools, stream=handlers),
@@ -93,8 +107,46 @@ class ModelCaller:
         text = response.text or ""
         attempt = call_attempt(text, [*(tools or ()), *known])
         gate.finish(was_call=bool(response.tool_calls) or attempt is not None
-                    or echoes_results(text, results) or repeats_question(text, asked))
+                    or echoes_results(text, results) or repeats_question(text, asked)
+                    or bool(copied_reply(text, asked, earlier)))
         return response
+
+
+def _copyable(asked: str, earlier: Sequence[tuple[str, str]]) -> list[tuple[str, list[str]]]:
+    """The ``earlier`` replies (with their words) a reply to ``asked`` may not copy: long
+    enough, and given to another message (the same question twice may well get the same
+    answer twice)."""
+    asked_words = _WORD.findall(asked.lower())
+    out: list[tuple[str, list[str]]] = []
+    for message, reply in earlier:
+        words = _WORD.findall(reply.lower())
+        if len(words) < _MIN_COPY_WORDS:
+            continue
+        matcher = SequenceMatcher(None, _WORD.findall(message.lower()), asked_words,
+                                  autojunk=False)
+        if matcher.ratio() < _COPY_RATIO:
+            out.append((reply, words))
+    return out
+
+
+def _openings(asked: str, earlier: Sequence[tuple[str, str]]) -> list[str]:
+    return [" ".join(words[:_OPENING_WORDS]) for _, words in _copyable(asked, earlier)]
+
+
+def copied_reply(text: str, asked: str, earlier: Sequence[tuple[str, str]]) -> str | None:
+    """The earlier reply that the reply ``text`` to ``asked`` copies, word for word or
+    nearly (see ``_COPY_RATIO``), or None. ``earlier``: (a message, the reply to it)."""
+    said = _WORD.findall(text.lower())
+    if len(said) < _MIN_COPY_WORDS:
+        return None
+    matcher = SequenceMatcher(None, autojunk=False)
+    matcher.set_seq2(said)
+    for reply, words in _copyable(asked, earlier):
+        matcher.set_seq1(words)
+        if (matcher.real_quick_ratio() >= _COPY_RATIO and matcher.quick_ratio() >= _COPY_RATIO
+                and matcher.ratio() >= _COPY_RATIO):
+            return reply
+    return None
 
 
 def repeats_question(text: str, asked: str) -> bool:

@@ -268,14 +268,19 @@ class StreamGate:
     question it answers: a small model may only repeat it), it is held too, and shown
     from the first letter that differs; ``finish(was_call=True)`` drops a reply held to
     its end. ``withheld`` judges the clause being written (``ClauseFilter``): a clause it
-    drops is not shown, one it holds waits for the next words.
+    drops is not shown, one it holds waits for the next words. A reply that opens with
+    one of the ``copy_openings`` (the first words of an earlier reply) is held whole:
+    ``finish(was_call=True)`` drops it when it turned out a copy of that reply.
     """
 
     def __init__(self, sink: Callable[[str], None], stop_at: Sequence[str] = (),
-                 echo_of: str = "", withheld: Callable[[str], str] | None = None) -> None:
+                 echo_of: str = "", withheld: Callable[[str], str] | None = None,
+                 copy_openings: Sequence[str] = ()) -> None:
         self._out = ClauseFilter(self._shown, withheld) if withheld else None
         self._sink = sink
         self._echo = _letters(echo_of)  # held while the reply's letters begin these
+        self._openings = tuple(o for o in map(_letters, copy_openings) if o)
+        self._whole = False  # opened like an earlier reply: held to the end
         self._stop_at = tuple(m for m in stop_at if m)
         self._seen = ""
         self._held: list[str] = []
@@ -288,6 +293,18 @@ class StreamGate:
         if not delta:
             return
         self._seen += delta
+        if self._whole:
+            return
+        if self._openings:
+            seen = _letters(self._seen)
+            if any(seen.startswith(o) for o in self._openings):
+                self._whole = True
+                return
+            if any(o.startswith(seen) for o in self._openings):
+                return  # too early to tell
+            self._openings, seen, self._seen = (), self._seen, ""
+            self.feed(seen)
+            return
         if self._echo:
             if self._echo.startswith(_letters(self._seen)):
                 return
@@ -314,7 +331,11 @@ class StreamGate:
 
     def finish(self, was_call: bool) -> None:
         """The reply is complete; release what was held unless it was a tool call (or a
-        repeat of ``echo_of``)."""
+        repeat of ``echo_of``, or a copy of an earlier reply)."""
+        if self._whole or self._openings:  # held to the end
+            self._whole, self._openings, seen, self._seen = False, (), self._seen, ""
+            if not was_call:
+                self.feed(seen)
         if self._echo:  # held to the end: all of it the start of the question
             self._echo, seen, self._seen = "", self._seen, ""
             if not was_call:

@@ -19,6 +19,7 @@ The budget (system prompt plus rendered tool schemas ≤ 12% of an 8k window) is
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -31,6 +32,7 @@ __all__ = [
     "SMALL_WINDOW_TOKENS",
     "compact_tool_schemas",
     "is_small_window",
+    "without_example_copy",
 ]
 
 SMALL_WINDOW_TOKENS = 16_384
@@ -40,13 +42,15 @@ SMALL_WINDOW_TOKENS = 16_384
 # without a word (``agent/memory_writes.py``).
 MEMORY_EXAMPLE_ENTRY = "Name: Sam. Prefers tabs."
 
+_MEMORY_EXAMPLE_SAID = "I'm Sam and I prefer tabs"
+
 SMALL_MEMORY_GUIDANCE = (
     "# Memory\n"
     "When the user tells you their name, a preference, how they like answers, or a "
     "lasting fact about their work or project, your reply starts with a memory tool call "
     "that saves that fact in a few words; answer after the tool result. Facts about the "
     "user go to target \"user\", facts about projects and tools to target \"memory\".\n"
-    "For example, to \"I'm Sam and I prefer tabs\" your reply starts with:\n"
+    f"For example, to \"{_MEMORY_EXAMPLE_SAID}\" your reply starts with:\n"
     "<tool_call>\n"
     '{"name": "memory", "arguments": {"action": "add", "target": "user", '
     f'"content": "{MEMORY_EXAMPLE_ENTRY}"}}}}\n'
@@ -67,6 +71,31 @@ SMALL_TOOL_USE_GUIDANCE = (
 )
 
 
+# The worked example's own words: a reply sentence that holds one the user never said
+# copies the example ("Tomas. I prefer tabs." as the answer to "Hi, I'm Tomas", seen by
+# hand) and is not kept, or the next replies and the summary carry it on (a model summary
+# made it the chat's goal: "To add a new user named Tomas with tabs as their preferred
+# tab.").
+# Its phrases, not its words alone: "Python wants spaces, not tabs." is an answer.
+_EXAMPLE_PHRASE = re.compile(r"\bprefers? (tabs)\b|\b(?:i'?m|i am|name:) (sam)\b",
+                             re.IGNORECASE)
+_REPLY_SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?]+|\n|$)")
+
+
+def without_example_copy(text: str, said: str) -> str:
+    """``text`` without its sentences that hold a phrase of the memory guidance's worked
+    example ("prefer tabs", "I'm Sam") whose word ``said`` (what the user said) lacks."""
+    if not _EXAMPLE_PHRASE.search(text):
+        return text
+
+    def copies(sentence: str) -> bool:
+        return any(not re.search(rf"\b{word}\b", said, re.IGNORECASE)
+                   for match in _EXAMPLE_PHRASE.finditer(sentence)
+                   for word in match.groups() if word)
+
+    return "".join(s for s in _REPLY_SENTENCE.findall(text) if not copies(s)).strip()
+
+
 def _opening(guidance: str) -> str:
     """A guidance block's heading and the first words after it: where a reply that
     starts copying the block out begins."""
@@ -77,8 +106,13 @@ def _opening(guidance: str) -> str:
 # By hand the embedded model ended replies by copying its memory guidance out ("# Memory
 # When the user tells me their name, …"), shown to the user and then copied again from
 # the conversation: a reply is cut where it starts one of these (``agent.py``).
-GUIDANCE_OPENINGS = tuple(_opening(g) for g in (
-    SMALL_MEMORY_GUIDANCE, SMALL_SESSION_SEARCH_GUIDANCE, SMALL_TOOL_USE_GUIDANCE))
+# … or where it starts the worked example's line (by hand: 'To "I'm Sam and I prefer
+# tabs" your reply starts with:', shown as the answer to "What do you remember about my
+# food rules?").
+GUIDANCE_OPENINGS = (*(_opening(g) for g in (
+    SMALL_MEMORY_GUIDANCE, SMALL_SESSION_SEARCH_GUIDANCE, SMALL_TOOL_USE_GUIDANCE)),
+    f"To \"{_MEMORY_EXAMPLE_SAID}\"", f"to \"{_MEMORY_EXAMPLE_SAID}\"",
+    f"\"{_MEMORY_EXAMPLE_SAID}\" your reply")
 
 _SHORT: dict[str, dict[str, Any]] = {
     "memory": {
