@@ -637,6 +637,37 @@ def test_what_the_user_asks_the_assistant_to_keep_in_mind_is_a_constraint() -> N
     assert "Understood" not in every and "Bananas and rice cakes" in every
 
 
+def test_a_chat_with_a_rule_for_the_answers_stays_a_chat_and_the_rule_no_ask() -> None:
+    # Seen by hand (``mnemo chat``, 3,072 tokens): the rule counted as work, and with the
+    # model's one "Python" the first compaction was a work session's — its memory calls
+    # under Done took the room of the partner, the dog and the trip — and the rule,
+    # opening with "Please remember:", stood under Pending User Asks.
+    turns: list[Message] = [
+        {"role": "user", "content": "Please remember: I'm allergic to peanuts, so never "
+                                    "suggest recipes with peanuts."},
+        {"role": "assistant", "content": None, "tool_calls": [{
+            "id": "m1", "type": "function", "function": {"name": "memory", "arguments":
+                '{"action": "add", "target": "user", "content": "Allergic to peanuts."}'}}]},
+        {"role": "tool", "tool_call_id": "m1", "content": '{"success": true}'},
+        {"role": "assistant", "content": "Never suggest recipes with peanuts."},
+        *chat("My partner is called Sam and we just moved to Headingley last month.",
+              "Welcome to Headingley!",
+              "We have a dog named Biscuit, he is three years old.",
+              "Biscuit is three years old.",
+              "I started learning Portuguese on 3 March because we are going to Lisbon.",
+              "Python is taught on 3 March.",
+              "What are three phrases I should learn first?",
+              "Start with olá, obrigado and por favor.")]
+    facts = extract_facts(turns)
+    assert is_conversation(facts)
+    s = parse_summary_sections(summarize_locally(turns, budget_tokens=400))
+    assert any("allergic to peanuts" in line for line in s["Constraints & Preferences"])
+    assert not any("peanuts" in line for line in s.get("Pending User Asks", []))
+    every = " ".join(line for lines in s.values() for line in lines)
+    assert "Headingley" in every and "Biscuit" in every and "Portuguese" in every
+    assert "action=add" not in every
+
+
 def test_between_people_advice_sets_no_rule() -> None:
     turns = [said("Caroline", "[Session 1, 1:56 pm on 8 May, 2023]\nI ran my first 10k."),
              said("Melanie", "Always use good shoes for long runs, and never skip the "

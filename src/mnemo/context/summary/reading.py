@@ -46,7 +46,7 @@ from mnemo.context.summary.results import (
     kept_lines,
     view_error_lines,
 )
-from mnemo.context.summary.salience import is_instruction, is_phatic
+from mnemo.context.summary.salience import is_instruction, is_phatic, is_standing_rule
 from mnemo.context.textscan import (
     BACKTICK,
     COMMAND_WORDS,
@@ -191,12 +191,18 @@ def read_prose(text: str, role: str, names: Sequence[str]) -> Prose:
 def shows_work(text: str, prose: Prose, *, rules: bool = True) -> bool:
     """True when ``text`` (read as ``prose``) is part of work on code or systems rather
     than talk between people: code, paths, commands, config values, errors, a rule or
-    decision for the assistant (``rules``: when they count), or the words of software
-    work (``_CODE``, ``_WORK_WORDS``). Asked only of turns without tools
-    (``extract.py``), so a work session never pays for it; cached by content."""
+    decision for the assistant (``rules``: when they count) other than one for its
+    answers, or the words of software work (``_CODE``, ``_WORK_WORDS``). Asked only of
+    turns without tools (``extract.py``), so a work session never pays for it; cached by
+    content."""
     values = prose.values
-    if (prose.errors or (rules and (prose.preferences or prose.decisions)) or values.paths
-            or values.config or values.commands):
+    if prose.errors or values.paths or values.config or values.commands:
+        return True
+    # A rule for the answers to come ("please remember: I'm allergic to peanuts, so never
+    # suggest recipes with peanuts") is how people talk to an AI assistant: by hand it
+    # made a chat's first compaction a work session's, whose memory calls took the room
+    # of the partner, the dog and the trip.
+    if rules and (prose.preferences or prose.decisions) and not is_standing_rule(text):
         return True
     return CACHE.get(("work", *text_key(text)), lambda: bool(
         _CODE.search(text) or _WORK_WORDS.search(text)))
@@ -375,8 +381,12 @@ def _sentence(sentence: str, role: str, names: tuple[str, ...]) -> _Sentence | N
     preference = role == "user" and _PREFERENCE_LC.search(low) is not None
     decision = _DECISION_LC.search(low) is not None
     opening = REQUEST_START.match(sentence)
-    request = _is_request(sentence, opening)
     question = sentence.endswith(("?", "？"))
+    # A rule for the answers to come is no ask to answer once: "Please remember: I'm
+    # allergic to peanuts, so never suggest recipes with peanuts." had stood under
+    # Pending User Asks, and not under Constraints & Preferences (seen by hand).
+    standing = role == "user" and not question and is_standing_rule(sentence)
+    request = not standing and _is_request(sentence, opening)
     return _Sentence(
         preference=preference, decision=decision,
         # A question sets no rule ("Have we decided to use Postgres?"); a request put as
@@ -384,7 +394,7 @@ def _sentence(sentence: str, role: str, names: tuple[str, ...]) -> _Sentence | N
         rule=(preference or decision) and (opening is not None or not question)
         and is_instruction(sentence),
         remaining=role == "assistant" and _REMAINING_LC.search(low) is not None,
-        request=request, ask=opening is not None or question)
+        request=request, ask=not standing and (opening is not None or question))
 
 
 # Tools an assistant uses while it talks with a person — its memory, its past sessions —
