@@ -118,6 +118,14 @@ def test_phatic_sentences_are_recognised(sentence: str) -> None:
 
 
 @pytest.mark.parametrize("sentence", [
+    # Without the speakers' names (``mnemo chat``): a greeting's name is the listener's.
+    "Hey Mel, how are you?", "Hi Caroline, good to see you!", "Oh my god, that's incredible!",
+    "Glad you liked it!", "That makes me so happy!", "Sending hugs!"])
+def test_more_phatic_sentences_are_recognised_without_names(sentence: str) -> None:
+    assert is_phatic(sentence)
+
+
+@pytest.mark.parametrize("sentence", [
     "I adopted a second dog.", "My dog's name is Rex.", "Thanks, the 3 pm slot on Friday works.",
     "We moved to Denver in March.", "I love painting sunsets.", "我们用 Postgres 而不是 MySQL。",
     "I went to a support group.", "The day I moved to Paris was hard.",
@@ -140,7 +148,9 @@ def test_phatic_sentences_are_recognised(sentence: str) -> None:
     "Congrats on your promotion to senior engineer at Google!", "I run every morning.",
     "The fix works for me on Linux.", "I'm proud of my daughter, she won the chess cup.",
     "Keep up the payments on the Lisbon flat.", "Have fun in Paris!",
-    "We had fun at the lake in Tahoe.", "That's a big change to the API."])
+    "We had fun at the lake in Tahoe.", "That's a big change to the API.",
+    "Hey Mel, I adopted a dog!", "Oh my god, we won the Boston marathon!",
+    "I liked the Paris trip."])
 def test_sentences_that_say_something_are_not_phatic(sentence: str) -> None:
     assert not is_phatic(sentence, ("Caroline", "Melanie"))
 

@@ -63,7 +63,8 @@ highly recommend enjoy seriously rock rocks stunning gorgeous hyped tough almost
 missed goodnight rooting sucks annoying understand interesting thoughtful oops fine bad
 goes bravo kudos sometime maybe huge yet guys hugs understandable both noted understood
 certainly gladly roger delish delicious tasty yum yummy jealous liberating savor savour
-awful terrible horrible enjoyed imagine helpful supportive brave courageous
+awful terrible horrible enjoyed imagine helpful supportive brave courageous liked makes
+sending hug
 """.split()  # noqa: SIM905 - a word list reads better as text
 )
 # Phrases of chit-chat whose words also carry facts elsewhere ("it makes sense", "no
@@ -115,6 +116,7 @@ _PHATIC_PHRASE = re.compile(
     r"|^(?:good|great|nice|excellent|awesome|smart|wise|solid) (?:question|choice|goal|call"
     r"|pick|plan|thinking|start)s?(?= *[!.]* *$)"
     r"|(?:i'?ll|i will|i'?m going to) (?:keep|bear) (?:that|this|it) in mind"
+    r"|(?:oh )?my (?:god|gosh|goodness)"
     r"|i can'?t (?:assist|help) (?:you )?with (?:that|this)(?: request)?"
     # An AI assistant's closing lines: "Let me know if you have any other questions or
     # need assistance with something else.", "How can I assist you today?"
@@ -415,10 +417,13 @@ def _content(sentence: str, names: Iterable[str]) -> list[str]:
 # The name a sentence ends on after a comma or a greeting ("Congrats, Ana!", "Bye Jon!")
 # is the listener's: a chat without speakers' names (``mnemo chat``) has no other way to
 # know it is one.
+_GREETING = (r"hey|hi|hello|bye|thanks|thank you|congrats|congratulations|cheers"
+             r"|(?:good )?(?:morning|afternoon|evening|night)|welcome(?: back)?"
+             r"|nice to meet you|miss you|love you")
 _VOCATIVE = re.compile(
-    r"(?:^(?i:hey|hi|hello|bye|thanks|thank you|congrats|congratulations|cheers"
-    r"|(?:good )?(?:morning|afternoon|evening|night)|welcome(?: back)?|nice to meet you"
-    r"|miss you|love you)\s+|,\s*)[A-Z][a-z'’]{1,20}(?=[!.?…\s]*$)"
+    rf"(?:^(?i:{_GREETING})\s+|,\s*)[A-Z][a-z'’]{{1,20}}(?=[!.?…\s]*$)"
+    # … or a greeting's name before the rest: "Hey Mel, how are you?"
+    rf"|^(?i:{_GREETING})\s+[A-Z][a-z'’]{{1,20}}(?=\s*[,!])"
 )
 
 
