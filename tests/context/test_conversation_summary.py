@@ -228,6 +228,33 @@ def test_questions_are_paired_with_the_reply_that_answers_them_or_not_at_all() -
         assert question.endswith("?") and not answer.endswith("?")
 
 
+@pytest.mark.parametrize(("question", "reply", "pair"), [
+    # The reply right after a question for a date, a place, a number or a name answers
+    # it in other words when it holds one.
+    ("When is your wedding?", "It's on June 12th in Porto!", "It's on June 12th in Porto!"),
+    ("Hey Mel, where did you go on vacation?", "Haha. We went to Hawaii last month.",
+     "We went to Hawaii last month [Apr 2023]."),
+    ("How many kids do you have?", "Three, all girls.", "Three, all girls."),
+    ("Who taught you to paint?", "My aunt Rosa, years ago.", "My aunt Rosa, years ago."),
+    # … and only then: no day for a place, no deferral, no type for an open question.
+    ("Where do your kids go to school?", "Anyway, my pottery class starts on Monday.", None),
+    ("When is your wedding?", "Not sure yet, maybe next year.", None),
+    ("How was the concert?", "The band played for three hours.", None),
+])
+def test_a_question_for_a_date_place_number_or_name_pairs_with_a_reply_that_gives_one(
+        question: str, reply: str, pair: str | None) -> None:
+    turns = [said("Caroline", "[Session 1, 8 May, 2023]\nI adopted a puppy called Max."),
+             said("Melanie", "I started pottery classes in Lisbon."),
+             said("Caroline", question), said("Melanie", reply),
+             said("Caroline", "I also bought a new bike for the river path.")]
+    pairs = parse_summary_sections(summarize_locally(turns, budget_tokens=1_000)).get(
+        "Resolved Questions", [])
+    if pair is None:
+        assert pairs == []
+    else:
+        assert pairs == [f"Caroline: {question} → Melanie: {pair}"]
+
+
 def test_a_question_and_a_reply_sharing_only_a_pronoun_are_no_pair() -> None:
     turns = [*conversation()[:4],
              said("Caroline", "I met a woman at the pottery class. That's cool, what's her name?"),

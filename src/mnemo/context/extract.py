@@ -52,7 +52,7 @@ from mnemo.context.summary.reading import (
     read_result,
 )
 from mnemo.context.summary.resume import Resumes, turn_chain
-from mnemo.context.summary.salience import PRONOUNS
+from mnemo.context.summary.salience import PRONOUNS, clean
 from mnemo.context.textscan import PREFERENCE, keywords, one_line, sentences
 from mnemo.messages import Message, content_text, tool_calls_of
 
@@ -156,6 +156,46 @@ _SHORT_LINE = 200
 # A question and a reply that share only a pronoun ("what's her name?" — "I'll call
 # her!") are not about the same thing: what pairs them is the words of their topic.
 _PRONOUN_STEMS = frozenset(p[:5] for p in PRONOUNS)
+
+
+# What a question asks for, by its opening, and what a sentence that gives it holds.
+_ASKS_WHEN = re.compile(r"^(?:when|what (?:time|date|day|year|month)|how long ago)\b",
+                        re.IGNORECASE)
+_ASKS_WHERE = re.compile(r"^(?:where|which (?:city|country|town|place|school|company))\b",
+                         re.IGNORECASE)
+_ASKS_NUMBER = re.compile(r"^how (?:many|much|old|long|far|often)\b", re.IGNORECASE)
+_ASKS_NAME = re.compile(r"^(?:who|what(?:'s| is| was) (?:the |your |his |her |their )?"
+                        r"(?:\w+(?:'s)? )?name)\b", re.IGNORECASE)
+_GIVES_DATE = re.compile(
+    r"\b(?:jan(?:uary)?|feb(?:ruary)?|march|april|may|june|july|aug(?:ust)?|sept?(?:ember)?"
+    r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|monday|tuesday|wednesday|thursday|friday"
+    r"|saturday|sunday|yesterday|today|tonight|tomorrow|ago"
+    r"|(?:next|last|this|every) (?:week(?:end)?|month|year|summer|winter|spring|fall)"
+    r"|\d{4}|\d{1,2}(?::\d{2})? ?(?:am|pm)|\d{1,2}(?:st|nd|rd|th))\b", re.IGNORECASE)
+_GIVES_NUMBER = re.compile(
+    r"\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty"
+    r"|thirty|forty|fifty|hundred|dozen|half|a few|a couple)\b", re.IGNORECASE)
+# A name is a capitalised word inside the sentence, a place one after a preposition of
+# place — neither a day nor a month ("Anyway, my pottery class starts on Monday" does
+# not tell where the kids go to school).
+_NOT_A_NAME = (r"(?!(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|January"
+               r"|February|March|April|May|June|July|August|September|October|November"
+               r"|December|I)\b)")
+_GIVES_NAME = re.compile(rf"(?<=[a-z,] ){_NOT_A_NAME}[A-Z][a-z]+")
+_GIVES_PLACE = re.compile(rf"\b(?:in|at|to|from|near|visited) (?:the )?{_NOT_A_NAME}[A-Z][a-z]+")
+
+
+def _typed_answer(question: str, sentences: Sequence[str]) -> str | None:
+    """The first of ``sentences`` that gives what ``question`` asks for (a date, a
+    place, a number, a name), if the question asks for one of those."""
+    question = clean(question)  # "Hey Jon, when …": past the greeting
+    gives = (_GIVES_DATE if _ASKS_WHEN.match(question) else _GIVES_NUMBER
+             if _ASKS_NUMBER.match(question) else _GIVES_PLACE
+             if _ASKS_WHERE.match(question) else _GIVES_NAME
+             if _ASKS_NAME.match(question) else None)
+    if gives is None:
+        return None
+    return next((s for s in sentences if gives.search(s) and not _DEFERS.search(s)), None)
 
 
 def is_ai_assistant(facts: Facts) -> bool:
@@ -380,6 +420,13 @@ class _Reader:
             best, overlap = max(((s, len(ask.words & w)) for s, w in replies
                                  if not w <= ask.words),
                                 key=lambda p: p[1], default=("", 0))
+            if (not ask.words or overlap < needed) and not ask.request and (
+                    before == ask.asker and asked_at == ask.order):
+                # The reply right after a question that asks for a date, a place, a
+                # number or a name, in a sentence that holds one, answers it in other
+                # words ("When is your wedding?" → "It's on June 12th in Porto!").
+                best = _typed_answer(ask.text, [s for s, _ in replies]) or ""
+                overlap = needed if best else 0
             if not ask.words or overlap < needed:
                 # A plain question the reply answers in other words ("What's a good
                 # gift?" → "Cash in an envelope is traditional.") is not open, even
