@@ -42,13 +42,13 @@ ANSWER_NOW = ("[Tools are not available for this reply. Answer the user's last m
 ANSWER_REPEATED = ("[Your last reply only repeated the question. Answer it, in plain "
                    "words, from what you know of the conversation.]")
 
-_NOTE_OPENING = "[Your tool calls this turn"
-# Where an answer that starts copying out its request's note or instruction is cut:
-# in what is stored (``without_copied_note``) and in what is streamed to the user.
 # Added when the model's reply copied one it gave to an earlier message (``replies.py``).
 ANSWER_COPIED = ("[Your last reply copied an earlier answer. Answer the user's last "
                  "message itself, in plain words.]")
 
+_NOTE_OPENING = "[Your tool calls this turn"
+# Where an answer that starts copying out its request's note or instruction is cut:
+# in what is stored (``without_copied_note``) and in what is streamed to the user.
 COPIED_NOTE = (_NOTE_OPENING, ANSWER_NOW, ANSWER_REPEATED, ANSWER_COPIED)
 
 

@@ -71,12 +71,12 @@ SMALL_TOOL_USE_GUIDANCE = (
 )
 
 
-# The worked example's own words: a reply sentence that holds one the user never said
-# copies the example ("Tomas. I prefer tabs." as the answer to "Hi, I'm Tomas", seen by
-# hand) and is not kept, or the next replies and the summary carry it on (a model summary
-# made it the chat's goal: "To add a new user named Tomas with tabs as their preferred
-# tab.").
-# Its phrases, not its words alone: "Python wants spaces, not tabs." is an answer.
+# The worked example's phrases: a reply sentence that holds one with a word the user
+# never said copies the example ("Tomas. I prefer tabs." as the answer to "Hi, I'm
+# Tomas", seen by hand) and is not kept, or the next replies and the summary carry it on
+# (a model summary made it the chat's goal: "To add a new user named Tomas with tabs as
+# their preferred tab."). Its phrases, not its words alone: "Python wants spaces, not
+# tabs." is an answer.
 _EXAMPLE_PHRASE = re.compile(r"\bprefers? (tabs)\b|\b(?:i'?m|i am|name:) (sam)\b",
                              re.IGNORECASE)
 _REPLY_SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?]+|\n|$)")
