@@ -330,12 +330,16 @@ def test_a_copy_of_the_memory_example_line_is_neither_shown_nor_kept(
 
 def test_a_reply_copying_the_worked_example_keeps_only_its_own_words(
         mnemo_home: Home, tmp_path: Path) -> None:
-    client = StreamingScriptedClient(["Tomas. I prefer tabs."], context_length=8192)
+    client = StreamingScriptedClient(["Tomas. I prefer tabs. Nice to meet you!"],
+                                     context_length=8192)
+    shown: list[str] = []
     with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.caller.on_text = shown.append
         result = agent.run_turn("Hi, I'm Tomas. I work as a nurse in Leeds.")
         stored = [content_text(m) for m in agent.messages]
-    assert result.text == "Tomas."
-    assert stored[-1] == "Tomas."
+    assert result.text == "Tomas. Nice to meet you!"
+    assert stored[-1] == result.text
+    assert "tabs" not in "".join(shown) and "Nice to meet you!" in "".join(shown)
 
 
 def test_a_copy_of_the_small_prompts_guidance_is_neither_shown_nor_kept(

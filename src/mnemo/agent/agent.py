@@ -84,7 +84,14 @@ from mnemo.context.window import RequestMeter
 from mnemo.errors import ContextLengthExceededError, UsageError
 from mnemo.home import Home
 from mnemo.llm import ChatClient, ChatResponse
-from mnemo.llm.text_tool_calls import accept_text_tool_calls, call_attempt, echoes_results
+from mnemo.llm.text_tool_calls import (
+    DROP,
+    HOLD,
+    SHOW,
+    accept_text_tool_calls,
+    call_attempt,
+    echoes_results,
+)
 from mnemo.memory import MemoryManager, MemoryStore, build_memory_context_block
 from mnemo.memory.builtin import WRITE_ACTIONS
 from mnemo.memory.grounding import GroundingMode
@@ -94,7 +101,9 @@ from mnemo.prompt import SKILL_VIEW_SCHEMA, SystemPrompt, build_system_prompt, s
 from mnemo.prompt.small_window import (
     GUIDANCE_OPENINGS,
     compact_tool_schemas,
+    copies_example,
     is_small_window,
+    may_start_example,
     without_example_copy,
 )
 from mnemo.sessions import SessionStore
@@ -207,7 +216,7 @@ class Agent:
         self.on_event: Callable[[str, dict[str, Any]], None] | None = None
         # Model calls (streamed to a face that sets ``caller.on_text``; tool calls the
         # model wrote as text accepted when they validate).
-        self.caller = ModelCaller(client, withheld=reminder_clause)
+        self.caller = ModelCaller(client, withheld=self._withheld)
         self._compacted = False
         self._fresh_compaction = False  # no response since the last compaction yet
         # M9: the model's memory writes, grounded in what was said and routed.
@@ -551,6 +560,18 @@ class Agent:
             if message.get("role") == "user":
                 return own_text(message)  # not a summary merged before it
         return ""
+
+    def _withheld(self, clause: str) -> str:
+        """What the stream does with ``clause`` (``ClauseFilter``): a restatement of the
+        memory reminder, or in a small window a copy of the memory guidance's worked
+        example, is not shown — as it is not kept."""
+        verdict = reminder_clause(clause)
+        if verdict != SHOW or not is_small_window(self.engine.context_length):
+            return verdict
+        low = clause.lower()
+        if ("tabs" in low or "sam" in low) and copies_example(clause, self._said()):
+            return DROP
+        return HOLD if may_start_example(clause) else SHOW
 
     def _said(self) -> str:
         """What the user said in the live conversation (and its summary), in one text."""

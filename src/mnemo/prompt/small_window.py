@@ -31,7 +31,9 @@ __all__ = [
     "SMALL_TOOL_USE_GUIDANCE",
     "SMALL_WINDOW_TOKENS",
     "compact_tool_schemas",
+    "copies_example",
     "is_small_window",
+    "may_start_example",
     "without_example_copy",
 ]
 
@@ -82,18 +84,29 @@ _EXAMPLE_PHRASE = re.compile(r"\bprefers? (tabs)\b|\b(?:i'?m|i am|name:) (sam)\b
 _REPLY_SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?]+|\n|$)")
 
 
+# Where a clause being streamed may go on into one of them: held until the next word.
+_EXAMPLE_START = re.compile(r"\b(?:i|i'?m|i am|prefers?)$", re.IGNORECASE)
+
+
+def copies_example(text: str, said: str) -> bool:
+    """True when ``text`` holds a phrase of the memory guidance's worked example ("prefer
+    tabs", "I'm Sam") whose word ``said`` (what the user said) lacks."""
+    return any(not re.search(rf"\b{word}\b", said, re.IGNORECASE)
+               for match in _EXAMPLE_PHRASE.finditer(text) for word in match.groups() if word)
+
+
+def may_start_example(clause: str) -> bool:
+    """True when ``clause`` (streamed so far) ends where a phrase of the example may
+    begin ("… I prefer")."""
+    return _EXAMPLE_START.search(clause.rstrip()) is not None
+
+
 def without_example_copy(text: str, said: str) -> str:
-    """``text`` without its sentences that hold a phrase of the memory guidance's worked
-    example ("prefer tabs", "I'm Sam") whose word ``said`` (what the user said) lacks."""
+    """``text`` without its sentences that copy the worked example (``copies_example``)."""
     if not _EXAMPLE_PHRASE.search(text):
         return text
-
-    def copies(sentence: str) -> bool:
-        return any(not re.search(rf"\b{word}\b", said, re.IGNORECASE)
-                   for match in _EXAMPLE_PHRASE.finditer(sentence)
-                   for word in match.groups() if word)
-
-    return "".join(s for s in _REPLY_SENTENCE.findall(text) if not copies(s)).strip()
+    return "".join(s for s in _REPLY_SENTENCE.findall(text)
+                   if not copies_example(s, said)).strip()
 
 
 def _opening(guidance: str) -> str:
