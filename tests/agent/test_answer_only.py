@@ -156,3 +156,13 @@ def test_a_copy_of_the_note_or_the_instruction_is_cut_from_the_answer() -> None:
     copied = ("You work in York.\n\n---\n\nEnd of Context Summary ---\n\nWhat should I "
               "eat before a long run?")
     assert without_copied_note(copied, COPIED_SUMMARY) == "You work in York."
+
+
+def test_a_summary_heading_an_answer_ends_on_is_cut() -> None:
+    # By hand, in Chinese: the answer, then the first heading of the summary it was given.
+    assert without_copied_note("您好！我叫李明，推荐菜谱的时候不要用花生。\n\n## Goal",
+                               COPIED_SUMMARY) == "您好！我叫李明，推荐菜谱的时候不要用花生。"
+    assert without_copied_note("Done.\n## Goal\n## Progress\n") == "Done."
+    # … while one that opens an answer's own part stays.
+    assert without_copied_note("## Goal\nShip the parser by Friday.") == (
+        "## Goal\nShip the parser by Friday.")

@@ -481,14 +481,18 @@ def test_a_chat_in_chinese_keeps_its_dates_and_drops_its_chit_chat() -> None:
 @pytest.mark.parametrize("sentence", [
     "哈哈，谢谢你的鼓励。", "哇，真厉害！", "加油！", "很好，坚持下去！", "好的，我会记住的。",
     "你好李明！", "很高兴认识你。", "太棒了！", "对。", "不客气！", "谢谢！",
-    "有什么问题随时问我，我很乐意帮忙。", "恭喜你！", "晚安！"])
+    "有什么问题随时问我，我很乐意帮忙。", "恭喜你！", "晚安！",
+    # An AI assistant's refusals and offers (by hand, the embedded model).
+    "抱歉，但我无法协助完成这个请求。", "请问有什么我可以帮忙的吗？",
+    "希望这些建议能满足你的需求。"])
 def test_chinese_chit_chat_is_phatic(sentence: str) -> None:
     assert is_phatic(sentence)
 
 
 @pytest.mark.parametrize("sentence", [
     "我对花生过敏。", "谢谢你帮我修好了电脑。", "你们去几天？", "我的猫叫豆豆。",
-    "成都的火锅很有名！", "我可以游泳。", "五天。", "我做了桃子派，太好吃了！"])
+    "成都的火锅很有名！", "我可以游泳。", "五天。", "我做了桃子派，太好吃了！", "我不能吃花生。",
+    "抱歉，我明天不能去杭州。"])
 def test_chinese_sentences_that_say_something_are_not_phatic(sentence: str) -> None:
     assert not is_phatic(sentence)
 

@@ -228,6 +228,10 @@ def without_copied_note(text: str, openings: Sequence[str] = COPIED_NOTE) -> str
     the ``openings`` (seen by hand: the embedded model answered, then wrote out the note,
     and the next turn copied it again from the conversation); the sentence it began in
     too, when it is left unfinished after a whole one."""
+    # A heading general enough to open an answer ends it as the start of a copy of the
+    # summary (by hand, in Chinese: "您好！我叫李明，…不要用花生。\n\n## Goal").
+    if (trimmed := _TRAILING_HEADINGS.sub("", text)) != text:
+        text = trimmed.rstrip()
     found = [at for opening in openings if (at := text.find(opening)) >= 0]
     if not found:
         return text
@@ -236,6 +240,7 @@ def without_copied_note(text: str, openings: Sequence[str] = COPIED_NOTE) -> str
     return _UNFINISHED.sub("", _RULE_LINES.sub("", text[:min(found)]).rstrip())
 
 
+_TRAILING_HEADINGS = re.compile(r"(?:\n[ \t]*#{1,6}[ \t]*(?:Goal|Progress)[ \t]*)+\s*$")
 _UNFINISHED = re.compile(r"(?<=[.!?。！？])[ \t]+[^\n.!?。！？]*$")
 _RULE_LINES = re.compile(r"(?:\n[ \t]*[-=*_]{3,}[ \t]*)+\s*$")
 
