@@ -361,6 +361,10 @@ def _streamed(text: str, size: int) -> tuple[str, list[str]]:
      "Nothing to hide: 3.5 kg, (two) items - done.\n- one\n- two"),
     ("The the the answer", "The the the answer"),  # held, then shown whole
     ("def f(x, y):\n    return (x - y)", "def f(x, y):\n    return (x - y)"),
+    # What follows a dropped sentence stays apart from the one before it (by hand, "… in
+    # Leeds." and "I'm allergic …" had met as "Leeds.I'm"), by its line break if it had one.
+    ("In Leeds. The secret note here.\n\nI'm allergic.", "In Leeds.\nI'm allergic."),
+    ("In Leeds. The secret note here. I'm allergic.", "In Leeds. I'm allergic."),
 ])
 def test_the_clause_filter_shows_what_its_judge_lets_through(text: str, expected: str) -> None:
     for size in (1, 2, 3, 5, 8, len(text) or 1):

@@ -421,6 +421,7 @@ class ClauseFilter:
         self._shown = 0  # how much of it reached the sink
         self._mark = ""  # the separator before it: shown with it, or dropped with it
         self._dropping = False  # the last clause was dropped
+        self._break = ""  # a line break dropped with it: the next shown text keeps it
         self._last = ""  # the last character shown
         self._lead = False  # the answer began with a dropped clause: its space goes too
 
@@ -437,7 +438,7 @@ class ClauseFilter:
         whole = self._clause[:space].rstrip() if space > 0 else ""
         if (whole.strip() and len(whole) > self._shown
                 and self._judge(whole[-_JUDGED_CHARS:]) == SHOW):
-            self._show(whole[self._shown:])
+            self._show(self._resumed(whole[self._shown:]))
             self._shown = len(whole)
 
     def finish(self) -> None:
@@ -452,22 +453,34 @@ class ClauseFilter:
     def _settle(self, clause: str, mark: str) -> None:
         if not clause.strip() and self._dropping:  # between two marks ("),"): still
             self._shown = 0                         # the dropped note
+            if "\n" in mark and self._last:
+                self._break = "\n"
             return
         verdict = self._judge(clause[-_JUDGED_CHARS:]) if clause.strip() else SHOW
         rest, self._shown = clause[self._shown:], 0
         if verdict == DROP or (verdict == HOLD and self._dropping):
             self._dropping, self._mark = True, ""
+            if "\n" in mark and self._last:
+                self._break = "\n"
             self._lead = self._lead or not self._last
             if mark.strip() and mark.strip()[0] in _SENTENCE_END and self._last and (
                     self._last not in _SENTENCE_END):
                 self._show(mark.strip())  # the sentence that was shown ends here
             return
-        self._dropping = False
-        self._show(rest)
+        self._show(self._resumed(rest))
         if mark.strip() in (",", ";", ":", "(", "-", "–", "—"):
             self._mark += mark  # shown with the next clause, or dropped with it
         else:
             self._show(mark)
+
+    def _resumed(self, text: str) -> str:
+        """``text``, the first shown after dropped clauses, set apart from the sentence
+        shown before them ("… in Leeds." and "I'm allergic …" had met as "Leeds.I'm"),
+        by the line break dropped with them if there was one."""
+        if self._dropping and self._last in _SENTENCE_END and text[:1].isalnum():
+            text = (self._break or " ") + text
+        self._dropping, self._break = False, ""
+        return text
 
     def _show(self, text: str) -> None:
         text, self._mark = self._mark + text, ""
