@@ -354,7 +354,8 @@ def _resolve_all(sentence: str, pattern: re.Pattern[str],
             continue
         try:
             resolved = resolve(match)
-        except (OverflowError, ValueError, KeyError):  # the calendar's edge (year 1, 9999)
+        # The calendar's edge (a session of year 1 or 9999), or a numeral not read ("十十").
+        except (OverflowError, ValueError, KeyError):
             resolved = None
         out.append(sentence[last:match.end()])
         if resolved:

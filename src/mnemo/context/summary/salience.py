@@ -7,7 +7,9 @@
   been awesome", "Thanks so much, Mel!", "No worries, that makes sense" (some phrases
   are taken out whole: ``_PHATIC_PHRASE``) — so a sentence that also says something
   ("Thanks, the 3 pm slot on Friday works") is not. A short reaction is phatic whatever
-  its adjective ("Looks delish!", "What a lovely photo!": ``_REACTION``).
+  its adjective ("Looks delish!", "What a lovely photo!": ``_REACTION``). Chinese the
+  same way, its chit-chat taken out wherever it stands ("哈哈，谢谢你的鼓励。",
+  "好的，我会记住的。": ``_CJK_PHATIC_PHRASE``).
 * ``salience`` — the chance that a sentence holds what a reader later asks about, per
   character of the summary: a logistic model (weights fitted on conversations, see
   ``WEIGHTS``) over named people, places and things (capitalised words inside a
@@ -412,8 +414,8 @@ def _skipped(names: tuple[str, ...], pronouns: bool = False) -> frozenset[str]:
 
 def _content(sentence: str, names: Iterable[str]) -> list[str]:
     skip = _skipped(tuple(names))
-    # CJK has no spaces: each run of characters (past a phatic opening) counts as one
-    # content word per two characters.
+    # CJK has no spaces: each run of characters, without its chit-chat
+    # (``_cjk_content``), counts as one content word per two characters.
     out = [] if sentence.isascii() else _cjk_content(sentence, names)
     out += [w for w in _BASE_WORD.findall(_PHATIC_PHRASE.sub(" ", sentence.lower()))
             if w not in skip and (len(w) >= 3 or w[0].isdigit())
