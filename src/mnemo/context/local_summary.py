@@ -53,6 +53,7 @@ from mnemo.context.failures import error_lines, error_shape
 from mnemo.context.prompt import PROGRESS_SUBSECTIONS, TEMPLATE_SECTIONS
 from mnemo.context.shrink import CUT_MARKER_START
 from mnemo.context.summary.cache import collector_paused
+from mnemo.context.summary.dates import RESOLVED_DATE
 from mnemo.context.summary.notes import (
     TIMELINE_DAY,
     Note,
@@ -360,11 +361,8 @@ def _fit(candidates: list[_Line], max_chars: int, *, said_room: int,
     return layout.kept
 
 
-_RESOLVED = re.compile(r" \[[^\]\n]{1,40}\]")  # what ``dates.resolve_relative`` adds
-
-
 def _resolved_chars(text: str) -> int:
-    return sum(len(m) for m in _RESOLVED.findall(text))
+    return sum(len(m) for m in RESOLVED_DATE.findall(text))
 
 
 class _Layout:

@@ -32,7 +32,8 @@ import re
 from collections.abc import Callable
 from datetime import date, timedelta
 
-__all__ = ["conversation_started", "find_date", "format_date", "resolve_relative"]
+__all__ = ["RESOLVED_DATE", "conversation_started", "find_date", "format_date",
+           "resolve_relative"]
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
            "september", "october", "november", "december")
@@ -330,6 +331,10 @@ def _resolve_cjk(match: re.Match[str], today: date) -> str | None:
         return _month_year(date(today.year + month // 12, month % 12 + 1, 1))
     monday = today - timedelta(days=today.weekday()) + timedelta(weeks=n)
     return f"week of {format_date(monday)}"
+
+
+# What ``resolve_relative`` adds after a relative date: " [7 May 2023]".
+RESOLVED_DATE = re.compile(r" \[[^\]\n]{1,40}\]")
 
 
 def resolve_relative(sentence: str, today: date | None) -> str:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from datetime import date
 from functools import lru_cache
 
-from mnemo.context.summary.dates import format_date, resolve_relative
+from mnemo.context.summary.dates import RESOLVED_DATE, format_date, resolve_relative
 from mnemo.context.summary.salience import (
     cjk_runs,
     clean,
@@ -253,7 +253,6 @@ def _without_restated(notes: list[Note]) -> list[Note]:
 
 
 _MIN_ECHO_WORDS = 1
-_RESOLVED_DATE = re.compile(r"\[[^\]\n]{1,40}\]")  # what ``resolve_relative`` adds
 
 
 def _stems(note: Note) -> frozenset[str]:
@@ -282,7 +281,7 @@ def echoes(note: Note, asked: frozenset[str]) -> bool:
     replies to (``asked_stems``): "Quick dinner for tonight." after "Can you suggest a
     quick dinner for tonight?" repeats the question and tells nothing. A date resolved
     in it ("tonight [1 Dec 2026]") is no word of its own."""
-    text = _RESOLVED_DATE.sub(" ", note.text) if "[" in note.text else None
+    text = RESOLVED_DATE.sub(" ", note.text) if "[" in note.text else None
     stems = _stems_of(content_words(text)) if text is not None else _stems(note)
     return len(stems) >= _MIN_ECHO_WORDS and stems <= asked
 
