@@ -505,6 +505,23 @@ def test_a_reply_that_only_repeats_the_question_is_asked_again(mnemo_home: Home,
     assert [content_text(m) for m in stored] == [question, result.text]
 
 
+def test_a_reply_that_only_repeats_one_question_of_the_message_is_asked_again(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    # By hand on the embedded model: the message's last question came back as the answer.
+    message = ("Please remember: I'm allergic to peanuts, so never suggest recipes with "
+               "peanuts. What should I cook tonight?")
+    answer = "A lentil curry with rice: quick, and no peanuts in it."
+    client = StreamingScriptedClient(["What should I cook tonight?", answer],
+                                     context_length=8192)
+    shown: list[str] = []
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.caller.on_text = shown.append
+        result = agent.run_turn(message)
+    assert result.text == answer and result.model_calls == 2
+    assert "".join(shown) == answer  # the repeat was never shown
+    assert "only repeated the question" in content_text(client.requests[-1].messages[-1])
+
+
 # Seen by hand on the embedded model: its reply about its first memory call came back,
 # another name quoted in it, as the answer to each of the next five messages.
 _META = ("The user's last message is: \"Hi, I'm Tomas, a nurse in Leeds.\" The tool was "

@@ -46,7 +46,8 @@ PHATIC = ("Hey Mel! Good to see you!", "How have you been?", "Thanks so much, Me
           "You're welcome, happy to help!", "Talk to you tomorrow!", "Keep me posted!",
           "It was great talking to you!", "Safe travels!", "That sucks.", "I'm fine, thanks.",
           # Whoever is addressed, named or not in the messages.
-          "Congrats, Ana!", "Bye Jon!", "Nice to meet you, Ana!", "Thank you Rui!",
+          "Congrats, Ana!", "Bye Jon!", "Yo Tim!", "Hiya Sam!", "Nice to meet you, Ana!",
+          "Thank you Rui!",
           "Maybe soon!", "That's huge!", "Spill the beans!", "I'm on cloud nine!",
           # Wishes for whatever the listener is about to do.
           "Good luck with your next race!", "Enjoy your dinner.", "Wow, enjoy your trip!",

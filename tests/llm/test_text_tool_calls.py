@@ -293,6 +293,22 @@ def test_stream_gate_shows_a_reply_from_where_it_leaves_the_question(
     assert "".join(shown) == "".join(pieces)
 
 
+def test_stream_gate_holds_a_repeat_of_any_of_the_questions_it_is_given() -> None:
+    asked = "I'm allergic to peanuts. What should I cook tonight?"
+    shown: list[str] = []
+    gate = StreamGate(shown.append, echo_of=[asked, "What should I cook tonight?"])
+    for piece in ("What should", " I cook", " tonight?"):
+        gate.feed(piece)
+    assert shown == []  # the start of the second question, not of the message
+    gate.finish(was_call=True)
+    assert shown == []
+    gate = StreamGate(shown.append, echo_of=[asked, "What should I cook tonight?"])
+    for piece in ("What should", " you cook? A lentil curry."):
+        gate.feed(piece)
+    gate.finish(was_call=False)
+    assert "".join(shown) == "What should you cook? A lentil curry."
+
+
 EARLIER = "The tool was used to add the user's name, and it was saved in memory."
 
 

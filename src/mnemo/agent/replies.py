@@ -11,11 +11,11 @@ wrote into its text, naming an offered tool with valid arguments, becomes a real
 ``partial_text`` keeps what was shown of the reply in progress, so an interrupted turn
 can store the part the user saw.
 
-A reply that only repeats the user's question (``repeats_question``) is no answer: the
-embedded 0.5B model, in a long chat where it had restated the user's messages, went on
-to answer every question with the question itself (seen by hand). Streamed, such a reply
-is held while it is word for word the question's start, and not shown when it is a
-repeat; the agent asks once more (``agent.py``). And a clause that restates the memory
+A reply that only repeats the user's question, or one question of their message
+(``repeats_question``), is no answer: the embedded 0.5B model, in a long chat where it
+had restated the user's messages, went on to answer every question with the question
+itself (seen by hand). Streamed, such a reply is held while it is word for word the
+start of a question (``questions_of``), and not shown when it is a repeat; the agent asks once more (``agent.py``). And a clause that restates the memory
 reminder is not shown (``withheld``: ``nudges.reminder_clause``), as it is not kept.
 
 Nor is a reply that copies an earlier reply of the conversation given to another message
@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from difflib import SequenceMatcher
 from typing import Any
 
+from mnemo.context.textscan import sentences
 from mnemo.llm import ChatClient, ChatResponse
 from mnemo.llm.streaming import StreamHandlers
 from mnemo.llm.text_tool_calls import (
@@ -43,7 +44,7 @@ from mnemo.llm.text_tool_calls import (
 )
 from mnemo.messages import Message
 
-__all__ = ["ModelCaller", "copied_reply", "repeats_question"]
+__all__ = ["ModelCaller", "copied_reply", "questions_of", "repeats_question"]
 
 _WORD = re.compile(r"\w+")
 # A reply whose words match this share of a question's (difflib's ratio over the two
@@ -98,7 +99,7 @@ class ModelCaller:
             self.partial_text += text
             sink(text)
 
-        gate = StreamGate(show, stop_at, echo_of=asked if _is_question(asked) else "",
+        gate = StreamGate(show, stop_at, echo_of=questions_of(asked),
                           withheld=self.withheld, copy_openings=_openings(asked, earlier))
         handlers = StreamHandlers(on_text=gate.feed, on_progress=self.on_progress)
         complete: Any = self.client.complete  # the streaming keyword is a capability
@@ -151,14 +152,29 @@ def copied_reply(text: str, asked: str, earlier: Sequence[tuple[str, str]]) -> s
 
 def repeats_question(text: str, asked: str) -> bool:
     """True when the reply ``text`` only repeats the question ``asked`` (a user message
-    that asks something), in its words or nearly (see ``_REPEAT_RATIO``)."""
-    if not _is_question(asked):
-        return False
+    that asks something), or one question of it, in its words or nearly (see
+    ``_REPEAT_RATIO``)."""
     said = _WORD.findall(text.lower())
-    question = _WORD.findall(asked.lower())
     if not said:
         return False
-    return SequenceMatcher(None, said, question, autojunk=False).ratio() >= _REPEAT_RATIO
+    matcher = SequenceMatcher(None, autojunk=False)
+    matcher.set_seq1(said)
+    for question in questions_of(asked):
+        matcher.set_seq2(_WORD.findall(question.lower()))
+        if matcher.ratio() >= _REPEAT_RATIO:
+            return True
+    return False
+
+
+def questions_of(asked: str) -> list[str]:
+    """What a reply to ``asked`` may only repeat: the message when it asks something, and
+    each question in it of a few words. By hand the embedded model answered "Please
+    remember: I'm allergic to peanuts, so never suggest recipes with peanuts. What
+    should I cook tonight?" with "What should I cook tonight?"."""
+    if not _is_question(asked):
+        return []
+    parts = [asked, *(s for s in sentences(asked) if s.endswith(("?", "？")))]
+    return [part for part in dict.fromkeys(parts) if _is_question(part)]
 
 
 def _is_question(text: str) -> bool:

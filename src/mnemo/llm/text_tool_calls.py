@@ -264,21 +264,24 @@ class StreamGate:
     first of the ``stop_at`` strings on, nothing more of the reply is shown (a small
     model that copies out the note its request ended with: ``agent/answer_only.py``); the
     end of the text shown so far that could be the start of one is held back until
-    the next delta tells. While the reply is word for word the start of ``echo_of`` (the
-    question it answers: a small model may only repeat it), it is held too, and shown
-    from the first letter that differs; ``finish(was_call=True)`` drops a reply held to
-    its end. ``withheld`` judges the clause being written (``ClauseFilter``): a clause it
-    drops is not shown, one it holds waits for the next words. A reply that opens with
+    the next delta tells. While the reply is word for word the start of one of ``echo_of``
+    (the question it answers, or a question of it: a small model may only repeat it), it
+    is held too, and shown from the first letter that differs from them all;
+    ``finish(was_call=True)`` drops a reply held to its end. ``withheld`` judges the
+    clause being written (``ClauseFilter``): a clause it drops is not shown, one it holds
+    waits for the next words. A reply that opens with
     one of the ``copy_openings`` (the first words of an earlier reply) is held whole:
     ``finish(was_call=True)`` drops it when it turned out a copy of that reply.
     """
 
     def __init__(self, sink: Callable[[str], None], stop_at: Sequence[str] = (),
-                 echo_of: str = "", withheld: Callable[[str], str] | None = None,
+                 echo_of: str | Sequence[str] = (), withheld: Callable[[str], str] | None = None,
                  copy_openings: Sequence[str] = ()) -> None:
         self._out = ClauseFilter(self._shown, withheld) if withheld else None
         self._sink = sink
-        self._echo = _letters(echo_of)  # held while the reply's letters begin these
+        # Held while the reply's letters begin one of these.
+        self._echo = tuple(e for e in map(_letters, (echo_of,) if isinstance(echo_of, str)
+                                          else echo_of) if e)
         self._openings = tuple(o for o in map(_letters, copy_openings) if o)
         self._whole = False  # opened like an earlier reply: held to the end
         self._stop_at = tuple(m for m in stop_at if m)
@@ -306,10 +309,11 @@ class StreamGate:
             self.feed(seen)
             return
         if self._echo:
-            if self._echo.startswith(_letters(self._seen)):
+            letters = _letters(self._seen)
+            if any(echo.startswith(letters) for echo in self._echo):
                 return
             # It says something else: from here on, as if it had all come at once.
-            self._echo, seen, self._seen = "", self._seen, ""
+            self._echo, seen, self._seen = (), self._seen, ""
             self.feed(seen)
             return
         if self._holding is None:
@@ -336,8 +340,8 @@ class StreamGate:
             self._whole, self._openings, seen, self._seen = False, (), self._seen, ""
             if not was_call:
                 self.feed(seen)
-        if self._echo:  # held to the end: all of it the start of the question
-            self._echo, seen, self._seen = "", self._seen, ""
+        if self._echo:  # held to the end: all of it the start of a question
+            self._echo, seen, self._seen = (), self._seen, ""
             if not was_call:
                 self.feed(seen)
         # Held: the text so far was kept back (a possible call, or too short to tell).

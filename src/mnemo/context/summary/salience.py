@@ -426,7 +426,7 @@ def _content(sentence: str, names: Iterable[str]) -> list[str]:
 # The name a sentence ends on after a comma or a greeting ("Congrats, Ana!", "Bye Jon!")
 # is the listener's: a chat without speakers' names (``mnemo chat``) has no other way to
 # know it is one.
-_GREETING = (r"hey|hi|hello|bye|thanks|thank you|congrats|congratulations|cheers"
+_GREETING = (r"hey|hi|hiya|heya|howdy|yo|hello|bye|thanks|thank you|congrats|congratulations|cheers"
              r"|(?:good )?(?:morning|afternoon|evening|night)|welcome(?: back)?"
              r"|nice to meet you|miss you|love you")
 _VOCATIVE = re.compile(

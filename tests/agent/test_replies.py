@@ -1,0 +1,35 @@
+"""What the agent takes for no answer (``mnemo.agent.replies``): a reply that only
+repeats the user's question, or one question of the message."""
+
+from __future__ import annotations
+
+import pytest
+
+from mnemo.agent.replies import questions_of, repeats_question
+
+ALLERGY = ("Please remember: I'm allergic to peanuts, so never suggest recipes with "
+           "peanuts. What should I cook tonight?")
+
+
+def test_the_questions_of_a_message_are_the_message_and_each_question_in_it() -> None:
+    assert questions_of(ALLERGY) == [ALLERGY, "What should I cook tonight?"]
+    # A decimal point ends no sentence.
+    assert questions_of("Is it ok?\nWhat about the 3.5 version of it?") == [
+        "Is it ok?\nWhat about the 3.5 version of it?", "Is it ok?",
+        "What about the 3.5 version of it?"]
+    # A question too short to tell ("Really?" answered "Really?" may be fine) is none.
+    assert questions_of("My name is Ana. Really?") == ["My name is Ana. Really?"]
+    assert questions_of("I live in Leeds now.") == []
+
+
+@pytest.mark.parametrize(("reply", "repeat"), [
+    ("What should I cook tonight?", True),
+    ("What should I cook tonight", True),
+    (ALLERGY, True),
+    ("What should I cook tonight? A lentil curry with rice, no peanuts.", False),
+    ("Tonight, cook a lentil curry.", False),
+    ("", False),
+])
+def test_a_reply_repeats_the_message_or_one_of_its_questions(reply: str,
+                                                              repeat: bool) -> None:
+    assert repeats_question(reply, ALLERGY) is repeat
