@@ -10,9 +10,14 @@ stdout (it streams); the turn is the whole process. ``read``/``cached`` are the 
 tokens llama.cpp reports it read anew and took from its cache (from the agent log).
 
 **memory** gives 20 memory-worthy first messages (names, preferences, project facts, in
-several phrasings) each to a new session in its own home, with one shared model server,
-and counts those that end with a memory write holding the expected words (target ≥ 70%),
-and those that end with an answer in words rather than a notice that the model gave none.
+several phrasings) and 4 that also ask something, each to a new session in its own home,
+with one shared model server, and counts those that end with a memory write holding the
+expected words (target ≥ 70%, over the 20), those that end with an answer in words
+rather than a notice that the model gave none, and the answers that are clean: no
+notice, no refusal ("I'm sorry, but I can't assist with that request."), no talk of its
+tools, memory or instructions in place of an answer ("The user has already saved …",
+"Tools are not available for this reply."), not the message repeated (``_flaw``: a
+pattern check, so read the answers it prints too).
 
 Requests over the window in a paste-heavy session are the window invariant's bench:
 ``bench/window_bench.py`` (50 turns against a model that counts with a real tokenizer and
@@ -31,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from difflib import SequenceMatcher
 from pathlib import Path
 
 from mnemo.agent import build_agent
@@ -66,6 +72,37 @@ MEMORY_CASES: list[tuple[str, tuple[str, ...]]] = [
     ("FYI the staging database is called stage_db.", ("stage_db",)),
     ("My dog is named Pixel and I mention him a lot.", ("pixel",)),
 ]
+# First messages that also ask something: the answer matters as much as the write.
+ASKING_CASES: list[str] = [
+    "Hi there, what's the capital of France?",
+    "I'm Tomas. I live in Leeds and I have a dog called Biscuit. Can you suggest a name "
+    "for a cat?",
+    "Please remember: I'm allergic to peanuts, so never suggest recipes with peanuts. "
+    "What should I cook tonight?",
+    "My name is Li and I'm learning Japanese. How do I say thank you?",
+]
+
+_REFUSAL = re.compile(r"\b(?:can(?:no|')?t|unable to|not able to) (?:assist|help)", re.I)
+_META = re.compile(r"\b(?:tool(?:s| calls?)?|memory|the user|saved|(?:this|your) reply)\b",
+                   re.I)
+
+
+def _flaw(answer: str, message: str) -> str:
+    """What makes ``answer`` no answer to ``message`` ("" for none), by pattern."""
+    text = " ".join(answer.split())
+    if not text:
+        return "empty"
+    if text.startswith("[The model"):
+        return "notice"
+    if _REFUSAL.search(text):
+        return "refusal"
+    if _META.search(text):
+        return "meta"
+    said = re.findall(r"\w+", text.lower())
+    asked = re.findall(r"\w+", message.lower())
+    if SequenceMatcher(None, said, asked, autojunk=False).ratio() >= 0.8:
+        return "echo"
+    return ""
 
 
 def _home(root: Path, model_file: Path, threads: int) -> Home:
@@ -117,10 +154,12 @@ def memory(model_file: Path, threads: int, limit: int) -> None:
     # Replies capped at 256 tokens: what is measured is the tool call, which comes first.
     client = LocalChatClient(model_file, context_length=8192, threads=threads, timeout=600,
                              max_tokens=256, prompt_cache=False)
-    good = answered = 0
+    good = answered = clean = 0
     cases = MEMORY_CASES[:limit]
+    flaws: dict[str, int] = {}
     try:
-        for number, (message, words) in enumerate(cases, start=1):
+        for number, (message, words) in enumerate(
+                [*cases, *((asking, ()) for asking in ASKING_CASES[:limit])], start=1):
             with tempfile.TemporaryDirectory() as folder:
                 home = _home(Path(folder), model_file, threads)
                 agent = build_agent(load_config(home=home), home=home, cwd=Path(folder),
@@ -132,26 +171,34 @@ def memory(model_file: Path, threads: int, limit: int) -> None:
                     for name in ("USER.md", "MEMORY.md")
                     if (home.memories_dir / name).exists()).lower()
                 ok = result.memory_written and all(w in saved for w in words)
-                good += ok
+                good += ok and bool(words)
                 # An answer in words, not a notice that the model gave none.
                 words_back = bool(result.text.strip()) and not result.text.startswith(
                     "[The model")
                 answered += words_back
+                flaw = _flaw(result.text, message)
+                clean += not flaw
+                if flaw:
+                    flaws[flaw] = flaws.get(flaw, 0) + 1
                 tools = ",".join(run.name for run in result.tool_runs) or "-"
-                print(f"{number:2d}. {'ok ' if ok else 'MISS'} tools={tools:<20} "
+                mark = ("ok " if ok else "MISS") if words else "ask "
+                print(f"{number:2d}. {mark} tools={tools:<20} "
                       f"{message[:50]!r} → {saved.strip()[:70]!r}", flush=True)
-                print(f"      answer ({result.model_calls} calls): "
+                print(f"      answer ({result.model_calls} calls{', ' + flaw if flaw else ''}): "
                       f"{' '.join(result.text.split())[:100]!r}", flush=True)
-                if not ok:  # why: what the model sent and what the tool answered
+                if words and not ok:  # why: what the model sent and what the tool answered
                     for run in result.tool_runs:
                         print(f"      {run.name}({json.dumps(run.arguments)[:120]}) → "
                               f"{run.result[:160]}", flush=True)
     finally:
         client.close()
         stop_shared_servers()
+    turns = len(cases) + len(ASKING_CASES[:limit])
     print(f"\nmemory writes: {good}/{len(cases)} ({100 * good / len(cases):.0f}%), "
           f"targets {', '.join(TARGETS)}")
-    print(f"turns ending with an answer in words: {answered}/{len(cases)}")
+    print(f"turns ending with an answer in words: {answered}/{turns}")
+    print(f"clean answers: {clean}/{turns} "
+          f"({', '.join(f'{k} {v}' for k, v in sorted(flaws.items())) or 'no flaws'})")
 
 
 def main() -> None:

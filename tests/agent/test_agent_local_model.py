@@ -51,6 +51,23 @@ def test_a_call_of_an_unknown_tool_stays_the_answer(mnemo_home: Home, tmp_path: 
     assert result.text == text and result.tool_runs == []
 
 
+def test_a_memory_call_under_another_name_is_asked_again_not_shown(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    # By hand on the embedded model: '{"name": "user", "arguments": {"action":
+    # "replace", "target": "memory", …}}' was the answer the user saw.
+    misnamed = json.dumps({"name": "user", "arguments": {
+        "action": "add", "target": "memory", "content": "My dog is named Pixel."}})
+    client = StreamingScriptedClient([misnamed, "Pixel is a lovely name."],
+                                     context_length=8192)
+    shown: list[str] = []
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.caller.on_text = shown.append
+        result = agent.run_turn("My dog is named Pixel and I mention him a lot.")
+    assert result.text == "Pixel is a lovely name." and result.tool_runs == []
+    assert "".join(shown) == result.text
+    assert 'it is named "user", not "memory"' in content_text(client.requests[-1].messages[-1])
+
+
 def test_streamed_text_is_shown_but_a_text_tool_call_is_not(
         mnemo_home: Home, tmp_path: Path) -> None:
     client = StreamingScriptedClient([CALL_TEXT, "Noted, Ana."], context_length=8192)
@@ -215,9 +232,9 @@ def test_without_tools_a_small_model_is_asked_with_its_calls_as_a_note(
     assert "Conversation started: 2026-03-14" in system
     assert "# Memory" not in system and "tool_call" not in system  # no tool guidance
     assert note.startswith("I'm Ana and I like short answers.")
-    assert '- memory add user "Name: Ana; likes short answers": done (Entry added.)' in note
+    assert "memory" not in note  # what it saved, the model talked about instead
     assert note.count("- session_search Ana:") == 1
-    assert note.endswith("Answer the user's last message directly, in plain words.]")
+    assert note.endswith("[Answer the message above directly, in plain words.]")
     # Only the request changed: the conversation keeps its calls and results.
     assert [m["role"] for m in stored] == ["user", "assistant", "tool", "assistant", "tool",
                                            "assistant", "tool", "assistant"]

@@ -9,6 +9,7 @@ from typing import Any
 
 from mnemo.agent.answer_only import (
     ANSWER_NOW,
+    ANSWER_PLAIN,
     COPIED_SUMMARY,
     answer_only_request,
     answer_only_system,
@@ -40,20 +41,39 @@ EARLIER: list[Message] = [
 
 def test_the_turns_calls_become_one_note_each_told_once() -> None:
     turn: list[Message] = [
-        {"role": "user", "content": "I'm Ana."},
-        _call("1", "memory", {"action": "add", "content": "Name: Ana"}),
-        _result("1", '{"message": "Entry added."}'),
-        _call("2", "memory", {"action": "add", "content": "Name: Ana"}),
-        _result("2", '{"message": "Entry added."}'),
+        {"role": "user", "content": "What did we say about Porto?"},
+        _call("1", "session_search", {"query": "Porto"}),
+        _result("1", "Porto: the wedding is on June 12th."),
+        _call("2", "session_search", {"query": "Porto"}),
+        _result("2", "Porto: the wedding is on June 12th."),
     ]
     request = answer_only_request("SYSTEM", [*EARLIER, *turn], "")
     assert request[:5] == [{"role": "system", "content": "SYSTEM"}, *EARLIER]
     assert len(request) == 6 and request[-1]["role"] == "user"
     note = content_text(request[-1])
-    assert note.startswith("I'm Ana.\n\n[Your tool calls this turn")
-    assert note.count('- memory add "Name: Ana": done (Entry added.)') == 1
-    assert note.endswith(ANSWER_NOW) and note.count(ANSWER_NOW) == 1
+    assert note.startswith("What did we say about Porto?\n\n[Your tool calls this turn")
+    assert note.count("- session_search Porto: Porto: the wedding is on June 12th.") == 1
+    assert note.endswith(ANSWER_PLAIN) and note.count(ANSWER_PLAIN) == 1
+    assert ANSWER_NOW not in note
     assert validate_c12(request) == []
+
+
+def test_the_turns_memory_calls_are_not_in_the_note() -> None:
+    # With the README's first message, told "- memory add user "Name: Ana. …": done",
+    # the embedded model answered "I'm sorry, but I can't assist with that request.";
+    # other first messages got "The user has already saved their message as …".
+    turn: list[Message] = [
+        {"role": "user", "content": "Hi! I'm Ana and I like short answers. What can you do?"},
+        _call("1", "memory", {"action": "add", "content": "Name: Ana. Prefers short answers."}),
+        _result("1", '{"success": true, "message": "Entry added."}'),
+        _call("2", "session_search", {"query": "Ana"}),
+        _result("2", '{"count": 0}'),
+    ]
+    note = content_text(answer_only_request("S", turn, "")[-1])
+    assert "memory" not in note and "Entry added" not in note
+    assert '- session_search Ana: {"count": 0}' in note
+    only_memory = content_text(answer_only_request("S", turn[:3], "")[-1])
+    assert only_memory == f"{content_text(turn[0])}\n\n{ANSWER_PLAIN}"
 
 
 def test_earlier_turns_are_sent_without_their_memory_calls() -> None:
@@ -84,29 +104,29 @@ def test_the_note_tells_the_calls_in_words_not_json() -> None:
     # Seen by hand (a chat in Chinese, 3,072 tokens): told as "memory {…} returned: {…}",
     # the calls were what the embedded model wrote as its answer, with made-up results,
     # and a refusal's advice to call again was followed in a reply without tools.
-    refusal = ("Not saved: the entry says things nobody in this conversation said ('Li'). "
-               "Restate the fact and call memory again, for example with content '我对花生过敏'.")
+    refusal = ("Not saved: the file is outside the project. Call write_file again with a "
+               "path under the project.")
     turn: list[Message] = [
-        {"role": "user", "content": "我对花生过敏。"},
-        _call("1", "memory", {"action": "add", "target": "user", "content": "Li is allergic."}),
+        {"role": "user", "content": "Write the notes to ../notes.txt."},
+        _call("1", "write_file", {"path": "../notes.txt", "content": "我对花生过敏。"}),
         _result("1", json.dumps({"success": False, "error": refusal}, ensure_ascii=False)),
-        _call("2", "memory", {"action": "add", "target": "user", "content": "我对花生过敏。"}),
-        _result("2", json.dumps({"success": True, "target": "user", "usage": "1% — 7/1,375",
-                                 "entry_count": 1, "message": "Entry added."})),
+        _call("2", "write_file", {"path": "notes.txt", "content": "我对花生过敏。"}),
+        _result("2", json.dumps({"success": True, "message": "Written."})),
     ]
     note = content_text(answer_only_request("S", turn, "")[-1])
-    assert '- memory add user "Li is allergic.": not done: Not saved: the entry says things ' \
-           "nobody in this conversation said ('Li')." in note
-    assert '- memory add user "我对花生过敏。": done (Entry added.)' in note
-    assert "{" not in note and "call memory again" not in note
+    assert '- write_file "../notes.txt" "我对花生过敏。": not done: Not saved: the file is ' \
+           "outside the project." in note
+    assert '- write_file "notes.txt" "我对花生过敏。": done (Written.)' in note
+    assert "{" not in note and "Call write_file again" not in note
 
 
 def test_extra_comes_before_the_instruction_and_the_instruction_is_not_doubled() -> None:
     turn: list[Message] = [{"role": "user", "content": "Hi"}]
     once = content_text(answer_only_request("S", turn, "recalled: Ana")[-1])
-    assert once == f"Hi\n\nrecalled: Ana\n\n{ANSWER_NOW}"
+    assert once == f"Hi\n\nrecalled: Ana\n\n{ANSWER_PLAIN}"
+    # The agent's retry asks with ANSWER_NOW: a small model gets ANSWER_PLAIN in its place.
     retry = content_text(answer_only_request("S", turn, ANSWER_NOW)[-1])
-    assert retry == f"Hi\n\n{ANSWER_NOW}"
+    assert retry == f"Hi\n\n{ANSWER_PLAIN}"
 
 
 def test_without_a_user_message_the_note_is_a_message_of_its_own() -> None:
@@ -125,7 +145,7 @@ def test_content_in_parts_gets_the_note_as_a_part() -> None:
     request = answer_only_request("S", [asked], "")
     parts: Any = request[-1]["content"]
     assert parts[0] == {"type": "text", "text": "What is this?"}
-    assert parts[-1] == {"type": "text", "text": ANSWER_NOW}
+    assert parts[-1] == {"type": "text", "text": ANSWER_PLAIN}
     assert asked["content"] == [{"type": "text", "text": "What is this?"}]  # not mutated
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from mnemo.agent import Agent, build_agent
+from mnemo.agent.answer_only import ANSWER_PLAIN
 from mnemo.agent.nudges import FLUSH_PROMPT
 from mnemo.config import MnemoConfig
 from mnemo.context import validate_c12
@@ -190,4 +191,4 @@ def test_a_tool_call_written_as_text_when_tools_are_withheld_gets_a_plain_retry(
     assert result.text == "Here is my answer."
     assert as_text not in stored  # the non-answer never reached the conversation
     asked = [m for m in client.requests[-1].messages if m["role"] == "user"][-1]
-    assert "Tools are not available" in content_text(asked)  # in the request only
+    assert ANSWER_PLAIN in content_text(asked)  # in the request only

@@ -104,6 +104,19 @@ def test_a_reply_that_is_only_a_call_is_a_call_attempt() -> None:
     assert call_attempt(f"<tool_call>{bad}</tool_call>", TOOLS) is not None
 
 
+def test_a_tools_arguments_under_another_name_are_an_attempt_at_that_tool() -> None:
+    # By hand the embedded model answered a first message with this, and it was shown.
+    misnamed = json.dumps({"name": "user", "arguments": {
+        "action": "replace", "target": "memory", "content": "My dog is Pixel.",
+        "old_text": "I am Pixel."}})
+    assert call_attempt(misnamed, TOOLS) == ("memory", 'it is named "user", not "memory"')
+    # Arguments no offered tool takes, or none at all: a call of another tool, or data.
+    for other in ({"name": "terminal", "arguments": {"command": "ls"}},
+                  {"name": "user", "arguments": {}},
+                  {"name": "Ana", "arguments": {"action": "add"}, "likes": "tea"}):
+        assert call_attempt(json.dumps(other), TOOLS) is None
+
+
 def test_calls_written_out_with_made_up_results_are_a_call_attempt() -> None:
     # By hand (3,072-token window) the embedded model answered with its calls and their
     # results as a conversation writes them out ("… returned: {…}"), one per line, and

@@ -11,8 +11,9 @@ with the README's first command):
 
 So for a small window the request is reshaped, and only the request: the stored
 conversation keeps its calls and results. The system prompt drops its tool guidance
-parts. The current turn's calls and what they returned become a note on the user's
-message, which ends the request, followed by the instruction to answer now.
+parts. The current turn's calls and what they returned — but the memory tool's, which
+the model answered about in place of the user — become a note on the user's message,
+which ends the request, followed by the instruction to answer now.
 """
 
 from __future__ import annotations
@@ -30,13 +31,16 @@ from mnemo.messages import Message, content_text, tool_calls_of
 from mnemo.prompt import SystemPrompt
 from mnemo.prompt.builder import PART_SEPARATOR
 
-__all__ = ["ANSWER_COPIED", "ANSWER_NOW", "ANSWER_REPEATED", "COPIED_NOTE", "COPIED_SUMMARY",
-           "answer_only_request", "answer_only_system", "copied_call_openings", "with_extra",
-           "without_copied_note"]
+__all__ = ["ANSWER_COPIED", "ANSWER_NOW", "ANSWER_PLAIN", "ANSWER_REPEATED", "COPIED_NOTE",
+           "COPIED_SUMMARY", "answer_only_request", "answer_only_system", "copied_call_openings",
+           "with_extra", "without_copied_note"]
 
 # Added to the request when the model has to answer without tools.
 ANSWER_NOW = ("[Tools are not available for this reply. Answer the user's last message "
               "directly, in plain words.]")
+# What a small model's request without tools ends with instead: the embedded model wrote
+# ANSWER_NOW's first words out as its answer ("No tools available for this reply.").
+ANSWER_PLAIN = "[Answer the message above directly, in plain words.]"
 
 # Added when the model's reply only repeated the user's question (``replies.py``).
 ANSWER_REPEATED = ("[Your last reply only repeated the question. Answer it, in plain "
@@ -49,7 +53,7 @@ ANSWER_COPIED = ("[Your last reply copied an earlier answer. Answer the user's l
 _NOTE_OPENING = "[Your tool calls this turn"
 # Where an answer that starts copying out its request's note or instruction is cut:
 # in what is stored (``without_copied_note``) and in what is streamed to the user.
-COPIED_NOTE = (_NOTE_OPENING, ANSWER_NOW, ANSWER_REPEATED, ANSWER_COPIED)
+COPIED_NOTE = (_NOTE_OPENING, ANSWER_NOW, ANSWER_PLAIN, ANSWER_REPEATED, ANSWER_COPIED)
 
 
 # Where a reply starts writing out a result of the agent's own tools — by hand (3,072
@@ -111,15 +115,17 @@ def answer_only_system(prompt: SystemPrompt) -> str:
 
 def answer_only_request(system: str, messages: Sequence[Message], extra: str) -> list[Message]:
     """``[system, *messages]`` with the turn after the last user message folded into a
-    note on that message, then ``extra`` and ``ANSWER_NOW`` (once). Earlier turns are
-    sent as they are — each of them ends with an answer — but for their memory calls
-    and results (``_without_memory_calls``). With no user message at all (a
-    conversation left as a summary and calls) the note is a user message of its own."""
+    note on that message, then ``extra`` and ``ANSWER_PLAIN`` (once, in place of
+    ``ANSWER_NOW``). Neither the note nor the earlier turns hold memory calls and their
+    results (``_without_memory_calls``); earlier turns are otherwise sent as they are —
+    each of them ends with an answer. With no user message at all (a conversation left
+    as a summary and calls) the note is a user message of its own."""
     last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
-    done = _what_the_tools_did(messages[last_user + 1:])
+    done = _what_the_tools_did(_without_memory_calls(messages[last_user + 1:]))
+    extra = extra.replace(ANSWER_NOW, ANSWER_PLAIN)
     hints = [part for part in (done, extra) if part]
-    if ANSWER_NOW not in extra:
-        hints.append(ANSWER_NOW)
+    if ANSWER_PLAIN not in extra:
+        hints.append(ANSWER_PLAIN)
     note = "\n\n".join(hints)
     head: list[Message] = [{"role": "system", "content": system},
                            *_without_memory_calls(messages[:max(last_user, 0)])]
@@ -134,7 +140,10 @@ def _without_memory_calls(messages: Sequence[Message]) -> list[Message]:
     without tools must not take them for the way to answer. By hand (3,072 tokens), with
     every earlier turn opening on a memory call, the embedded model answered nearly every
     request without tools with another one ("The model replied with a memory call
-    instead of an answer")."""
+    instead of an answer"). Told in the note, the current turn's memory calls were what
+    it answered about ("The user has already saved their message as …", "The tool used
+    to generate your response was "memory"", a refusal to the README's first message) in
+    place of the user's message (``bench/local_agent_bench.py --part memory``)."""
     dropped: set[str] = set()
     kept: list[Message] = []
     for message in messages:

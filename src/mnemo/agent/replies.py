@@ -15,8 +15,9 @@ A reply that only repeats the user's question, or one question of their message
 (``repeats_question``), is no answer: the embedded 0.5B model, in a long chat where it
 had restated the user's messages, went on to answer every question with the question
 itself (seen by hand). Streamed, such a reply is held while it is word for word the
-start of a question (``questions_of``), and not shown when it is a repeat; the agent asks once more (``agent.py``). And a clause that restates the memory
-reminder is not shown (``withheld``: ``nudges.reminder_clause``), as it is not kept.
+start of a question (``questions_of``), and not shown when it is a repeat; the agent
+asks once more (``agent.py``). And a clause that restates the memory reminder is not
+shown (``withheld``: ``nudges.reminder_clause``), as it is not kept.
 
 Nor is a reply that copies an earlier reply of the conversation given to another message
 (``copied_reply``): by hand the embedded model answered five different messages with the

@@ -194,6 +194,27 @@ def call_attempt(text: str,
         if not isinstance(args, dict):
             return name, "its arguments are not a JSON object"
         return name, schema_problem(args, offered[name].get("parameters") or {"type": "object"})
+    return _misnamed_call(values, offered)
+
+
+def _misnamed_call(values: Sequence[Any], offered: Mapping[str, Mapping[str, Any]]
+                   ) -> tuple[str, str] | None:
+    """``(tool, what is wrong)`` for a call written as text under a name no tool has,
+    whose arguments are one offered tool's, every required one there (by hand the
+    embedded model answered ``{"name": "user", "arguments": {"action": "replace",
+    "target": "memory", …}}``, and the user was shown the JSON); None for anything
+    else — a call of a tool that is not offered stays an answer."""
+    for value in values:
+        if not isinstance(value, dict) or set(value) != {"name", "arguments"}:
+            continue
+        name, args = value["name"], value["arguments"]
+        if not isinstance(name, str) or not isinstance(args, dict) or not args:
+            continue
+        fits = [tool for tool, spec in offered.items()
+                if set(args) <= set((spec.get("parameters") or {}).get("properties") or {})
+                and schema_problem(args, spec.get("parameters") or {}) is None]
+        if len(fits) == 1:
+            return fits[0], f'it is named "{" ".join(name.split())[:40]}", not "{fits[0]}"'
     return None
 
 
