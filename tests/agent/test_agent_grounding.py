@@ -449,6 +449,19 @@ def test_a_question_is_not_saved_as_a_fact(mnemo_home: Home, tmp_path: Path,
     assert user_md(mnemo_home) == "I live in York."
 
 
+@pytest.mark.parametrize("said", ["thank you.", "Great!", "谢谢你！"])
+def test_chit_chat_is_not_saved_as_a_fact(mnemo_home: Home, tmp_path: Path,
+                                          said: str) -> None:
+    # Seen by hand: the embedded model saved "thank you." (the user's words, so grounded)
+    # for "My name is Li and I'm learning Japanese. How do I say thank you?".
+    client = ScriptedChatClient([add(said), add("My name is Li.", call_id="c2"), "Ok."])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn(f"My name is Li. {said} How do I say thank you in Japanese?")
+    refused = json.loads(result.tool_runs[0].result)
+    assert not refused["success"] and "tells nothing to remember" in refused["error"]
+    assert user_md(mnemo_home) == "My name is Li."
+
+
 def test_the_tool_results_keep_chinese_as_written(mnemo_home: Home, tmp_path: Path) -> None:
     # Seen by hand: every Chinese character of a refusal came back to the model as
     # "\u6211…" (several tokens each, in a 3,072-token window), and the model copied

@@ -539,6 +539,31 @@ def test_a_reply_that_only_repeats_one_question_of_the_message_is_asked_again(
     assert "only repeated the question" in content_text(client.requests[-1].messages[-1])
 
 
+def test_a_reply_restating_earlier_messages_about_something_else_is_asked_again(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    # By hand (3,072 tokens): the user's first message came back as the answer to later,
+    # unrelated ones.
+    first = "Hi! I'm Tomas, I work as a nurse in Leeds."
+    client = StreamingScriptedClient(
+        ["Nice to meet you, Tomas.", first, "Obrigado.", first, first,
+         "We have a dog called Biscuit."], context_length=3072)
+    shown: list[str] = []
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.caller.on_text = shown.append
+        agent.run_turn(first)
+        shown.clear()
+        result = agent.run_turn("How do I say thank you in Portuguese?")
+        assert result.text == "Obrigado." and result.model_calls == 2
+        assert "".join(shown) == "Obrigado."  # the restatement was held, never shown
+        assert "only repeated earlier messages" in content_text(
+            client.requests[-1].messages[-1])
+        again = agent.run_turn("Which days are my night shifts?")
+        assert again.text.startswith("[The model repeated earlier messages")
+        # About the message, a restatement may be the answer: no second call.
+        dog = agent.run_turn("We have a dog called Biscuit. What's my dog called?")
+    assert dog.text == "We have a dog called Biscuit." and dog.model_calls == 1
+
+
 # Seen by hand on the embedded model: its reply about its first memory call came back,
 # another name quoted in it, as the answer to each of the next five messages.
 _META = ("The user's last message is: \"Hi, I'm Tomas, a nurse in Leeds.\" The tool was "

@@ -186,3 +186,9 @@ def test_a_summary_heading_an_answer_ends_on_is_cut() -> None:
     # … while one that opens an answer's own part stays.
     assert without_copied_note("## Goal\nShip the parser by Friday.") == (
         "## Goal\nShip the parser by Friday.")
+    # By hand: an answer went on with the summary's goal, as the summary writes it.
+    assert without_copied_note(
+        "I'm learning Portuguese.\n\n## Goal\n- To help Biscuit remember to avoid peanuts.",
+        COPIED_SUMMARY) == "I'm learning Portuguese."
+    assert without_copied_note("## Goal\nShip the parser by Friday.", COPIED_SUMMARY) == (
+        "## Goal\nShip the parser by Friday.")

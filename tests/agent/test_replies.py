@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mnemo.agent.replies import questions_of, repeats_question
+from mnemo.agent.replies import questions_of, repeats_question, restates_earlier
 
 ALLERGY = ("Please remember: I'm allergic to peanuts, so never suggest recipes with "
            "peanuts. What should I cook tonight?")
@@ -33,3 +33,30 @@ def test_the_questions_of_a_message_are_the_message_and_each_question_in_it() ->
 def test_a_reply_repeats_the_message_or_one_of_its_questions(reply: str,
                                                               repeat: bool) -> None:
     assert repeats_question(reply, ALLERGY) is repeat
+
+
+EARLIER = ["Hi! I'm Tomas, I work as a nurse in Leeds.",
+           "We have a dog called Biscuit, he's a beagle.",
+           "You should not add peanuts. Remember: I'm allergic to peanuts, never suggest "
+           "recipes with peanuts."]
+
+
+@pytest.mark.parametrize(("reply", "asked", "restated"), [
+    # Seen by hand (3,072 tokens): earlier messages given as the answer to another one.
+    ("You should not add peanuts. Remember: I'm allergic to peanuts, never suggest "
+     "recipes with peanuts.", "How do I say thank you in Portuguese?", True),
+    ("Hi! I'm Tomas, I work as a nurse in Leeds.", "Which days are my night shifts?", True),
+    ("Hi! I'm Tomas, and I work as a nurse in Leeds.", "Which days are my night shifts?",
+     True),  # nearly word for word
+    # About the message: a restatement may be the answer.
+    ("We have a dog called Biscuit, he's a beagle.", "What's my dog's name?", False),
+    # A sentence of its own, or too short to tell.
+    ("Hi! I'm Tomas, I work as a nurse in Leeds. Obrigado is thank you.",
+     "How do I say thank you in Portuguese?", False),
+    ("Obrigado.", "How do I say thank you in Portuguese?", False),
+    ("You should not add peanuts.", "How do I say thank you in Portuguese?", False),
+])
+def test_a_reply_only_of_earlier_sentences_about_something_else_restates(
+        reply: str, asked: str, restated: bool) -> None:
+    assert restates_earlier(reply, asked, EARLIER) is restated
+    assert not restates_earlier(reply, asked, [])

@@ -46,6 +46,7 @@ from mnemo.agent.answer_only import (
     ANSWER_COPIED,
     ANSWER_NOW,
     ANSWER_REPEATED,
+    ANSWER_RESTATED,
     COPIED_NOTE,
     COPIED_SUMMARY,
     answer_only_request,
@@ -62,7 +63,12 @@ from mnemo.agent.nudges import (
     reminder_clause,
     without_restated_reminder,
 )
-from mnemo.agent.replies import ModelCaller, copied_reply, repeats_question
+from mnemo.agent.replies import (
+    ModelCaller,
+    copied_reply,
+    repeats_question,
+    restates_earlier,
+)
 from mnemo.agent.tools import (
     ToolHandler,
     ToolRegistry,
@@ -488,15 +494,17 @@ class Agent:
             repeated = not calls and repeats_question(content_text(message), self._asked())
             copied = None if calls or retry or echo or repeated else copied_reply(
                 content_text(message), self._asked(), self._earlier_replies())
-            if retry or echo or repeated or copied:
+            restated = not (calls or retry or echo or repeated or copied) and restates_earlier(
+                content_text(message), self._asked(), self._said_before())
+            if retry or echo or repeated or copied or restated:
                 # A small model may answer with nothing, with a tool call written as text
                 # that cannot run, with its tools' answers copied out, with the user's
-                # question, or with a reply it gave to another message: ask once more,
-                # saying why, before the user sees it — without the reply it copied,
-                # which it would copy again.
+                # question, with a reply it gave to another message, or with earlier
+                # messages about something else: ask once more, saying why, before the
+                # user sees it — without the reply it copied, which it would copy again.
                 why = retry or (ANSWER_REPEATED if repeated else ANSWER_COPIED if copied
-                                else ANSWER_NOW)
-                echo = echo or repeated or bool(copied)
+                                else ANSWER_RESTATED if restated else ANSWER_NOW)
+                echo = echo or repeated or bool(copied) or restated
                 hint = "\n\n".join(part for part in (extra, why) if part)
                 message = self._call(hint, None if echo else tools, result,
                                      hide=copied or "").message
@@ -593,6 +601,19 @@ class Agent:
                     pairs.append((asked, text))
         return pairs[::-1][:_EARLIER_REPLIES]
 
+    def _said_before(self) -> list[str]:
+        """In a small window, the texts of the live conversation before the user's latest
+        message (its summary too), the user's and the answers: what a reply may not only
+        restate when it is about something else (``replies.restates_earlier``). A large
+        model does not answer that way, and its conversations are long."""
+        if not is_small_window(self.engine.context_length):
+            return []
+        last = max((i for i, m in enumerate(self.messages) if m.get("role") == "user"),
+                   default=0)
+        texts = (content_text(m) for m in self.messages[:last]
+                 if m.get("role") in ("user", "assistant") and not m.get("tool_calls"))
+        return [text for text in texts if text.strip() and not text.startswith("[The model")]
+
     def _recent_results(self) -> list[str]:
         """The tool results of the live conversation, newest first (at most
         ``_RECENT_RESULTS``): what a reply that only copies tool results out — or makes
@@ -621,6 +642,11 @@ class Agent:
             return {"role": "assistant", "content": (
                 f"[The model repeated an earlier answer instead of answering this "
                 f"message.{done} {ASK_AGAIN}]")}
+        if restates_earlier(content_text(message), self._asked(), self._said_before()):
+            log.warning("the model restated earlier messages twice instead of answering")
+            return {"role": "assistant", "content": (
+                f"[The model repeated earlier messages instead of answering this one.{done} "
+                f"{ASK_AGAIN}]")}
         if repeats_question(content_text(message), self._asked()):
             log.warning("the model repeated the question twice instead of answering")
             return {"role": "assistant", "content": (
@@ -724,7 +750,8 @@ class Agent:
                                                 known=self._offered_tools(),
                                                 results=self._recent_results(),
                                                 stop_at=stop_at, asked=self._asked(),
-                                                earlier=self._earlier_replies())
+                                                earlier=self._earlier_replies(),
+                                                said_before=self._said_before())
         self.window.observe(fit.messages, tools, response.usage.prompt_tokens)
         return response
 

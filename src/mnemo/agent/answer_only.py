@@ -31,9 +31,9 @@ from mnemo.messages import Message, content_text, tool_calls_of
 from mnemo.prompt import SystemPrompt
 from mnemo.prompt.builder import PART_SEPARATOR
 
-__all__ = ["ANSWER_COPIED", "ANSWER_NOW", "ANSWER_PLAIN", "ANSWER_REPEATED", "COPIED_NOTE",
-           "COPIED_SUMMARY", "answer_only_request", "answer_only_system", "copied_call_openings",
-           "with_extra", "without_copied_note"]
+__all__ = ["ANSWER_COPIED", "ANSWER_NOW", "ANSWER_PLAIN", "ANSWER_REPEATED", "ANSWER_RESTATED",
+           "COPIED_NOTE", "COPIED_SUMMARY", "answer_only_request", "answer_only_system",
+           "copied_call_openings", "with_extra", "without_copied_note"]
 
 # Added to the request when the model has to answer without tools.
 ANSWER_NOW = ("[Tools are not available for this reply. Answer the user's last message "
@@ -50,10 +50,15 @@ ANSWER_REPEATED = ("[Your last reply only repeated the question. Answer it, in p
 ANSWER_COPIED = ("[Your last reply copied an earlier answer. Answer the user's last "
                  "message itself, in plain words.]")
 
+# Added when the model's reply only repeated earlier messages about something else.
+ANSWER_RESTATED = ("[Your last reply only repeated earlier messages. Answer the user's "
+                   "last message itself, in plain words.]")
+
 _NOTE_OPENING = "[Your tool calls this turn"
 # Where an answer that starts copying out its request's note or instruction is cut:
 # in what is stored (``without_copied_note``) and in what is streamed to the user.
-COPIED_NOTE = (_NOTE_OPENING, ANSWER_NOW, ANSWER_PLAIN, ANSWER_REPEATED, ANSWER_COPIED)
+COPIED_NOTE = (_NOTE_OPENING, ANSWER_NOW, ANSWER_PLAIN, ANSWER_REPEATED, ANSWER_COPIED,
+               ANSWER_RESTATED)
 
 
 # Where a reply starts writing out a result of the agent's own tools — by hand (3,072
@@ -94,10 +99,13 @@ _SUMMARY_END = SUMMARY_END_MARKER.strip(" -\n")
 # frame, its section headings, or a note as the summary labels one ("- User: …"). Seen
 # by hand (3,072-token window): a reply went on with "- User: We now live in York…" and
 # "## Tools & Patterns", the summary's last lines. Headings general enough to open an
-# answer ("## Goal", "## Progress") are left out.
+# answer ("## Goal", "## Progress") count only with what the summary writes under them.
 COPIED_SUMMARY = (SUMMARY_PREFIX[:30], *(f"## {name}" for name in TEMPLATE_SECTIONS
                                          if name not in ("Goal", "Progress")),
                   "- User: ", "- Assistant: ",
+                  # "## Goal" as the summary writes it, with its first bullet under it (by
+                  # hand: an answer went on "## Goal\n- To help Biscuit remember …").
+                  "## Goal\n- ", "## Progress\n### ",
                   # The marker after a summary, in the cases the model writes it ("---
                   # End of Context Summary ---" after an answer, by hand).
                   _SUMMARY_END, "End of Context Summary", _SUMMARY_END.capitalize())

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mnemo.context.markers import own_text
+from mnemo.context.summary.salience import is_instruction, is_phatic
 from mnemo.context.textscan import one_line, sentences
 from mnemo.memory import MemoryManager, MemoryStore
 from mnemo.memory.entries import TARGETS
@@ -54,6 +55,14 @@ def _only_questions(text: str) -> bool:
     (every word the user's, so grounded) instead of answering it."""
     parts = sentences(text)
     return bool(parts) and all(part.endswith(("?", "？")) for part in parts)
+
+
+def _says_nothing(text: str) -> bool:
+    """True when ``text`` is chit-chat with no fact in it ("thank you.", "Great!"), and
+    no rule for the assistant either: by hand the embedded model saved "thank you." for
+    "My name is Li and I'm learning Japanese. How do I say thank you?" (the user's own
+    words, so grounded), and it would have stood in every later session's USER.md."""
+    return bool(text.strip()) and is_phatic(text) and not is_instruction(text)
 
 
 # The small prompt's worked example, as evidence: what an entry copied from it.
@@ -117,13 +126,15 @@ class MemoryWrites:
             if isinstance(operation, dict):
                 texts.append(str(operation.get("content") or ""))
         for text in texts:
-            if _only_questions(text):
+            why = ("is a question, and memory keeps facts. Answer the user's question in "
+                   "words." if _only_questions(text) else
+                   "tells nothing to remember (a greeting, thanks or praise), and memory "
+                   "keeps facts. Answer the user in words." if _says_nothing(text) else "")
+            if why:
                 self.refused += 1
                 self.memory.failed_calls_this_turn += 1
                 return json.dumps({"success": False, "error": (
-                    f"Not saved: {one_line(text, 120)!r} is a question, and memory keeps "
-                    "facts. Answer the user's question in words.")},
-                    ensure_ascii=False), True
+                    f"Not saved: {one_line(text, 120)!r} {why}")}, ensure_ascii=False), True
         evidence = Evidence(self._evidence_texts(args, messages))
         for text in texts:
             verdict = check_grounding(text, evidence, self.mode)
