@@ -12,8 +12,12 @@ from typing import Any
 import pytest
 
 from mnemo.context import TEMPLATE_SECTIONS, ContextCompressor
-from mnemo.context.completed_summary import completed
-from mnemo.context.local_summary import parse_summary_sections, summarize_locally
+from mnemo.context.completed_summary import completed, with_rules_kept
+from mnemo.context.local_summary import (
+    parse_summary_sections,
+    render_sections,
+    summarize_locally,
+)
 from mnemo.context.prepare import Preparer
 from mnemo.context.prompt import CONTENT_MAX
 from mnemo.messages import Message, content_text
@@ -571,3 +575,28 @@ def test_a_model_summary_in_chinese_keeps_its_lines() -> None:
     text = completed(model, turns, budget_tokens=2_000)
     assert "李明对花生过敏。" in text and "杭州做软件工程师" in text
     assert "浦东" in text  # a fact the model left out, from the local summary
+
+
+# The summaries of a by-hand session (3,072-token window, 3 December 2026): the rule
+# held by ten summaries, then a model merge without it, over a budget with no room to
+# put it back beside every line.
+_RULE = "User: Please remember: I'm allergic to peanuts, never suggest recipes with peanuts."
+_HELD = (f"## Constraints & Preferences\n- {_RULE}\n## Progress\n### Done\n- 3 Dec 2026 · "
+         "User: We changed the trip: it's Porto now, not Lisbon.\n## Pending User Asks\n- How "
+         "do I say thank you in Portuguese?\n## Critical Context\n- User: We have a dog called "
+         "Biscuit, he's a beagle. My night shifts are on Tuesdays and Thursdays.\n")
+_MERGED = ("## Progress\n### Done\n- User: We changed the trip: it's Porto now, not Lisbon.\n"
+           "## Critical Context\n- User: How do I say thank you in Portuguese? We have a dog "
+           "called Biscuit, he's a beagle. My night shifts are on Tuesdays and Thursdays.\n"
+           "## Tools & Patterns\n- memory ×9\n")
+
+
+def test_a_rule_of_the_previous_summary_takes_the_room_of_other_lines() -> None:
+    merged = render_sections(parse_summary_sections(_MERGED))
+    assert estimate_tokens_rough(with_rules_kept(merged, _HELD, 2_000)) > 140
+    text = with_rules_kept(merged, _HELD, 140)
+    assert estimate_tokens_rough(text) <= 140
+    assert parse_summary_sections(text)["Constraints & Preferences"] == [_RULE]
+    assert "Porto now" in text  # the best of the rest, as far as the room goes
+    # With no room even for the rule alone, the merge stays as it was.
+    assert with_rules_kept(merged, _HELD, 60) == merged

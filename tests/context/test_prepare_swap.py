@@ -7,6 +7,9 @@ from __future__ import annotations
 from test_prepare import _conversation, _engine, _observe, _run_worker, _tokens_of, _turn
 
 from mnemo.context import ContextCompressor, validate_c12
+from mnemo.context.lcm_nodes import Span
+from mnemo.context.prepare import Prepared
+from mnemo.context.prepare_swap import swap_summary
 from mnemo.messages import Message, content_text
 from mnemo.tokens import estimate_message_tokens_rough
 
@@ -105,3 +108,20 @@ def test_the_tail_is_measured_with_the_callers_count_reaching_only_the_end() -> 
     kept_metered = len(messages) - len(metered.last_report.removed)
     assert kept_metered < kept_rough  # the same budget holds half as much
     assert 0 < len(counted) < len(messages) // 4  # a walk from the end, not every message
+
+
+def test_a_rule_the_summary_in_the_context_holds_outlives_a_prepared_summary() -> None:
+    # By hand (3,072 tokens): the model's summary, prepared in the background, was
+    # swapped in without the user's rule that the summary it replaced held.
+    rule = "User: Please remember: I'm allergic to peanuts, never suggest recipes with peanuts."
+    previous = (f"## Constraints & Preferences\n- {rule}\n## Critical Context\n- User: We "
+                "have a dog called Biscuit.\n")
+    turns: list[Message] = [{"role": "user", "content": "We changed the trip: it's Porto now."},
+                            {"role": "assistant", "content": "Porto it is."}]
+    prepared = Prepared(first=1, start=1, end=3, keys=(), body=(
+        "## Progress\n### Done\n- User: We changed the trip: it's Porto now.\n"), middle_tokens=40,
+        calls=1)
+    for middle in (turns, [*turns, {"role": "user", "content": "My shifts are on Tuesdays."}]):
+        made = swap_summary(prepared, Span(previous=previous, turns=list(middle)), middle,
+                            budget=2_000, extra="")
+        assert rule in made.body and "Porto now" in made.body

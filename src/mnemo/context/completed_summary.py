@@ -60,7 +60,7 @@ from mnemo.memory.grounding import Evidence, check_grounding
 from mnemo.messages import Message, content_text
 from mnemo.tokens import estimate_tokens_rough
 
-__all__ = ["MIN_ROOM_TOKENS", "completed"]
+__all__ = ["MIN_ROOM_TOKENS", "completed", "with_rules_kept"]
 
 _RULES = "Constraints & Preferences"
 # Under Relevant Files a model line must name a file, with a path or an extension: by
@@ -97,7 +97,7 @@ def completed(model_body: str, turns: Sequence[Message], *, budget_tokens: int,
     besides the headings it takes at most half of what it replaces, the model's lines
     at most half of that (see the module docstring). ``model_body`` unchanged when there
     is no room to share, but for the user's rules ``previous_summary`` held, which are
-    put back whatever the room (``_with_rules_kept``). ``model_previous``: the summary the
+    put back whatever the room (``with_rules_kept``). ``model_previous``: the summary the
     model was given to go on from, when not ``previous_summary`` (its own earlier answer:
     ``prepare.py``)."""
     found = _sections(model_body)
@@ -122,7 +122,7 @@ def completed(model_body: str, turns: Sequence[Message], *, budget_tokens: int,
     limit = min(budget_tokens, _EMPTY_TEMPLATE_TOKENS + int(replaced * _REPLACED_SHARE))
     half = _EMPTY_TEMPLATE_TOKENS + (limit - _EMPTY_TEMPLATE_TOKENS) // 2
     if half - _EMPTY_TEMPLATE_TOKENS < MIN_ROOM_TOKENS:
-        return _with_rules_kept(model_body, previous_summary, budget_tokens)
+        return with_rules_kept(model_body, previous_summary, budget_tokens)
     printed = render_sections(mine)
     cut = estimate_tokens_rough(printed) > half
     if cut:
@@ -132,7 +132,7 @@ def completed(model_body: str, turns: Sequence[Message], *, budget_tokens: int,
         mine = parse_summary_sections(printed)
     room = limit - estimate_tokens_rough(printed)
     if room < MIN_ROOM_TOKENS:
-        return _with_rules_kept(printed if cut else model_body, previous_summary,
+        return with_rules_kept(printed if cut else model_body, previous_summary,
                                 budget_tokens)
     known = content_words(" ".join(line for lines in mine.values() for line in lines))
     # The headings are printed once: the local summary's template is not extra room.
@@ -164,11 +164,11 @@ def completed(model_body: str, turns: Sequence[Message], *, budget_tokens: int,
         key, line = added.pop()
         merged[key].remove(line)
         text = render_sections(merged)
-    return _with_rules_kept(text if added or cut else model_body, previous_summary,
+    return with_rules_kept(text if added or cut else model_body, previous_summary,
                             budget_tokens)
 
 
-def _with_rules_kept(text: str, previous_summary: str | None, budget_tokens: int) -> str:
+def with_rules_kept(text: str, previous_summary: str | None, budget_tokens: int) -> str:
     """``text`` with the rules the user set for the assistant in ``previous_summary``
     that it no longer holds word for word put back first under their heading, in place
     of the model's versions of them, within ``budget_tokens``. They are what every
@@ -194,7 +194,17 @@ def _with_rules_kept(text: str, previous_summary: str | None, budget_tokens: int
     sections[_RULES] = [*missing, *(line for line in lines if not any(
         told_in(content_words(line), words) for words in versions))]
     kept = render_sections(sections)
-    return kept if estimate_tokens_rough(kept) <= budget_tokens else text
+    if estimate_tokens_rough(kept) <= budget_tokens:
+        return kept
+    # No room for the rules beside every line: the lines are ranked as a previous
+    # summary's are — a rule above every note — until the budget is spent (by hand, in a
+    # 3,072-token window, the rule held by ten summaries was left out of the eleventh
+    # for want of 2 tokens, and never came back).
+    fitted = summarize_locally([], budget_tokens=budget_tokens, previous_summary=kept)
+    held = parse_summary_sections(fitted).get(_RULES, [])
+    if all(any(_holds(line, rule) for line in held) for rule in missing):
+        return fitted
+    return text
 
 
 # A summary line's speaker label ("User: ", "Tomas: ").

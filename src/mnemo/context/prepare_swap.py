@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
-from mnemo.context.completed_summary import completed
+from mnemo.context.completed_summary import completed, with_rules_kept
 from mnemo.context.lcm_nodes import Span, take_apart_span
 from mnemo.context.local_summary import summarize_locally
 from mnemo.context.metered import MessageCounter
@@ -77,7 +77,10 @@ def swap_summary(prepared: Prepared | None, span: Span, middle: Sequence[Message
     body = prepared.body
     # A body larger than the budget (a window too small for C9's floor) is fitted too.
     if not (rest.turns or extra.strip() or estimate_tokens_rough(body) > budget):
-        return SwapSummary(body, prepared.covered, False)
+        # Prepared from the summary of its time: a rule the summary in the context now
+        # holds is put back if the preparation lost it (``completed_summary``).
+        return SwapSummary(with_rules_kept(body, span.previous, budget), prepared.covered,
+                           False)
     if prepared.model_body:
         # Completed in the background (``completed_summary.py``): completed again, from
         # the model's own lines, for the whole middle and the room this compaction has.
@@ -87,4 +90,4 @@ def swap_summary(prepared: Prepared | None, span: Span, middle: Sequence[Message
     if estimate_tokens_rough(body) > budget or not prepared.model_body:
         body = summarize_locally(rest.turns, budget_tokens=budget, previous_summary=body,
                                  extra_context=extra, session_date=session_date)
-    return SwapSummary(body, prepared.covered, False)
+    return SwapSummary(with_rules_kept(body, span.previous, budget), prepared.covered, False)
