@@ -462,6 +462,18 @@ def test_chit_chat_is_not_saved_as_a_fact(mnemo_home: Home, tmp_path: Path,
     assert user_md(mnemo_home) == "My name is Li."
 
 
+def test_an_entry_whose_said_part_is_only_chit_chat_is_not_saved(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    # Seen by hand: "Thank you! It was a pleasure working for you." was trimmed to the
+    # part the user said, "Thank you!", and that was saved.
+    client = ScriptedChatClient([add("Thank you! It was a pleasure working for you."),
+                                 "Obrigado."])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn("How do I say thank you! in Portuguese?")
+    assert not json.loads(result.tool_runs[0].result)["success"]
+    assert user_md(mnemo_home) == ""
+
+
 def test_the_tool_results_keep_chinese_as_written(mnemo_home: Home, tmp_path: Path) -> None:
     # Seen by hand: every Chinese character of a refusal came back to the model as
     # "\u6211…" (several tokens each, in a 3,072-token window), and the model copied

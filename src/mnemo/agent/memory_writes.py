@@ -142,7 +142,9 @@ class MemoryWrites:
                 continue
             kept, dropped = (split_grounded(text, evidence, self.mode)
                              if args.get("action") == "add" else ("", ""))
-            if kept:
+            # What was said of it may be only the chit-chat: by hand "Thank you! It was a
+            # pleasure working for you." was kept as "Thank you!".
+            if kept and not _says_nothing(kept):
                 saved = self._saved_already(kept)
                 if saved is not None:
                     rest = (" (the rest of the entry was not said by the user)"
