@@ -7,6 +7,7 @@ the preparer's jobs are the real ones.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -600,3 +601,29 @@ def test_a_rule_of_the_previous_summary_takes_the_room_of_other_lines() -> None:
     assert "Porto now" in text  # the best of the rest, as far as the room goes
     # With no room even for the rule alone, the merge stays as it was.
     assert with_rules_kept(merged, _HELD, 60) == merged
+
+
+def _tool_call(call_id: str, name: str, arguments: dict[str, Any]) -> Message:
+    return {"role": "assistant", "content": None, "tool_calls": [{
+        "id": call_id, "type": "function",
+        "function": {"name": name, "arguments": json.dumps(arguments)}}]}
+
+
+def test_a_tool_is_counted_once_however_a_model_summary_spelt_it() -> None:
+    # By hand (3,072 tokens): "Memory ×7" from a model summary beside "memory ×9".
+    assert parse_summary_sections(summarize_locally(
+        [], budget_tokens=2_000, previous_summary="## Critical Context\n- User: I live in "
+        "York.\n## Tools & Patterns\n- Memory ×7\n- memory ×8\n"))["Tools & Patterns"] == [
+        "memory ×15"]
+    turns: list[Message] = [{"role": "user", "content": (
+        "Please refactor src/app/orders.py so the handler returns 404 for unknown ids; "
+        "never change the public API.")}]
+    for i in range(6):
+        turns += [_tool_call(f"c{i}", "read_file", {"path": "src/app/orders.py"}),
+                  {"role": "tool", "tool_call_id": f"c{i}",
+                   "content": "def handler(order_id):\n    return lookup(order_id)\n" * 20}]
+    turns.append({"role": "assistant", "content": "Done: the handler returns 404 now."})
+    model = "## Goal\n- Refactor src/app/orders.py.\n## Tools & Patterns\n- Read_file ×40\n"
+    text = completed(model, turns, budget_tokens=2_000,
+                     previous_summary="## Tools & Patterns\n- Read_file ×40\n")
+    assert parse_summary_sections(text)["Tools & Patterns"] == ["read_file ×46"]

@@ -43,6 +43,7 @@ from collections.abc import Sequence
 from datetime import date
 
 from mnemo.context.local_summary import (
+    TOOL_COUNT,
     parse_summary_sections,
     render_sections,
     summarize_locally,
@@ -63,6 +64,7 @@ from mnemo.tokens import estimate_tokens_rough
 __all__ = ["MIN_ROOM_TOKENS", "completed", "with_rules_kept"]
 
 _RULES = "Constraints & Preferences"
+_TOOLS = "Tools & Patterns"
 # Under Relevant Files a model line must name a file, with a path or an extension: by
 # hand the 0.5B model wrote "File paths: Leeds, Headingley." for where the user lives.
 _FILES = "Relevant Files"
@@ -163,6 +165,15 @@ def completed(model_body: str, turns: Sequence[Message], *, budget_tokens: int,
     while added and estimate_tokens_rough(text) > limit:
         key, line = added.pop()
         merged[key].remove(line)
+        text = render_sections(merged)
+    # A tool the local lines count gives way there: they count the calls of the turns and
+    # the summaries before; the model guesses ("Memory ×41" beside "memory ×9", by hand).
+    counted = {m.group(1).lower() for key, line in added
+               if key == _TOOLS and (m := TOOL_COUNT.match(line))}
+    guessed = [line for line in mine.get(_TOOLS, [])
+               if (m := TOOL_COUNT.match(line)) and m.group(1).lower() in counted]
+    if guessed:
+        merged[_TOOLS] = [line for line in merged[_TOOLS] if line not in guessed]
         text = render_sections(merged)
     return with_rules_kept(text if added or cut else model_body, previous_summary,
                             budget_tokens)

@@ -68,7 +68,8 @@ from mnemo.context.summary.wrapped import unwrapped
 from mnemo.context.textscan import CJK_CLASS, one_line, topic_matcher
 from mnemo.messages import Message, content_text
 
-__all__ = ["parse_summary_sections", "redact_secrets", "render_sections", "summarize_locally"]
+__all__ = ["TOOL_COUNT", "parse_summary_sections", "redact_secrets", "render_sections",
+           "summarize_locally"]
 
 _NONE = "(none)"
 # The most of a summary's room the empty template may take with its "(none)" lines.
@@ -95,7 +96,8 @@ _RESERVED_NOTE = 42.0
 # words that the kept lines already hold (see _fit).
 _REPEAT_SHARE = 1.0
 
-_TOOL_COUNT = re.compile(r"^(\S+) ×(\d+)(?: \((\d+) failed\))?$")
+# A Tools & Patterns line: a tool's name and how often it was called ("memory ×4").
+TOOL_COUNT = re.compile(r"^(\S+) ×(\d+)(?: \((\d+) failed\))?$")
 _READ_COUNT = re.compile(r"^(\S+): (\d+) calls?(?: \(see Relevant Files\))?$")
 _STRAY_HEADING = re.compile(r"^#{1,6}\s+")
 _HEADING_NAMES = frozenset(n.lower() for n in (*TEMPLATE_SECTIONS, *PROGRESS_SUBSECTIONS))
@@ -595,7 +597,7 @@ def _talk_in_work_layout(previous: dict[str, list[str]]) -> bool:
            for line in previous.get("Critical Context", [])):
         return False
     for line in previous.get("Tools & Patterns", []):
-        match = _TOOL_COUNT.match(line.strip("[]"))
+        match = TOOL_COUNT.match(line.strip("[]"))
         if match is None or match.group(1) not in TALK_TOOLS:
             return False
     return True
@@ -898,10 +900,13 @@ def _tool_lines(facts: Facts, earlier: list[str]) -> list[_Line]:
     failures: Counter[str] = Counter(facts.tool_failures)
     other: list[str] = []
     for line in earlier:
-        match = _TOOL_COUNT.match(line)
+        match = TOOL_COUNT.match(line)
         if match:
-            counts[match.group(1)] += int(match.group(2))
-            failures[match.group(1)] += int(match.group(3) or 0)
+            # One name however a model summary spelt it ("Memory ×7" beside "memory ×9",
+            # by hand): tool names are lower case.
+            name = match.group(1).lower()
+            counts[name] += int(match.group(2))
+            failures[name] += int(match.group(3) or 0)
         else:
             other.append(line)
     candidates = _earlier(other, _fixed("other", 45))
