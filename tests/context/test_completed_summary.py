@@ -613,8 +613,8 @@ def test_a_tool_is_counted_once_however_a_model_summary_spelt_it() -> None:
     # By hand (3,072 tokens): "Memory ×7" from a model summary beside "memory ×9".
     assert parse_summary_sections(summarize_locally(
         [], budget_tokens=2_000, previous_summary="## Critical Context\n- User: I live in "
-        "York.\n## Tools & Patterns\n- Memory ×7\n- memory ×8\n"))["Tools & Patterns"] == [
-        "memory ×15"]
+        "York.\n## Tools & Patterns\n- Memory ×7\n- memory ×8\n- [memory ×2]\n"))[
+        "Tools & Patterns"] == ["memory ×17"]
     turns: list[Message] = [{"role": "user", "content": (
         "Please refactor src/app/orders.py so the handler returns 404 for unknown ids; "
         "never change the public API.")}]

@@ -171,7 +171,7 @@ def completed(model_body: str, turns: Sequence[Message], *, budget_tokens: int,
     counted = {m.group(1).lower() for key, line in added
                if key == _TOOLS and (m := TOOL_COUNT.match(line))}
     guessed = [line for line in mine.get(_TOOLS, [])
-               if (m := TOOL_COUNT.match(line)) and m.group(1).lower() in counted]
+               if (m := TOOL_COUNT.match(line.strip("[]"))) and m.group(1).lower() in counted]
     if guessed:
         merged[_TOOLS] = [line for line in merged[_TOOLS] if line not in guessed]
         text = render_sections(merged)

@@ -900,7 +900,7 @@ def _tool_lines(facts: Facts, earlier: list[str]) -> list[_Line]:
     failures: Counter[str] = Counter(facts.tool_failures)
     other: list[str] = []
     for line in earlier:
-        match = TOOL_COUNT.match(line)
+        match = TOOL_COUNT.match(line.strip("[]"))  # a model writes "[memory ×2]" too
         if match:
             # One name however a model summary spelt it ("Memory ×7" beside "memory ×9",
             # by hand): tool names are lower case.
