@@ -435,31 +435,23 @@ def test_an_archived_memory_refusal_is_no_evidence(mnemo_home: Home, tmp_path: P
     assert user_md(mnemo_home) == ""
 
 
-@pytest.mark.parametrize("asked", [
-    "Where do I work now, and what am I allergic to?",
-    "Where did we go last Christmas? Where do we go last Christmas?", "我住在哪里？"])
-def test_a_question_is_not_saved_as_a_fact(mnemo_home: Home, tmp_path: Path,
-                                           asked: str) -> None:
-    # Seen by hand: the embedded model saved the user's question (every word theirs).
-    client = ScriptedChatClient([add(asked), add("I live in York.", call_id="c2"), "Ok."])
+@pytest.mark.parametrize(("said", "why"), [
+    # Seen by hand: the embedded model saved the user's question (every word theirs) …
+    ("Where do I work now, and what am I allergic to?", "is a question"),
+    ("Where did we go last Christmas? Where do we go last Christmas?", "is a question"),
+    ("我住在哪里？", "is a question"),
+    # … and "thank you." (grounded too) for "My name is Li and I'm learning Japanese.
+    # How do I say thank you?".
+    ("thank you.", "tells nothing to remember"), ("Great!", "tells nothing to remember"),
+    ("谢谢你！", "tells nothing to remember")])
+def test_a_question_or_chit_chat_is_not_saved_as_a_fact(mnemo_home: Home, tmp_path: Path,
+                                                         said: str, why: str) -> None:
+    client = ScriptedChatClient([add(said), add("I live in York.", call_id="c2"), "Ok."])
     with make_agent(mnemo_home, client, tmp_path) as agent:
-        result = agent.run_turn(f"I live in York. {asked}")
+        result = agent.run_turn(f"I live in York. {said}")
     refused = json.loads(result.tool_runs[0].result)
-    assert not refused["success"] and "is a question" in refused["error"]
+    assert not refused["success"] and why in refused["error"]
     assert user_md(mnemo_home) == "I live in York."
-
-
-@pytest.mark.parametrize("said", ["thank you.", "Great!", "谢谢你！"])
-def test_chit_chat_is_not_saved_as_a_fact(mnemo_home: Home, tmp_path: Path,
-                                          said: str) -> None:
-    # Seen by hand: the embedded model saved "thank you." (the user's words, so grounded)
-    # for "My name is Li and I'm learning Japanese. How do I say thank you?".
-    client = ScriptedChatClient([add(said), add("My name is Li.", call_id="c2"), "Ok."])
-    with make_agent(mnemo_home, client, tmp_path) as agent:
-        result = agent.run_turn(f"My name is Li. {said} How do I say thank you in Japanese?")
-    refused = json.loads(result.tool_runs[0].result)
-    assert not refused["success"] and "tells nothing to remember" in refused["error"]
-    assert user_md(mnemo_home) == "My name is Li."
 
 
 def test_an_entry_whose_said_part_is_only_chit_chat_is_not_saved(

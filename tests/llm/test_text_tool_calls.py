@@ -283,7 +283,7 @@ QUESTION = "What instrument does my brother play, and where?"
 
 def test_stream_gate_holds_a_repeat_of_the_question_and_drops_it() -> None:
     shown: list[str] = []
-    gate = StreamGate(shown.append, echo_of=QUESTION)
+    gate = StreamGate(shown.append, echo_of=[QUESTION])
     for piece in ("What instrument", " does my brother", " play, and where?"):
         gate.feed(piece)
     assert shown == []  # held: word for word the question so far
@@ -299,7 +299,7 @@ def test_stream_gate_holds_a_repeat_of_the_question_and_drops_it() -> None:
 def test_stream_gate_shows_a_reply_from_where_it_leaves_the_question(
         pieces: tuple[str, ...]) -> None:
     shown: list[str] = []
-    gate = StreamGate(shown.append, echo_of=QUESTION)
+    gate = StreamGate(shown.append, echo_of=[QUESTION])
     for piece in pieces:
         gate.feed(piece)
     gate.finish(was_call=False)
@@ -354,7 +354,7 @@ def test_stream_gate_shows_a_reply_once_it_leaves_every_earlier_opening() -> Non
 
 def test_stream_gate_still_holds_a_call_after_a_question() -> None:
     shown: list[str] = []
-    gate = StreamGate(shown.append, echo_of=QUESTION)
+    gate = StreamGate(shown.append, echo_of=[QUESTION])
     for piece in ('{"name": "session_search", ', '"arguments": {}}'):
         gate.feed(piece)
     gate.finish(was_call=True)

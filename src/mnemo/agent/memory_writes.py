@@ -65,6 +65,16 @@ def _says_nothing(text: str) -> bool:
     return bool(text.strip()) and is_phatic(text) and not is_instruction(text)
 
 
+def _no_fact(text: str) -> str:
+    """Why ``text`` is no fact to keep (the end of the refusal), or "" when it may be one."""
+    if _only_questions(text):
+        return "is a question, and memory keeps facts. Answer the user's question in words."
+    if _says_nothing(text):
+        return ("tells nothing to remember (a greeting, thanks or praise), and memory keeps "
+                "facts. Answer the user in words.")
+    return ""
+
+
 # The small prompt's worked example, as evidence: what an entry copied from it.
 _EXAMPLE = Evidence([MEMORY_EXAMPLE_ENTRY])
 
@@ -126,10 +136,7 @@ class MemoryWrites:
             if isinstance(operation, dict):
                 texts.append(str(operation.get("content") or ""))
         for text in texts:
-            why = ("is a question, and memory keeps facts. Answer the user's question in "
-                   "words." if _only_questions(text) else
-                   "tells nothing to remember (a greeting, thanks or praise), and memory "
-                   "keeps facts. Answer the user in words." if _says_nothing(text) else "")
+            why = _no_fact(text)
             if why:
                 self.refused += 1
                 self.memory.failed_calls_this_turn += 1

@@ -188,13 +188,18 @@ def restates_earlier(text: str, asked: str, said_before: Sequence[str]) -> bool:
         matcher.set_seq2(words)
         for before in earlier:
             matcher.set_seq1(before)
-            if (matcher.real_quick_ratio() >= _COPY_RATIO
-                    and matcher.quick_ratio() >= _COPY_RATIO
-                    and matcher.ratio() >= _COPY_RATIO):
+            if _copies(matcher):
                 break
         else:
             return False
     return True
+
+
+def _copies(matcher: SequenceMatcher[str]) -> bool:
+    """The matcher's two word sequences match at least ``_COPY_RATIO`` (the cheap upper
+    bounds first: most pairs fail them)."""
+    return (matcher.real_quick_ratio() >= _COPY_RATIO and matcher.quick_ratio() >= _COPY_RATIO
+            and matcher.ratio() >= _COPY_RATIO)
 
 
 def copied_reply(text: str, asked: str, earlier: Sequence[tuple[str, str]]) -> str | None:
@@ -207,8 +212,7 @@ def copied_reply(text: str, asked: str, earlier: Sequence[tuple[str, str]]) -> s
     matcher.set_seq2(said)
     for reply, words in _copyable(asked, earlier):
         matcher.set_seq1(words)
-        if (matcher.real_quick_ratio() >= _COPY_RATIO and matcher.quick_ratio() >= _COPY_RATIO
-                and matcher.ratio() >= _COPY_RATIO):
+        if _copies(matcher):
             return reply
     return None
 

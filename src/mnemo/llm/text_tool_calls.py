@@ -296,13 +296,12 @@ class StreamGate:
     """
 
     def __init__(self, sink: Callable[[str], None], stop_at: Sequence[str] = (),
-                 echo_of: str | Sequence[str] = (), withheld: Callable[[str], str] | None = None,
+                 echo_of: Sequence[str] = (), withheld: Callable[[str], str] | None = None,
                  copy_openings: Sequence[str] = ()) -> None:
         self._out = ClauseFilter(self._shown, withheld) if withheld else None
         self._sink = sink
         # Held while the reply's letters begin one of these.
-        self._echo = tuple(e for e in map(_letters, (echo_of,) if isinstance(echo_of, str)
-                                          else echo_of) if e)
+        self._echo = tuple(e for e in map(_letters, echo_of) if e)
         self._openings = tuple(o for o in map(_letters, copy_openings) if o)
         self._whole = False  # opened like an earlier reply: held to the end
         self._stop_at = tuple(m for m in stop_at if m)
