@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from mnemo.agent import Agent, build_agent
+from mnemo.agent.replies import restates_earlier
 from mnemo.config import MnemoConfig
 from mnemo.context.validity import validate_c12
 from mnemo.home import Home
@@ -562,6 +563,21 @@ def test_a_reply_restating_earlier_messages_about_something_else_is_asked_again(
         # About the message, a restatement may be the answer: no second call.
         dog = agent.run_turn("We have a dog called Biscuit. What's my dog called?")
     assert dog.text == "We have a dog called Biscuit." and dog.model_calls == 1
+
+
+def test_the_turns_message_is_what_was_asked_after_a_compaction_took_it(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    # By hand (3,072 tokens): a compaction in the middle of the turn summarised the
+    # question away; read from the live list, the turn had asked nothing, and five
+    # answers in a row were taken for restatements about something else.
+    client = StreamingScriptedClient(["Tuesdays and Thursdays."], context_length=3072)
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.run_turn("Which days are my night shifts?")
+        agent.messages = [{"role": "user", "content": "[CONTEXT COMPACTION — REFERENCE "
+                           "ONLY] Earlier turns were compacted into the summary below."}]
+        assert agent._asked() == "Which days are my night shifts?"
+        said = "My night shifts are on Tuesdays and Thursdays."
+        assert not restates_earlier(said, agent._asked(), [said])
 
 
 # Seen by hand on the embedded model: its reply about its first memory call came back,

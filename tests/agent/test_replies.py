@@ -60,3 +60,6 @@ def test_a_reply_only_of_earlier_sentences_about_something_else_restates(
         reply: str, asked: str, restated: bool) -> None:
     assert restates_earlier(reply, asked, EARLIER) is restated
     assert not restates_earlier(reply, asked, [])
+    # A message with no content word gives nothing to judge the reply against.
+    assert not restates_earlier(reply, "Why?", EARLIER)
+    assert not restates_earlier(reply, "", EARLIER)

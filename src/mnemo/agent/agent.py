@@ -214,6 +214,7 @@ class Agent:
         self.manager: MemoryManager | None = None
         self.tools = ToolRegistry()
         self.turn = 0
+        self._turn_text = ""  # the message of the turn under way (``_asked``)
         self.nudger = MemoryNudger(config.memory.nudge_interval, config.memory.flush_min_turns)
         self._resume = resume_session_id
         self._owns_sessions = owns_sessions  # close the store with the agent
@@ -340,6 +341,7 @@ class Agent:
         self._end_session()
         self.messages = []
         self.turn = 0
+        self._turn_text = ""
         self._resume = None
         self._compacted = False
         self.nudger.turns_since_write = 0
@@ -454,6 +456,7 @@ class Agent:
         self.start()
         assert self.manager is not None and self.session_id is not None
         self.turn += 1
+        self._turn_text = text
         self.memory.failed_calls_this_turn = 0
         self.manager.on_turn_start(self.turn, text)
         if self.turn == 1 and not self.messages:
@@ -563,7 +566,13 @@ class Agent:
                 "the user in plain words.]")
 
     def _asked(self) -> str:
-        """The text of the user's latest message (what a reply may only repeat)."""
+        """The text of the user's latest message (what a reply may only repeat): the
+        turn's own, which a compaction in the middle of the turn may have summarised
+        away (by hand, 3,072 tokens: the live list then ended on the summary, read as a
+        message that asked nothing, and every answer made of earlier sentences was
+        taken for a restatement about something else)."""
+        if self._turn_text:
+            return self._turn_text
         for message in reversed(self.messages):
             if message.get("role") == "user":
                 return own_text(message)  # not a summary merged before it

@@ -177,7 +177,8 @@ def restates_earlier(text: str, asked: str, said_before: Sequence[str]) -> bool:
         return False
     asked_words = {w for w in _WORD.findall(asked.lower())
                    if len(w) >= 3 and w not in STOPWORDS}
-    if any(asked_words.intersection(words) for words in parts):
+    # A message without content words ("Why?") gives nothing to judge a reply against.
+    if not asked_words or any(asked_words.intersection(words) for words in parts):
         return False
     earlier = _sentence_words(said_before)
     known = {tuple(words) for words in earlier}
