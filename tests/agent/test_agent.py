@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 
 from mnemo.agent import Agent, build_agent
+from mnemo.agent.agent import Compaction
 from mnemo.agent.nudges import NUDGE_TEXT
 from mnemo.config import MnemoConfig
-from mnemo.context import SUMMARY_PREFIX
+from mnemo.context import SUMMARY_PREFIX, CompressionReport
 from mnemo.errors import ContextLengthExceededError, ProviderConnectionError, UsageError
 from mnemo.home import Home
 from mnemo.llm.testing import ChatRequest, ScriptedChatClient, assistant_tool_call
@@ -289,6 +290,18 @@ def test_no_flush_when_memory_was_just_written(mnemo_home: Home, tmp_path: Path)
     agent.run_turn("remember x1")
     agent.close()
     assert len(client.requests) == 2
+
+
+@pytest.mark.parametrize(("pruned", "stubs", "said"), [
+    ([3, 5], 0, "compacted — cleared 2 old tool outputs (no summary: too small)"),
+    # By hand: "cleared 0 old tool outputs" when only a repair had changed the list.
+    ([], 1, "compacted — no summary (too small)"),
+])
+def test_a_compaction_without_summary_says_what_it_did(pruned: list[int], stubs: int,
+                                                       said: str) -> None:
+    report = CompressionReport(10, 10, 900, 800, pruned=pruned, stubs_added=stubs,
+                               skipped_reason="too small")
+    assert Compaction("auto", report).describe() == said
 
 
 def test_manual_compact_with_focus_and_prompt_rebuilt_once(mnemo_home: Home,

@@ -563,6 +563,12 @@ def test_a_reply_restating_earlier_messages_about_something_else_is_asked_again(
         # About the message, a restatement may be the answer: no second call.
         dog = agent.run_turn("We have a dog called Biscuit. What's my dog called?")
     assert dog.text == "We have a dog called Biscuit." and dog.model_calls == 1
+    # The notice is the agent's: the model is not shown it (by hand it wrote notices
+    # out as its answers), and the message it left unanswered joins the next one.
+    request = client.requests[-1].messages
+    assert not any("[The model" in content_text(m) for m in request)
+    assert content_text(request[-1]).startswith(
+        "Which days are my night shifts?\n\nWe have a dog called Biscuit.")
 
 
 def test_the_turns_message_is_what_was_asked_after_a_compaction_took_it(

@@ -84,8 +84,10 @@ def test_a_failed_turn_does_not_leave_two_user_messages_in_the_next_request(
     assert texts[:3] == ["one", "first", "two"] and texts[-2:] == ["three", "third"]
     assert texts[3].startswith("[no answer")
     last_request = client.requests[-1].messages
-    assert [m["role"] for m in last_request] == ["system", "user", "assistant", "user",
-                                                 "assistant", "user"]
+    # The note is the agent's, not the model's: the request leaves it out, and the
+    # message it did not answer is joined to the next one.
+    assert [m["role"] for m in last_request] == ["system", "user", "assistant", "user"]
+    assert content_text(last_request[-1]) == "two\n\nthree"
 
 
 def test_a_conversation_with_two_user_messages_in_a_row_is_joined_in_the_request(

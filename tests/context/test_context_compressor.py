@@ -22,6 +22,7 @@ from convgen import (
 from mnemo.context import (
     COMPACTION_NOTE,
     PRUNED_TOOL_PLACEHOLDER,
+    SUMMARY_END_MARKER,
     SUMMARY_PREFIX,
     ContextCompressor,
     ContextEngine,
@@ -172,6 +173,33 @@ def test_latest_user_message_survives_a_long_tool_loop() -> None:
     out = ContextCompressor(context_length=8_000).compress(messages)
     assert survives(ask, out)
     assert not c12_violations(out, messages)
+
+
+def test_a_request_the_last_summary_was_merged_into_stays_in_the_tail() -> None:
+    # By hand (3,072 tokens): the summary was merged into the user's message (C12 c),
+    # its tool loop filled the window, and the next compaction summarised the request
+    # away under "Pending User Asks" — the model then answered the first message.
+    ask = "Which days are my night shifts?"
+    body = "\n".join(f"- fact {k} about the user" for k in range(30))
+    merged = user(f"{SUMMARY_PREFIX}\n\n## Progress\n{body}{SUMMARY_END_MARKER}{ask}")
+    loop = []
+    for k in range(4):
+        loop += [assistant("", [call(f"k{k}", "memory", content=f"fact {k} " * 40)]),
+                 tool(f"k{k}", f"reason {k} " * 60)]
+    messages = [system(), user("Hi! I'm Tomas, a nurse in Leeds."), *loop[:2], merged,
+                *loop[2:]]
+    out = ContextCompressor(context_length=3_072).compress(messages)
+    requests = [m for m in out if m.get("role") == "user"]
+    assert content_text(requests[-1]).endswith(f"{SUMMARY_END_MARKER}{ask}")
+    assert content_text(requests[-1]).count(ask) == 1  # not also in the summary
+    assert not c12_violations(out, messages)
+    # With nothing else to summarise, the merged message is kept as it was.
+    again = ContextCompressor(context_length=3_072)
+    kept = [system(), user("Hi!"), assistant("Hello."),
+            user(f"{SUMMARY_PREFIX}\n\n## Progress\n{body}\n{SUMMARY_END_MARKER}{ask}"),
+            *loop[2:]]
+    assert again.compress(kept) and again.last_report is not None
+    assert again.last_report.removed == [] and not again.last_report.summary
 
 
 def test_malformed_input_is_a_usage_error() -> None:

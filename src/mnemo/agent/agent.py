@@ -82,7 +82,13 @@ from mnemo.config import MnemoConfig
 from mnemo.context import CompressionReport, ContextEngine, is_summary_message
 from mnemo.context.engine import Summarizer
 from mnemo.context.fit import Fit
-from mnemo.context.markers import ASK_AGAIN, CALL_FAILED, INTERRUPTED, own_text
+from mnemo.context.markers import (
+    ASK_AGAIN,
+    CALL_FAILED,
+    INTERRUPTED,
+    own_text,
+    without_agent_notices,
+)
 from mnemo.context.prepare import describe_status
 from mnemo.context.prepare_worker import TurnGate
 from mnemo.context.repair import repair_messages
@@ -150,10 +156,12 @@ class Compaction:
             merged = ", merged with the previous summary" if self.merged else ""
             parts.append(f"summarised: {r.messages_before} → {r.messages_after} messages, "
                          f"~{r.tokens_before:,} → ~{r.tokens_after:,} tokens ({how}{merged})")
-        elif r.changed:
+        elif r.pruned:
             parts.append(f"cleared {len(r.pruned)} old tool output"
                          f"{'s' if len(r.pruned) != 1 else ''} (no summary: "
                          f"{r.skipped_reason or 'nothing to summarise'})")
+        elif r.changed:  # only repaired for the API (a stub, a merge)
+            parts.append(f"no summary ({r.skipped_reason or 'nothing to summarise'})")
         if self.fit is not None and self.fit.changed:
             parts.append(self.fit.describe())
         if not parts:
@@ -647,17 +655,20 @@ class Agent:
                 f"[The model repeated its tools' results instead of answering.{done} "
                 f"{ASK_AGAIN}]")}
         if copied_reply(content_text(message), self._asked(), self._earlier_replies()):
-            log.warning("the model copied an earlier answer twice instead of answering")
+            log.warning("the model copied an earlier answer twice instead of answering: %.200r",
+                        content_text(message))
             return {"role": "assistant", "content": (
                 f"[The model repeated an earlier answer instead of answering this "
                 f"message.{done} {ASK_AGAIN}]")}
         if restates_earlier(content_text(message), self._asked(), self._said_before()):
-            log.warning("the model restated earlier messages twice instead of answering")
+            log.warning("the model restated earlier messages twice instead of answering: "
+                        "%.200r", content_text(message))
             return {"role": "assistant", "content": (
                 f"[The model repeated earlier messages instead of answering this one.{done} "
                 f"{ASK_AGAIN}]")}
         if repeats_question(content_text(message), self._asked()):
-            log.warning("the model repeated the question twice instead of answering")
+            log.warning("the model repeated the question twice instead of answering: %.200r",
+                        content_text(message))
             return {"role": "assistant", "content": (
                 f"[The model repeated your question instead of answering it.{done} "
                 f"{ASK_AGAIN}]")}
@@ -847,11 +858,11 @@ class Agent:
         prompt) at the end: joined to the last message when that is the user's, so two
         user messages never follow each other. ``answer_only``: the request a small
         model answers in words (``answer_only.py``); ``hide``: an assistant reply left
-        out (its neighbours are joined where two of one role meet)."""
-        messages = self.messages if not hide else [
-            m for m in self.messages
-            if not (m.get("role") == "assistant" and not m.get("tool_calls")
-                    and content_text(m).strip() == hide)]
+        out (its neighbours are joined where two of one role meet). The agent's notices
+        ("[The model gave no answer. …]") are left out the same way: the model did not
+        say them, and the embedded model wrote them out as its next answers (by hand);
+        the message it did not answer is joined to the next one instead."""
+        messages = [m for m in self.messages if not _left_out(m, hide)]
         if answer_only:
             assert self.system_prompt is not None
             return self._valid(answer_only_request(
@@ -925,8 +936,10 @@ class Agent:
                                       focus_topic=focus)
         report = self.engine.last_report or CompressionReport(
             len(before), len(output), 0, 0, skipped_reason="the engine reported nothing")
-        compaction = Compaction(reason, report, merged=any(
-            is_summary_message(before[i]) for i in report.removed if i < len(before)))
+        # A new summary always takes the previous one apart (C10), even when the turn
+        # it was merged into stays.
+        compaction = Compaction(reason, report, merged=report.summary is not None and any(
+            is_summary_message(message) for message in before))
         if report.changed:
             live = output[1:] if output and output[0].get("role") == "system" else output
             self._sync_live(live)
@@ -1021,6 +1034,15 @@ class Agent:
         if s["preparation"]:
             line += f" · {describe_status(s['preparation'])}"
         return line
+
+
+def _left_out(message: Message, hide: str) -> bool:
+    """True for an assistant reply a request leaves out (``Agent._request``): ``hide``,
+    or only the agent's notices."""
+    if message.get("role") != "assistant" or message.get("tool_calls"):
+        return False
+    text = content_text(message).strip()
+    return bool(text) and (text == hide or not without_agent_notices(text))
 
 
 def _signature(call: Any) -> str:

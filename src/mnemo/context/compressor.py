@@ -58,7 +58,7 @@ from mnemo.context.prepare_worker import ThreadRunner, TurnGate, gated
 from mnemo.context.progress import ProgressGuard
 from mnemo.context.prompt import summary_budget
 from mnemo.context.pruning import prune_tool_results
-from mnemo.context.repair import Origins, Repair, repair_messages
+from mnemo.context.repair import Origins, Repair, repair_messages, split_merged_summaries
 from mnemo.context.report import MIN_MIDDLE_TOKENS, Draft, check_messages, report_status
 from mnemo.context.summary.cache import collector_paused
 from mnemo.context.summary.dates import conversation_started
@@ -384,9 +384,12 @@ class ContextCompressor(ContextEngine):
         # Step 0: what an API rejects never reaches the steps (C12 a, c).
         repair = repair_messages(messages, stubs=False)
         _refuse_nothing_left(messages, repair)
+        repair = split_merged_summaries(repair)
         work = repair.messages
         input_tokens = [estimate_message_tokens_rough(m) for m in messages]
-        original_tokens = [input_tokens[o] if o is not None else estimate_message_tokens_rough(m)
+        # (A message the repairs made or took apart is counted as it is now.)
+        original_tokens = [input_tokens[o] if o is not None and m is messages[o]
+                           else estimate_message_tokens_rough(m)
                            for m, o in zip(work, repair.origins, strict=True)]
         tokens = list(original_tokens)
         # Step 1: old tool output. The newest outputs it keeps, and the tail (step 3), are

@@ -45,6 +45,7 @@ __all__ = [
     "repair_messages",
     "restore_alternation",
     "sanitize_tool_pairs",
+    "split_merged_summaries",
 ]
 
 Origins = list[int | None]
@@ -89,6 +90,32 @@ def repair_messages(messages: Sequence[Message], origins: Origins | None = None,
                                                                  add_stubs=stubs)
     out, out_origins, merged = restore_alternation(paired, paired_origins)
     return Repair(out, out_origins, dropped, merged, added)
+
+
+def split_merged_summaries(repair: Repair) -> Repair:
+    """``repair`` with the latest user message taken apart from the summary merged into
+    it (C12 c), when it is one: the summary alone (a message made here), then the
+    message as itself, with the origin of the merged one. The steps then see the user's
+    request for what it is and keep it in the tail (C8) — by hand (3,072 tokens) it was
+    summarised away in the middle of its turn, under "Pending User Asks", and the model
+    answered the first message instead. The two are merged again when the list is
+    assembled. Older merged turns stay as they are: summarising them is right, and the
+    summary prepared in the background (C17) was read from the list as it is."""
+    messages = repair.messages
+    for at in range(len(messages) - 1, -1, -1):
+        if messages[at].get("role") == "user":
+            break
+    else:
+        return repair
+    if not is_summary_message(messages[at]):
+        return repair
+    body, original = split_summary_message(messages[at])
+    if original is None:
+        return repair
+    summary: dict[str, Any] = {"role": "user", "content": summary_content(body)}
+    return Repair([*messages[:at], summary, original, *messages[at + 1:]],  # type: ignore[list-item]
+                  [*repair.origins[:at], None, *repair.origins[at:]],
+                  repair.dropped, repair.merged, repair.stubs)
 
 
 def sanitize_tool_pairs(

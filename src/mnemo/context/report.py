@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mnemo.context.engine import CompressionReport
+from mnemo.context.markers import is_summary_message, split_summary_message
 from mnemo.context.repair import Origins, Repair
 from mnemo.errors import UsageError
 from mnemo.messages import Message
@@ -75,6 +76,21 @@ class Draft:
                 total += estimate_message_tokens_rough(message)
         return total
 
+    def _remade(self, out: Sequence[Message], origins: Origins,
+                present: set[int | None]) -> set[int]:
+        """Input summaries that are in ``out`` unchanged although made anew: a summary
+        merged into a turn is taken apart for the steps and merged again
+        (``repair.split_merged_summaries``) — kept, not removed."""
+        made = [split_summary_message(message) for message, origin
+                in zip(out, origins, strict=True)
+                if origin is None and is_summary_message(message)]
+        if not made:
+            return set()
+        # (Compared taken apart: the summary's own blank lines at its end are not kept.)
+        return {i for i, message in enumerate(self.messages)
+                if i not in present and is_summary_message(message)
+                and split_summary_message(message) in made}
+
     def skip(self, reason: str) -> None:
         """No summary this time, for ``reason``; the repairs made, if any, are named too."""
         repaired = self.repair.describe()
@@ -93,6 +109,7 @@ class Draft:
             work = self.repair.origins
             present_work = {o for o in origins if o is not None}
             present = {work[o] for o in present_work}
+            present |= self._remade(out, origins, present)
             removed = [i for i in range(n) if i not in present]
             pruned = [o for i in self.pruned if i in present_work
                       and (o := work[i]) is not None]
