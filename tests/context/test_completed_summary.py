@@ -103,6 +103,26 @@ def test_in_a_small_room_the_model_keeps_half_and_the_facts_it_missed_get_the_re
     assert "Tokyo" in text or "Rita" in text or "Biscuit" in text
 
 
+def test_what_the_previous_summary_said_keeps_its_room_beside_a_short_turn() -> None:
+    # By hand (3,072 tokens, a compaction after every turn): with the previous summary
+    # counted at half, as the turns are, the summary halved at every compaction and
+    # each fact was gone one compaction after it was summarised.
+    previous = ("## Goal\n- Tomas, a nurse in Leeds.\n\n## Constraints & Preferences\n"
+                "- User: Please remember: I'm allergic to peanuts, never suggest recipes "
+                "with peanuts.\n\n## Progress\n### Done\n- User: My partner Sam and I "
+                "moved to a flat in Headingley last week.\n\n## Critical Context\n"
+                "- User: We have a dog called Biscuit, he's a beagle.\n"
+                "- User: My night shifts are on Tuesdays and Thursdays.\n")
+    turns: list[Message] = [
+        {"role": "user", "content": "Actually we changed the trip: it's Porto now, not Lisbon."},
+        {"role": "assistant", "content": "Got it, Porto it is."}]
+    model = ("## Goal\n- Tomas is a nurse in Leeds who is going to Porto.\n\n"
+             "## Critical Context\n- The trip is to Porto now, not Lisbon.\n")
+    text = completed(model, turns, budget_tokens=300, previous_summary=previous)
+    assert "Porto now, not Lisbon" in text and "peanuts" in text
+    assert "Headingley" in text and "Tuesdays and Thursdays" in text
+
+
 def test_no_room_or_nothing_new_leaves_the_model_summary_as_it_is() -> None:
     assert completed(_MODEL, _chat(), budget_tokens=estimate_tokens_rough(_MODEL) + 50) == _MODEL
     assert completed(_MODEL, [], budget_tokens=2_000) == _MODEL

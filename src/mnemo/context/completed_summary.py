@@ -14,11 +14,12 @@ previous summary held and the model's merge left out is put back first, whatever
 room: no later turn says it again.
 
 Where the room is small — a small window, or a middle of a few short messages — the
-whole summary takes, besides its headings, at most half of what it replaces (as the
-local summariser's notes of a conversation do), and the model's lines at most half of
-that, its most important ones: seen by hand in a 3,072-token window, the model had
-written 339 tokens ("The Pixel is a popular toy", "has since adopted it at the same
-time") for 257 tokens of turns that said where the user's brother plays the cello.
+whole summary takes, besides its headings, at most what the previous summary said and
+half of the turns (as the local summariser's notes of a conversation do), and the
+model's lines at most half of that, its most important ones: seen by hand in a
+3,072-token window, the model had written 339 tokens ("The Pixel is a popular toy", "has
+since adopted it at the same time") for 257 tokens of turns that said where the user's
+brother plays the cello.
 
 The model's lines are tidied first (``_tidied``): by hand in an 8k window the 0.5B model
 wrote the same two sentences under five headings, line fragments without a word of
@@ -96,12 +97,12 @@ def completed(model_body: str, turns: Sequence[Message], *, budget_tokens: int,
     """``model_body`` (a summary of ``turns`` after ``previous_summary``) with the local
     summariser's new lines for the same turns (and the memory providers'
     ``extra_context``) added under their headings, the whole within ``budget_tokens``;
-    besides the headings it takes at most half of what it replaces, the model's lines
-    at most half of that (see the module docstring). ``model_body`` unchanged when there
-    is no room to share, but for the user's rules ``previous_summary`` held, which are
-    put back whatever the room (``with_rules_kept``). ``model_previous``: the summary the
-    model was given to go on from, when not ``previous_summary`` (its own earlier answer:
-    ``prepare.py``)."""
+    besides the headings it takes at most what the previous summary said and half of the
+    turns, the model's lines at most half of that (see the module docstring).
+    ``model_body`` unchanged when there is no room to share, but for the user's rules
+    ``previous_summary`` held, which are put back whatever the room
+    (``with_rules_kept``). ``model_previous``: the summary the model was given to go on
+    from, when not ``previous_summary`` (its own earlier answer: ``prepare.py``)."""
     found = _sections(model_body)
     # What was said, for the model's lines to be grounded in: the turns (their speakers'
     # names too) and the summary they go on from — not the model's own earlier answer.
@@ -117,11 +118,16 @@ def completed(model_body: str, turns: Sequence[Message], *, budget_tokens: int,
     if not turns:
         return model_body
     # A summary must shrink what it replaces: besides its headings it takes at most half
-    # of it, as the local summariser's notes of a conversation do. Measured as printed:
-    # every heading, "(none)" under the empty ones.
-    replaced = estimate_tokens_rough(previous_summary or "") + sum(
-        estimate_tokens_rough(content_text(t)) for t in turns)
-    limit = min(budget_tokens, _EMPTY_TEMPLATE_TOKENS + int(replaced * _REPLACED_SHARE))
+    # of the turns, as the local summariser's notes of a conversation do, and what the
+    # previous summary said. Measured as printed: every heading, "(none)" under the
+    # empty ones. (Counting the previous summary at half too, a live chat's summary
+    # halved at every compaction: by hand, 3,072 tokens, the dog's name, the change of
+    # plan and the night shifts were each gone one compaction after they were summarised.)
+    carried = sum(estimate_tokens_rough(f"- {line}\n") for lines in parse_summary_sections(
+        previous_summary or "").values() for line in lines)
+    replaced = sum(estimate_tokens_rough(content_text(t)) for t in turns)
+    limit = min(budget_tokens, _EMPTY_TEMPLATE_TOKENS + carried
+                + int(replaced * _REPLACED_SHARE))
     half = _EMPTY_TEMPLATE_TOKENS + (limit - _EMPTY_TEMPLATE_TOKENS) // 2
     if half - _EMPTY_TEMPLATE_TOKENS < MIN_ROOM_TOKENS:
         return with_rules_kept(model_body, previous_summary, budget_tokens)
