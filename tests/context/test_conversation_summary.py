@@ -568,6 +568,38 @@ def test_where_someone_lives_and_works_now_replaces_what_they_said_before() -> N
     assert "I live in Glasgow" in summary  # another speaker's home
 
 
+@pytest.mark.parametrize(("sentence", "undone"), [
+    ("Actually we changed the trip: it's Porto now, not Lisbon.", ("lisbon",)),
+    ("We're going to Porto instead of Lisbon.", ("lisbon",)),
+    ("I'm not going to Berlin any more.", ("berlin",)),
+    ("Sam, not Tomas, cooked.", ()),  # nothing changed
+    ("I do not like Mondays.", ()),
+    ("Now I'm not sure about Python.", ()),
+])
+def test_a_correction_names_what_no_longer_holds(sentence: str,
+                                                 undone: tuple[str, ...]) -> None:
+    assert salience_module.undone_names(sentence) == undone
+
+
+def test_a_correction_takes_back_the_older_notes_it_names() -> None:
+    # By hand (3,072 tokens): the summary kept "going to Lisbon in May" beside "it's
+    # Porto now, not Lisbon", and the embedded model answered Lisbon.
+    previous = ("## Key Decisions\n- User: I'm learning Portuguese because we're going "
+                "to Lisbon in May.\n\n## Critical Context\n- User: We have a dog called "
+                "Biscuit, he's a beagle.\n- Assistant: Lisbon is lovely in May.\n")
+
+    def after(message: str) -> str:
+        return summarize_locally([{"role": "user", "content": message},
+                                  {"role": "assistant", "content": "Got it."}],
+                                 budget_tokens=400, previous_summary=previous)
+
+    changed = after("Actually we changed the trip: it's Porto now, not Lisbon.")
+    assert "Porto now, not Lisbon" in changed and "Biscuit" in changed
+    assert "Lisbon in May" not in changed and "Lisbon is lovely" not in changed
+    kept = after("My sister Rita lives in Porto.")  # no correction: nothing taken back
+    assert "going to Lisbon in May" in kept and "Lisbon is lovely in May" in kept
+
+
 def test_near_identical_facts_are_kept_once() -> None:
     turns = [said("Caroline", "I started a pottery class in Denver."),
              *conversation()[1:7],

@@ -33,6 +33,7 @@ from mnemo.context.summary.salience import (
     salience,
     slot_keys,
     subject_key,
+    undone_names,
     without_phatic_clauses,
 )
 from mnemo.context.textscan import STOPWORDS, one_line, sentences
@@ -127,7 +128,8 @@ def _noted(raw: str, today: date | None, names: tuple[str, ...], checked: bool
         return None
     # Only a sentence with "my " in it can say what its subject is (``subject_key``).
     subject = subject_key(text) if "my " in text.lower() else None
-    keys = ("=" + fact_key(text),) + (("my " + subject,) if subject else ()) + slot_keys(text)
+    keys = (("=" + fact_key(text),) + (("my " + subject,) if subject else ()) + slot_keys(text)
+            + tuple("!" + name for name in undone_names(text)))
     return text, keys, content_words(text)
 
 
@@ -206,16 +208,32 @@ def latest_notes(notes: Sequence[Note], *, ai_assistant: bool = False) -> list[N
     seen: dict[tuple[str, str], int] = {}  # a key → the newest kept note holding it
     kept: list[Note] = []
     replacing: set[int] = set()
+    # A name a newer note of the speaker took back ("Porto now, not Lisbon": a "!" key)
+    # → that note: an older note of theirs with the name in it no longer holds.
+    undone: dict[tuple[str, str], int] = {}
     for note in reversed(notes):
         keys = [(note.speaker, key) for key in note.keys]
         hit = next((k for k in keys if k in seen), None)
+        if hit is None and undone:
+            # (An AI assistant's notes are about the user's plans: "Lisbon is lovely in
+            # May" no longer holds either. Between people they are the other's own.)
+            whose = "user" if ai_assistant and note.role == "assistant" else note.speaker
+            taken = next((name for name in note.words if (whose, name) in undone), None)
+            if taken is not None:
+                replacing.add(undone[(whose, taken)])
+                continue
         if hit is not None:
             if not hit[1].startswith("="):  # not a repeat: the newer note replaced it
                 replacing.add(seen[hit])
             continue
         # A "+" key replaces older notes of that key, and no newer note replaces it.
         for who, key in keys:
-            seen.setdefault((who, key.lstrip("+")), len(kept))
+            if key.startswith("!"):
+                undone.setdefault((who, key[1:]), len(kept))
+                if ai_assistant and note.role == "user":
+                    undone.setdefault(("user", key[1:]), len(kept))
+            else:
+                seen.setdefault((who, key.lstrip("+")), len(kept))
         kept.append(note)
     kept = [replace(note, replaced=True) if number in replacing else note
             for number, note in enumerate(kept)]

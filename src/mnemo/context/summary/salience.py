@@ -38,7 +38,8 @@ from mnemo.context.textscan import CJK_CLASS, STOPWORDS
 
 __all__ = ["INTERCEPT", "PRONOUNS", "WEIGHTS", "cjk_runs", "clean", "condensed", "fact_key",
            "is_instruction", "is_phatic", "is_standing_rule", "kind", "salience",
-           "sentence_features", "slot_keys", "subject_key", "without_phatic_clauses"]
+           "sentence_features", "slot_keys", "subject_key", "undone_names",
+           "without_phatic_clauses"]
 
 # Words that carry no fact in chit-chat: evaluation, feelings about the other person's
 # news, agreement, small talk. A sentence made only of these (and function words) is
@@ -626,6 +627,30 @@ def slot_keys(sentence: str) -> tuple[str, ...]:
     if job and _JOB_NOW.search(sentence):
         keys.append("slot job")
     return tuple(keys)
+
+
+# A correction of something its speaker said before names what no longer holds: "it's
+# Porto now, not Lisbon", "Porto instead of Lisbon", "we're not going to Lisbon any
+# more". By hand (3,072 tokens) the summary kept "we're going to Lisbon in May" beside
+# "we changed the trip: it's Porto now, not Lisbon", and the embedded model answered
+# "Lisbon" to "Where are we going in May?". Only with a word that says it changed: "Sam,
+# not Tomas, cooked" takes nothing back.
+_CHANGE_CUE = re.compile(r"\b(?:now|instead|actually|any ?more|no longer|changed|switched"
+                         r"|rather than)\b", re.IGNORECASE)
+_UNDONE = re.compile(r"\b(?:not|instead of|rather than|no longer)(?: (?:going|moving|flying))?"
+                     r"(?: (?:in|to|at|on|with|for|from|the))? ((?-i:[A-Z])[\w'-]+)",
+                     re.IGNORECASE)
+
+
+def undone_names(sentence: str) -> tuple[str, ...]:
+    """The names (lower-cased) a correction says no longer hold, or none (see above)."""
+    low = sentence.lower()
+    if "not" not in low and "instead" not in low and "rather" not in low and (
+            "longer" not in low):
+        return ()
+    if not _CHANGE_CUE.search(sentence):
+        return ()
+    return tuple(name.lower() for name in _UNDONE.findall(sentence) if name != "I")
 
 
 def _cjk_slot_keys(sentence: str) -> tuple[str, ...]:
