@@ -413,7 +413,11 @@ def test_calls_written_out_after_the_answer_are_neither_shown_nor_kept(
      'user "Name: Tomas. Prefer tabs."": done (Entry added.)',
      'memory add user "Name: Tomas. Prefer tabs.": done (Entry added.)',
      "Good morning! You live in York now.", ("memory add", "Prefer tabs")),
-], ids=["broken call and summary copy", "copied tool result", "note line copied"])
+    # (4) by hand: the chat template's tag for a tool's answer after the answer.
+    ("We're going to Lisbon in May.\n\n<tool_response>", "<tool_response>\n",
+     "We're going to Lisbon in May.", ("<tool_response>", "<tool")),
+], ids=["broken call and summary copy", "copied tool result", "note line copied",
+        "template tag"])
 def test_a_broken_call_a_summary_or_a_result_copied_is_neither_shown_nor_kept(
         mnemo_home: Home, tmp_path: Path, copied: str, all_copy: str, answer: str,
         never_kept: tuple[str, str]) -> None:

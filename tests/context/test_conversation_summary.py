@@ -598,6 +598,14 @@ def test_a_correction_takes_back_the_older_notes_it_names() -> None:
     assert "Lisbon in May" not in changed and "Lisbon is lovely" not in changed
     kept = after("My sister Rita lives in Porto.")  # no correction: nothing taken back
     assert "going to Lisbon in May" in kept and "Lisbon is lovely in May" in kept
+    # Nor does an AI's answer that retells what was taken back outlive it (by hand).
+    echoed = summarize_locally(
+        [{"role": "user", "content": "Actually we changed the trip: it's Porto now, not "
+                                     "Lisbon."},
+         {"role": "assistant", "content": "I'm learning Portuguese because we're going to "
+                                          "Lisbon in May."}],
+        budget_tokens=400, previous_summary=previous)
+    assert "Porto now, not Lisbon" in echoed and "Lisbon in May" not in echoed
 
 
 def test_near_identical_facts_are_kept_once() -> None:

@@ -89,7 +89,10 @@ def copied_call_openings(names: Sequence[str]) -> tuple[str, ...]:
     # done (Entry added.)' — the model's call as it wrote it, not what was saved.
     told = (f"{spelt} {action} " for spelt in ("memory", "Memory") if "memory" in names
             for action in MEMORY_ACTIONS)
-    return (*marked, *written, *told, *_COPIED_RESULTS)
+    # The chat template's own tag for a tool's answer: by hand (3,072 tokens) a reply
+    # ended "… going to Lisbon in May.\n\n<tool_response>", shown, and the summary
+    # kept it as a note of the assistant's.
+    return (*marked, *written, *told, *_COPIED_RESULTS, "<tool_response>")
 
 
 _SUMMARY_END = SUMMARY_END_MARKER.strip(" -\n")

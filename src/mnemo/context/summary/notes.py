@@ -211,6 +211,7 @@ def latest_notes(notes: Sequence[Note], *, ai_assistant: bool = False) -> list[N
     # A name a newer note of the speaker took back ("Porto now, not Lisbon": a "!" key)
     # → that note: an older note of theirs with the name in it no longer holds.
     undone: dict[tuple[str, str], int] = {}
+    gone: list[Note] = []  # the user's notes a newer one repeats, replaces or takes back
     for note in reversed(notes):
         keys = [(note.speaker, key) for key in note.keys]
         hit = next((k for k in keys if k in seen), None)
@@ -221,10 +222,12 @@ def latest_notes(notes: Sequence[Note], *, ai_assistant: bool = False) -> list[N
             taken = next((name for name in note.words if (whose, name) in undone), None)
             if taken is not None:
                 replacing.add(undone[(whose, taken)])
+                gone.append(note)
                 continue
         if hit is not None:
             if not hit[1].startswith("="):  # not a repeat: the newer note replaced it
                 replacing.add(seen[hit])
+            gone.append(note)
             continue
         # A "+" key replaces older notes of that key, and no newer note replaces it.
         for who, key in keys:
@@ -239,17 +242,25 @@ def latest_notes(notes: Sequence[Note], *, ai_assistant: bool = False) -> list[N
             for number, note in enumerate(kept)]
     kept.reverse()
     # An AI's echo of any earlier user note includes one of the message just before.
-    return _without_restated(kept) if ai_assistant else _without_echoes(kept)
+    return _without_restated(kept, gone) if ai_assistant else _without_echoes(kept)
 
 
-def _without_restated(notes: list[Note]) -> list[Note]:
+def _without_restated(notes: list[Note], gone: Sequence[Note] = ()) -> list[Note]:
     """``notes`` without an AI assistant's note made only of the words of one note the
     user made before it, however long before (seen by hand: the embedded model answers
     "we are planning a trip to Norway in June." to the user's statement, and the two
     are summarised in different compactions), or saying where "it" lives or works.
     Between people the same words are the other person's own fact ("I love pizza" said
-    by both); an AI's restatement tells nothing the user's note does not."""
+    by both); an AI's restatement tells nothing the user's note does not. Nor does its
+    restatement of a user note ``gone`` (a newer one replaced or took it back): by hand
+    the embedded model answered "it's Porto now, not Lisbon" with the user's "we're going
+    to Lisbon in May", and the summary kept that as the assistant's."""
     told: dict[str, list[frozenset[str]]] = {}  # stem → the user notes' stems holding it
+    for note in gone:
+        if note.role == "user":
+            stems = _stems(note)
+            for stem in stems:
+                told.setdefault(stem, []).append(stems)
     kept: list[Note] = []
     for note in notes:
         stems = _stems(note)
