@@ -123,6 +123,21 @@ def test_what_the_previous_summary_said_keeps_its_room_beside_a_short_turn() -> 
     assert "Headingley" in text and "Tuesdays and Thursdays" in text
 
 
+def test_a_model_line_naming_what_the_user_took_back_is_left_out() -> None:
+    # By hand: "… recipes for beagles in Lisbon." after "it's Porto now, not Lisbon".
+    model = ("## Goal\n- We are going to Lisbon in May.\n\n## Critical Context\n"
+             "- Night shifts are on Tuesdays and Thursdays.\n")
+    turns: list[Message] = [
+        {"role": "user", "content": "We're going to Lisbon in May."},
+        {"role": "user", "content": "Actually we changed the trip: it's Porto now, not Lisbon."},
+        {"role": "user", "content": "My night shifts are on Tuesdays and Thursdays."}]
+    text = completed(model, turns, budget_tokens=400)
+    assert "Tuesdays and Thursdays" in text and "going to Lisbon in May" not in text
+    again: list[Message] = [*turns, {"role": "user", "content": "Sorry, we're going to "
+                                      "Lisbon in May after all."}]
+    assert "We are going to Lisbon in May." in completed(model, again, budget_tokens=400)
+
+
 def test_no_room_or_nothing_new_leaves_the_model_summary_as_it_is() -> None:
     assert completed(_MODEL, _chat(), budget_tokens=estimate_tokens_rough(_MODEL) + 50) == _MODEL
     assert completed(_MODEL, [], budget_tokens=2_000) == _MODEL

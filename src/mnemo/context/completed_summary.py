@@ -56,7 +56,7 @@ from mnemo.context.prompt import (
     truncate_for_summary,
 )
 from mnemo.context.summary.notes import content_words, told_in
-from mnemo.context.summary.salience import is_standing_rule
+from mnemo.context.summary.salience import is_standing_rule, undone_names
 from mnemo.context.summary.wrapped import DANGLING, unwrapped
 from mnemo.memory.grounding import Evidence, check_grounding
 from mnemo.messages import Message, content_text
@@ -112,7 +112,8 @@ def completed(model_body: str, turns: Sequence[Message], *, budget_tokens: int,
     said = Evidence([previous_summary or "", *(
         f"{t.get('name') or ''}: {truncate_for_summary(content_text(t))}"
         for t in turns)]) if turns else None
-    mine = _tidied(found, _squeezed(f"{previous_summary or ''}\n{model_previous}"), said)
+    mine = _tidied(found, _squeezed(f"{previous_summary or ''}\n{model_previous}"), said,
+                   _taken_back(previous_summary, turns))
     if mine != found or unwrapped(model_body) != model_body.strip():
         model_body = render_sections(mine)
     if not turns:
@@ -129,7 +130,7 @@ def completed(model_body: str, turns: Sequence[Message], *, budget_tokens: int,
     limit = min(budget_tokens, _EMPTY_TEMPLATE_TOKENS + carried
                 + int(replaced * _REPLACED_SHARE))
     half = _EMPTY_TEMPLATE_TOKENS + (limit - _EMPTY_TEMPLATE_TOKENS) // 2
-    if half - _EMPTY_TEMPLATE_TOKENS < MIN_ROOM_TOKENS:
+    if limit - _EMPTY_TEMPLATE_TOKENS < MIN_ROOM_TOKENS:
         return with_rules_kept(model_body, previous_summary, budget_tokens)
     printed = render_sections(mine)
     cut = estimate_tokens_rough(printed) > half
@@ -248,8 +249,24 @@ def _squeezed(text: str) -> str:
     return " ".join(text.split())
 
 
+def _taken_back(previous_summary: str | None, turns: Sequence[Message]) -> frozenset[str]:
+    """The names taken back ("it's Porto now, not Lisbon": ``salience.undone_names``) by
+    a line of the previous summary (its sections are in no order of time) or by a turn
+    of the user's, where no later turn of theirs names them again without taking them
+    back."""
+    undone = {name for lines in parse_summary_sections(previous_summary or "").values()
+              for line in lines for name in undone_names(line)}
+    for turn in turns:
+        if turn.get("role") == "user":
+            text = content_text(turn)
+            names = undone_names(text)
+            undone = (undone - content_words(text)) | set(names)
+    return frozenset(undone)
+
+
 def _tidied(sections: dict[str, list[str]], previous: str = "",
-            said: Evidence | None = None) -> dict[str, list[str]]:
+            said: Evidence | None = None,
+            taken_back: frozenset[str] = frozenset()) -> dict[str, list[str]]:
     """``sections`` of a model's summary without the lines that tell nothing new: a
     repeat or a piece of an earlier line (in template order: all its content words are
     that line's), a line without a content word, one that restates a hint of the
@@ -257,7 +274,9 @@ def _tidied(sections: dict[str, list[str]], previous: str = "",
     docstring), a line of the ``previous`` summary (spaces squeezed) cut off in the
     middle of a sentence — the local lines carry that one whole — and, given what was
     ``said``, a line that says what was not (``_grounded``), or one that retells what
-    the memory tool answered (``_TOOL_NOTE``).
+    the memory tool answered (``_TOOL_NOTE``), or one that names what the user took
+    back (``taken_back``) without taking it back itself (by hand: "… recipes for
+    beagles in Lisbon." after "it's Porto now, not Lisbon").
     A line that ends on a word no sentence ends on loses it ("… yesterday and")."""
     kept: dict[str, list[str]] = {}
     earlier: list[frozenset[str]] = []
@@ -270,6 +289,7 @@ def _tidied(sections: dict[str, list[str]], previous: str = "",
                     or _cut_from(line, previous)
                     or (key == _FILES and not _PATH_LIKE.search(line))
                     or _TOOL_NOTE.search(line)
+                    or (taken_back & words and not undone_names(line))
                     or (said is not None and not _grounded(line, said))):
                 continue
             earlier.append(words)
