@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from mnemo.agent import Agent, build_agent
-from mnemo.agent.replies import restates_earlier
+from mnemo.agent.replies import other_language, restates_earlier
 from mnemo.config import MnemoConfig
 from mnemo.context.validity import validate_c12
 from mnemo.home import Home
@@ -471,10 +471,11 @@ def test_ctrl_c_keeps_what_was_shown_and_the_next_turn_runs(
 
         def complete(self, messages: Sequence[Message], **kwargs: Any) -> ChatResponse:
             stream = kwargs.get("stream")
-            if not self.interrupted and stream is not None:  # two words, then Ctrl-C
+            if not self.interrupted and stream is not None:  # a few words, then Ctrl-C
                 self.interrupted = True
-                # (A word is shown once the space after it comes: ``ClauseFilter``.)
-                stream.on_text("Once upon ")
+                # (A word is shown once the space after it comes: ``ClauseFilter``; in a
+                # small window, once a word tells the reply's language: "It".)
+                stream.on_text("It was once ")
                 raise KeyboardInterrupt
             return super().complete(messages, **kwargs)
 
@@ -483,7 +484,7 @@ def test_ctrl_c_keeps_what_was_shown_and_the_next_turn_runs(
         agent.caller.on_text = lambda text: None
         with pytest.raises(KeyboardInterrupt):
             agent.run_turn("tell me a long story")
-        assert content_text(agent.messages[-1]) == "Once upon [interrupted by the user]"
+        assert content_text(agent.messages[-1]) == "It was once [interrupted by the user]"
         result = agent.run_turn("just a short answer then")
         assert result.text == "Short answer."
         assert validate_c12(client.requests[-1].messages) == []
@@ -573,6 +574,51 @@ def test_a_reply_restating_earlier_messages_about_something_else_is_asked_again(
     assert not any("[The model" in content_text(m) for m in request)
     assert content_text(request[-1]).startswith(
         "Which days are my night shifts?\n\nWe have a dog called Biscuit.")
+
+
+def test_a_reply_in_another_language_is_asked_again_and_the_second_taken(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    # By hand (3,072 tokens): after answering "How do I say thank you in Portuguese?" in
+    # Portuguese, the embedded model answered every later English message in it too.
+    portuguese = "Olá! O nome do seu cachorro é Biscuit."
+    client = StreamingScriptedClient(
+        ["Obrigado, ou obrigada se você for mulher.", portuguese,
+         "Your dog is called Biscuit.", "Nosso destino é Porto.", "Nosso destino é Porto."],
+        context_length=3072)
+    shown: list[str] = []
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.caller.on_text = shown.append
+        # A message that names a language may get its answer in it.
+        thanks = agent.run_turn("How do I say thank you in Portuguese?")
+        assert thanks.model_calls == 1
+        shown.clear()
+        dog = agent.run_turn("What's my dog's name?")
+        assert dog.text == "Your dog is called Biscuit." and dog.model_calls == 2
+        assert "".join(shown) == dog.text  # the Portuguese reply was held, never shown
+        assert "not in the language of the user's message" in content_text(
+            client.requests[-1].messages[-1])
+        shown.clear()
+        # Asked once: a second reply in another language is the answer, printed whole.
+        trip = agent.run_turn("Where are we going in May?")
+    assert trip.text == "Nosso destino é Porto." and trip.model_calls == 2
+    assert shown == [] and agent.caller.partial_text == ""
+
+
+@pytest.mark.parametrize(("reply", "asked", "other"), [
+    ("O nome de Biscuit é Tom.", "What's my dog's name?", True),
+    ("Para evitar amendoim, não use receitas com amendoim.", "What do I need to avoid?", True),
+    ("Nosso destino é Porto.", "Where are we going in May?", True),
+    ("Lentil curry, rice, salad.", "What should I cook tonight?", False),  # no marker
+    ("Café Nero, Leeds city centre.", "Where do we meet?", False),
+    ("No peanuts, no cashews, no almonds.", "What do I avoid?", False),
+    ("Obrigado!", "What is the word?", False),  # too short to tell
+    ("Onde fica a estação?", "How do I say 'where is the station' in Portuguese?", False),
+    ("Your dog is called Biscuit.", "What's my dog's name?", False),
+    ("Tu perro se llama Biscuit.", "¿Cómo se llama mi perro?", False),  # not English
+])
+def test_a_reply_in_another_language_than_an_english_message(reply: str, asked: str,
+                                                               other: bool) -> None:
+    assert other_language(reply, asked) is other
 
 
 def test_the_turns_message_is_what_was_asked_after_a_compaction_took_it(

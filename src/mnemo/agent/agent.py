@@ -44,6 +44,7 @@ from typing import Any
 
 from mnemo.agent.answer_only import (
     ANSWER_COPIED,
+    ANSWER_LANGUAGE,
     ANSWER_NOW,
     ANSWER_REPEATED,
     ANSWER_RESTATED,
@@ -66,6 +67,7 @@ from mnemo.agent.nudges import (
 from mnemo.agent.replies import (
     ModelCaller,
     copied_reply,
+    other_language,
     repeats_question,
     restates_earlier,
 )
@@ -507,15 +509,19 @@ class Agent:
                 content_text(message), self._asked(), self._earlier_replies())
             restated = not (calls or retry or echo or repeated or copied) and restates_earlier(
                 content_text(message), self._asked(), self._said_before())
-            if retry or echo or repeated or copied or restated:
+            foreign = not (calls or retry or echo or repeated or copied or restated) and (
+                other_language(content_text(message), self._language_of()))
+            if retry or echo or repeated or copied or restated or foreign:
                 # A small model may answer with nothing, with a tool call written as text
                 # that cannot run, with its tools' answers copied out, with the user's
                 # question, with a reply it gave to another message, or with earlier
-                # messages about something else: ask once more, saying why, before the
-                # user sees it — without the reply it copied, which it would copy again.
+                # messages about something else, or in another language than the
+                # message: ask once more, saying why, before the user sees it — without
+                # the reply it copied, which it would copy again.
                 why = retry or (ANSWER_REPEATED if repeated else ANSWER_COPIED if copied
-                                else ANSWER_RESTATED if restated else ANSWER_NOW)
-                echo = echo or repeated or bool(copied) or restated
+                                else ANSWER_RESTATED if restated
+                                else ANSWER_LANGUAGE if foreign else ANSWER_NOW)
+                echo = echo or repeated or bool(copied) or restated or foreign
                 hint = "\n\n".join(part for part in (extra, why) if part)
                 message = self._call(hint, None if echo else tools, result,
                                      hide=copied or "").message
@@ -630,6 +636,12 @@ class Agent:
         texts = (content_text(m) for m in self.messages[:last]
                  if m.get("role") in ("user", "assistant") and not m.get("tool_calls"))
         return [text for text in texts if text.strip() and not text.startswith("[The model")]
+
+    def _language_of(self) -> str:
+        """In a small window, the message whose language the reply must be in (the
+        turn's own; ``replies.other_language``): a large model does not drift into the
+        language of its last answer."""
+        return self._asked() if is_small_window(self.engine.context_length) else ""
 
     def _recent_results(self) -> list[str]:
         """The tool results of the live conversation, newest first (at most
@@ -771,7 +783,8 @@ class Agent:
                                                 results=self._recent_results(),
                                                 stop_at=stop_at, asked=self._asked(),
                                                 earlier=self._earlier_replies(),
-                                                said_before=self._said_before())
+                                                said_before=self._said_before(),
+                                                language_of=self._language_of())
         self.window.observe(fit.messages, tools, response.usage.prompt_tokens)
         return response
 

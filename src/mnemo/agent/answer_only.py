@@ -31,9 +31,9 @@ from mnemo.messages import Message, content_text, tool_calls_of
 from mnemo.prompt import SystemPrompt
 from mnemo.prompt.builder import PART_SEPARATOR
 
-__all__ = ["ANSWER_COPIED", "ANSWER_NOW", "ANSWER_PLAIN", "ANSWER_REPEATED", "ANSWER_RESTATED",
-           "COPIED_NOTE", "COPIED_SUMMARY", "answer_only_request", "answer_only_system",
-           "copied_call_openings", "with_extra", "without_copied_note"]
+__all__ = ["ANSWER_COPIED", "ANSWER_LANGUAGE", "ANSWER_NOW", "ANSWER_PLAIN", "ANSWER_REPEATED",
+           "ANSWER_RESTATED", "COPIED_NOTE", "COPIED_SUMMARY", "answer_only_request",
+           "answer_only_system", "copied_call_openings", "with_extra", "without_copied_note"]
 
 # Added to the request when the model has to answer without tools.
 ANSWER_NOW = ("[Tools are not available for this reply. Answer the user's last message "
@@ -50,6 +50,10 @@ ANSWER_REPEATED = ("[Your last reply only repeated the question. Answer it, in p
 ANSWER_COPIED = ("[Your last reply copied an earlier answer. Answer the user's last "
                  "message itself, in plain words.]")
 
+# Added when the model's reply was in another language than the user's message.
+ANSWER_LANGUAGE = ("[Your last reply was not in the language of the user's message. "
+                   "Answer it in that language, in plain words.]")
+
 # Added when the model's reply only repeated earlier messages about something else.
 ANSWER_RESTATED = ("[Your last reply only repeated earlier messages. Answer the user's "
                    "last message itself, in plain words.]")
@@ -58,7 +62,7 @@ _NOTE_OPENING = "[Your tool calls this turn"
 # Where an answer that starts copying out its request's note or instruction is cut:
 # in what is stored (``without_copied_note``) and in what is streamed to the user.
 COPIED_NOTE = (_NOTE_OPENING, ANSWER_NOW, ANSWER_PLAIN, ANSWER_REPEATED, ANSWER_COPIED,
-               ANSWER_RESTATED)
+               ANSWER_RESTATED, ANSWER_LANGUAGE)
 
 
 # Where a reply starts writing out a result of the agent's own tools — by hand (3,072

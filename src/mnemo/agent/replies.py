@@ -28,6 +28,12 @@ more without the copied reply in the request (``agent.py``). So is a reply made 
 sentences said earlier in the conversation — the user's or its own — none of them about
 the message it answers (``restates_earlier``, in a small window): streamed, a reply that
 opens like such a sentence is held to its end.
+
+In a small window, nor is a reply in another language than an English message
+(``other_language``): by hand the embedded model answered "How do I say thank you in
+Portuguese?" in Portuguese, then every later English message too ("O nome de Biscuit é
+Tom."). Streamed, the reply's first words wait until they tell its language
+(``_HeldIfForeign``); the agent asks once more, and takes the second reply as it is.
 """
 
 from __future__ import annotations
@@ -48,8 +54,8 @@ from mnemo.llm.text_tool_calls import (
 )
 from mnemo.messages import Message
 
-__all__ = ["ModelCaller", "copied_reply", "questions_of", "repeats_question",
-           "restates_earlier"]
+__all__ = ["ModelCaller", "copied_reply", "other_language", "questions_of",
+           "repeats_question", "restates_earlier"]
 
 _WORD = re.compile(r"\w+")
 # A reply whose words match this share of a question's (difflib's ratio over the two
@@ -87,15 +93,16 @@ class ModelCaller:
                  known: Sequence[Mapping[str, Any]] = (),
                  results: Sequence[str] = (), stop_at: Sequence[str] = (),
                  asked: str = "", earlier: Sequence[tuple[str, str]] = (),
-                 said_before: Sequence[str] = ()) -> ChatResponse:
+                 said_before: Sequence[str] = (), language_of: str = "") -> ChatResponse:
         """The reply to ``messages``, with text tool calls made real. A streamed reply that
         is nothing but a call written as text — of ``tools`` or of the ``known`` ones not
         offered this time — a copy of this turn's tool ``results``, a repeat of the
         user's question ``asked``, a copy of one of the ``earlier`` replies (each with
         the message it answered), or only sentences of ``said_before`` (the earlier
-        messages) about something else is not shown: the agent decides what the user
-        sees instead. Nor is a streamed reply from the first of the ``stop_at`` strings on
-        (``StreamGate``)."""
+        messages) about something else, or one in another language than the message
+        ``language_of`` (``other_language``) is not shown: the agent decides what the
+        user sees instead. Nor is a streamed reply from the first of the ``stop_at``
+        strings on (``StreamGate``)."""
         self.partial_text = ""
         if not self.streams or self.on_text is None:
             response = self.client.complete(messages, tools=tools)
@@ -109,17 +116,99 @@ class ModelCaller:
         gate = StreamGate(show, stop_at, echo_of=questions_of(asked),
                           withheld=self.withheld,
                           copy_openings=_openings(asked, earlier, said_before))
-        handlers = StreamHandlers(on_text=gate.feed, on_progress=self.on_progress)
+        held = _HeldIfForeign(gate.feed, language_of)
+        handlers = StreamHandlers(on_text=held.feed, on_progress=self.on_progress)
         complete: Any = self.client.complete  # the streaming keyword is a capability
         response = accept_text_tool_calls(complete(messages, tools=tools, stream=handlers),
                                           tools)
         text = response.text or ""
+        held.finish()
         attempt = call_attempt(text, [*(tools or ()), *known])
         gate.finish(was_call=bool(response.tool_calls) or attempt is not None
                     or echoes_results(text, results) or repeats_question(text, asked)
                     or bool(copied_reply(text, asked, earlier))
-                    or restates_earlier(text, asked, said_before))
+                    or restates_earlier(text, asked, said_before) or held.foreign)
         return response
+
+
+# English words that other languages written in Latin letters do not share ("a", "do",
+# "no", "in" are Portuguese, Spanish or German words too), and some of those languages'
+# own: a reply with none of the first and one of the second, or two words with letters
+# English does not write, is in another language ("Café Nero, Leeds." is not).
+_ENGLISH = frozenset({
+    "the", "is", "are", "was", "were", "i", "you", "your", "my", "me", "to", "of",
+    "and", "it", "for", "with", "that", "this", "be", "what", "we", "our", "have",
+    "has", "can", "will", "at", "not", "there", "they", "he", "she",
+})
+_FOREIGN = frozenset({
+    "de", "del", "la", "el", "le", "les", "des", "y", "por", "und", "der", "die", "das",
+    "mit", "ein", "eine", "que", "como", "para", "você", "é", "em", "um", "uma", "os",
+    "com", "seu", "sua", "meu", "minha", "nosso", "nossa", "também", "las", "los",
+    "est", "es", "sont", "avec", "pour", "ist", "nicht", "não",
+})
+# A message that names a language or asks for a translation may want its answer in it.
+_LANGUAGE_NAMED = re.compile(
+    r"(?i)\b(?:translat\w*|portuguese|spanish|french|german|italian|chinese|japanese"
+    r"|korean|russian|dutch|arabic|hindi|greek|polish|swedish|turkish|latin)\b")
+_LANGUAGE_WORDS = 4  # fewer words than this ("Obrigado!", "Bom dia, Ana.") tell nothing
+_UNDECIDED_WORDS = 8  # a streamed reply that told nothing by then is shown
+
+
+def other_language(text: str, asked: str) -> bool:
+    """True when ``asked`` is an English message that names no language and the reply
+    ``text`` is in another language (see ``_ENGLISH``)."""
+    return _asks_in_english(asked) and _foreign(_WORD.findall(text.lower()))
+
+
+def _asks_in_english(asked: str) -> bool:
+    words = _WORD.findall(asked.lower())
+    return (len(words) >= 3 and asked.isascii() and bool(_ENGLISH.intersection(words))
+            and not _LANGUAGE_NAMED.search(asked))
+
+
+def _foreign(words: Sequence[str]) -> bool:
+    return (len(words) >= _LANGUAGE_WORDS and not _ENGLISH.intersection(words)
+            and (bool(_FOREIGN.intersection(words))
+                 or sum(not word.isascii() for word in words) >= 2))
+
+
+class _HeldIfForeign:
+    """Streamed text to ``feed``, but a reply's first words wait until they tell whether
+    it is in another language than the message ``asked`` (``other_language``): an
+    English word, another language's words, or eight words without either. A reply
+    that is is never fed (``foreign``). A message that is not English holds nothing."""
+
+    def __init__(self, feed: Callable[[str], None], asked: str) -> None:
+        self._feed = feed
+        self._judging = bool(asked) and _asks_in_english(asked)
+        self._held = ""
+        self.foreign = False
+
+    def feed(self, delta: str) -> None:
+        if not self._judging:
+            if not self.foreign:
+                self._feed(delta)
+            return
+        self._held += delta
+        words = _WORD.findall(self._held.lower())
+        if words and self._held[-1:].isalnum():
+            words.pop()  # a word still being written
+        # An English word tells at once (most replies: "The …", "Your dog …"), as does
+        # another language's word once there are enough; else the first few words do.
+        if (_ENGLISH.intersection(words) or _foreign(words)
+                or len(words) >= _UNDECIDED_WORDS):
+            self._decide(words)
+
+    def finish(self) -> None:
+        if self._judging:
+            self._decide(_WORD.findall(self._held.lower()))
+
+    def _decide(self, words: Sequence[str]) -> None:
+        self._judging = False
+        self.foreign = _foreign(words)
+        if not self.foreign and self._held:
+            self._feed(self._held)
+        self._held = ""
 
 
 def _copyable(asked: str, earlier: Sequence[tuple[str, str]]) -> list[tuple[str, list[str]]]:
