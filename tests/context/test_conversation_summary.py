@@ -606,6 +606,15 @@ def test_a_correction_takes_back_the_older_notes_it_names() -> None:
                                           "Lisbon in May."}],
         budget_tokens=400, previous_summary=previous)
     assert "Porto now, not Lisbon" in echoed and "Lisbon in May" not in echoed
+    # A line carried whole that names it (a model's Goal, by hand) goes too.
+    goal = "## Goal\n- To suggest recipes for beagles in Lisbon.\n\n"
+    turn: list[Message] = [{"role": "user", "content": "Actually we changed the trip: "
+                                                       "it's Porto now, not Lisbon."}]
+    assert "beagles in Lisbon" not in summarize_locally(
+        turn, budget_tokens=400, previous_summary=goal + previous)
+    assert "beagles in Lisbon" in summarize_locally(
+        [{"role": "user", "content": "My night shifts are on Tuesdays."}],
+        budget_tokens=400, previous_summary=goal + previous)
 
 
 def test_near_identical_facts_are_kept_once() -> None:

@@ -58,11 +58,18 @@ from mnemo.context.summary.notes import (
     TIMELINE_DAY,
     Note,
     carried_notes,
+    content_words,
     latest_notes,
     rare_words,
     told_in,
 )
-from mnemo.context.summary.salience import condensed, is_standing_rule, salience, slot_keys
+from mnemo.context.summary.salience import (
+    condensed,
+    is_standing_rule,
+    salience,
+    slot_keys,
+    undone_names,
+)
 from mnemo.context.summary.secrets import may_hold_secrets, redact_secrets
 from mnemo.context.summary.wrapped import unwrapped
 from mnemo.context.textscan import CJK_CLASS, one_line, topic_matcher
@@ -213,6 +220,7 @@ def _summary(turns: Sequence[Message], budget_tokens: int, previous_summary: str
     previous = _latest_request_said(facts, previous)
     if is_conversation(facts):
         previous = _notes_carried(facts, previous)
+    previous = _without_taken_back(facts, previous)
     candidates = _candidates(facts, previous, focus_topic, extra_context)
     about = topic_matcher(focus_topic) if focus_topic else None
     for line, secret in zip(candidates, may_hold_secrets([c.text for c in candidates]),
@@ -605,6 +613,21 @@ def _talk_in_work_layout(previous: dict[str, list[str]]) -> bool:
 
 # A line in the user's own words: "I'm …", "I work …", "We now live …", "My …".
 _FIRST_PERSON = re.compile(r"(?:I|I'm|I’m|I've|We|We're|We’re|We've|My|Our)\s")
+
+
+def _without_taken_back(facts: Facts, previous: dict[str, list[str]]
+                        ) -> dict[str, list[str]]:
+    """``previous`` without the lines (of sections carried whole: a model's Goal, …) that
+    name what a correction among the new notes took back ("it's Porto now, not Lisbon":
+    ``salience.undone_names``). By hand a model's Goal line, "… recipes for beagles in
+    Lisbon.", outlived the correction in every later local merge. A line that takes it
+    back itself stays."""
+    undone = {key[1:] for note in facts.notes for key in note.keys if key.startswith("!")}
+    if not undone:
+        return previous
+    return {section: [line for line in lines if undone_names(line)
+                      or not undone & content_words(line)]
+            for section, lines in previous.items()}
 
 
 def _notes_carried(facts: Facts, previous: dict[str, list[str]]) -> dict[str, list[str]]:
