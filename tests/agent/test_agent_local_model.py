@@ -416,8 +416,12 @@ def test_calls_written_out_after_the_answer_are_neither_shown_nor_kept(
     # (4) by hand: the chat template's tag for a tool's answer after the answer.
     ("We're going to Lisbon in May.\n\n<tool_response>", "<tool_response>\n",
      "We're going to Lisbon in May.", ("<tool_response>", "<tool")),
+    # (5) by hand: the memory block copied out, its entries between "§" lines.
+    ("Nice to meet you, Priya.\n§\nI run 5 km every Saturday.\n§\nMy brother Ravi lives "
+     "in Manchester.", "§\nI run 5 km every Saturday.",
+     "Nice to meet you, Priya.", ("§", "every Saturday")),
 ], ids=["broken call and summary copy", "copied tool result", "note line copied",
-        "template tag"])
+        "template tag", "memory block"])
 def test_a_broken_call_a_summary_or_a_result_copied_is_neither_shown_nor_kept(
         mnemo_home: Home, tmp_path: Path, copied: str, all_copy: str, answer: str,
         never_kept: tuple[str, str]) -> None:

@@ -106,7 +106,12 @@ from mnemo.llm.text_tool_calls import (
     call_attempt,
     echoes_results,
 )
-from mnemo.memory import MemoryManager, MemoryStore, build_memory_context_block
+from mnemo.memory import (
+    ENTRY_DELIMITER,
+    MemoryManager,
+    MemoryStore,
+    build_memory_context_block,
+)
 from mnemo.memory.builtin import WRITE_ACTIONS
 from mnemo.memory.grounding import GroundingMode
 from mnemo.memory.plugins import create_memory_manager
@@ -724,9 +729,12 @@ class Agent:
         # Nor is a copy of the note an answer-only request ends with, of the small
         # prompt's guidance, of the turn's calls written out, or of the summary, shown
         # (``stop_at``) or kept: the next turn would copy it.
+        # So is a copy of the memory block (its entries between "§" lines): by hand the
+        # embedded model answered "My brother Ravi lives in Manchester." with all of
+        # USER.md.
         stop_at = (*(COPIED_NOTE if answer_only else ()), *((
-            *GUIDANCE_OPENINGS, *copied_call_openings(self._tool_names()), *COPIED_SUMMARY)
-            if small else ()))
+            *GUIDANCE_OPENINGS, *copied_call_openings(self._tool_names()), *COPIED_SUMMARY,
+            ENTRY_DELIMITER.lstrip("\n")) if small else ()))
         try:
             response = self._send(self._request(extra, answer_only=answer_only, hide=hide),
                                   tools, stop_at=stop_at)
