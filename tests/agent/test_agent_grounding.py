@@ -479,3 +479,65 @@ def test_the_tool_results_keep_chinese_as_written(mnemo_home: Home, tmp_path: Pa
     assert said in refused and "\\u" not in refused  # the suggestion, in the user's words
     assert json.loads(saved)["success"]
     assert said in again and "\\u" not in again  # "Already saved as …"
+
+
+def test_a_correction_replaces_the_entry_it_takes_back(mnemo_home: Home,
+                                                       tmp_path: Path) -> None:
+    """By hand the embedded model added the corrected fact beside the old one, and
+    answered from the old one. Unrelated entries naming the old value stay."""
+    client = ScriptedChatClient([
+        add("My brother Ravi lives in Manchester."), "Noted.",
+        add("My brother Ravi now lives in Glasgow.", call_id="call_2"), "Got it."])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.memory.add("user", "I grew up in Manchester.")
+        agent.run_turn("My brother Ravi lives in Manchester.")
+        result = agent.run_turn("Actually Ravi moved: he lives in Glasgow now, not Manchester.")
+    answer = json.loads(result.tool_runs[0].result)
+    assert answer["success"] and answer["message"] == "Entry replaced."
+    assert "took back" in answer["note"] and "nothing to replace" not in answer["note"]
+    assert user_md(mnemo_home) == ("I grew up in Manchester.\n§\n"
+                                   "My brother Ravi now lives in Glasgow.")
+
+
+@pytest.mark.parametrize("old_text", ["", "3% — 49/1,375 chars"])
+def test_a_replace_whose_old_text_matches_nothing_replaces_the_corrected_entry(
+        old_text: str, mnemo_home: Home, tmp_path: Path) -> None:
+    client = ScriptedChatClient([
+        assistant_tool_call("memory", {"action": "replace", "target": "user",
+                                       "old_text": old_text,
+                                       "content": "We are going to Porto in May."}),
+        "Porto it is."])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.memory.add("user", "We are going to Lisbon in May.")
+        agent.memory.add("user", "Our dog is called Biscuit.")
+        agent.run_turn("Actually we're going to Porto in May now, not Lisbon.")
+    assert user_md(mnemo_home) == "We are going to Porto in May.\n§\nOur dog is called Biscuit."
+
+
+def test_without_a_correction_an_add_beside_a_similar_entry_stays_an_add(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    client = ScriptedChatClient([add("My sister Ana lives in Glasgow."), "Noted."])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.memory.add("user", "My brother Ravi lives in Manchester.")
+        agent.run_turn("My sister Ana lives in Glasgow, not far from Manchester.")
+    assert user_md(mnemo_home) == ("My brother Ravi lives in Manchester.\n§\n"
+                                   "My sister Ana lives in Glasgow.")
+
+
+def test_an_add_of_saved_entries_run_together_adds_nothing(mnemo_home: Home,
+                                                           tmp_path: Path) -> None:
+    saved = ["I am Priya. I teach maths at a school in Bristol.",
+             "My brother Ravi lives in Glasgow."]
+    client = ScriptedChatClient([
+        add("My brother Ravi lives in Glasgow. I am Priya. I now teach maths at a school "
+            "in Bristol."),
+        add("I am Priya. I run 5 km every Saturday.", call_id="call_2"), "Noted."])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        for entry in saved:
+            agent.memory.add("user", entry)
+        result = agent.run_turn("I'm Priya and I teach maths at a school in Bristol. My "
+                                "brother Ravi lives in Glasgow. I run 5 km every Saturday.")
+    first, second = (json.loads(run.result) for run in result.tool_runs)
+    assert first["success"] and "nothing added" in first["note"]
+    assert second["success"] and "added only 'I run 5 km every Saturday.'" in second["note"]
+    assert user_md(mnemo_home) == "\n§\n".join([*saved, "I run 5 km every Saturday."])

@@ -7,6 +7,7 @@ import pytest
 from mnemo.memory.grounding import (
     Evidence,
     check_grounding,
+    corrected_entry,
     grounded_part,
     refusal_message,
     route_target,
@@ -245,3 +246,64 @@ def test_evidence_stems_each_word_once(monkeypatch: pytest.MonkeyPatch) -> None:
     assert sorted(stemmed) == sorted({"the", "worker", "retries", "failed", "jobs",
                                       "three", "times"})
     assert check_grounding("The worker retries 3 times", evidence).grounded
+
+
+PRIYA = ["Hello, I'm Priya and I teach maths at a school in Bristol.",
+         "My brother Ravi lives in Manchester.",
+         "Actually Ravi moved: he lives in Glasgow now, not Manchester."]
+
+
+@pytest.mark.parametrize("entry", [
+    "I now teach maths at a school in Glasgow now.",  # by hand, from the embedded model
+    "Ravi teaches maths",  # a name at the start of the sentence is still a name
+    "Priya's brother lives in Bristol",
+])
+def test_a_name_joined_to_facts_it_was_never_said_with_is_refused(entry: str) -> None:
+    verdict = check_grounding(entry, PRIYA)
+    assert not verdict.grounded and not verdict.unsupported and verdict.unlinked
+    message = refusal_message(verdict, "My brother Ravi lives in Manchester.")
+    assert message.startswith("Not saved: the user said ") and "not together" in message
+    assert "for example with content 'My brother Ravi lives in Manchester.'" in message
+    # Lenient mode (hosted models) does not ask for the link.
+    assert check_grounding(entry, PRIYA, "lenient").grounded
+
+
+@pytest.mark.parametrize("entry", [
+    "My brother Ravi now lives in Glasgow.",
+    "Priya teaches maths in Bristol.",
+    "Name: Priya. Teaches maths at a school in Bristol.",
+    "Ravi moved to Glasgow",
+])
+def test_a_name_said_with_what_the_entry_says_of_it_passes(entry: str) -> None:
+    assert check_grounding(entry, PRIYA).grounded
+
+
+def test_a_name_its_bearer_introduced_goes_with_any_of_their_facts() -> None:
+    said = ["I'm Tomas.", "I live in Leeds and work as a nurse."]
+    assert check_grounding("Tomas is a nurse in Leeds", said).grounded
+    assert not check_grounding("Leeds is where Tomas trained as a nurse", said).grounded
+
+
+def test_only_the_unlinked_sentence_of_an_add_is_left_out() -> None:
+    evidence = Evidence(PRIYA)
+    entry = "I am Priya. I now teach maths at a school in Glasgow now."
+    assert grounded_part(entry, evidence) == "I am Priya."
+
+
+SAVED = ["I run 5 km every Saturday morning in Ashton Court.",
+         "My brother Ravi lives in Manchester.", "I grew up in Manchester."]
+
+
+@pytest.mark.parametrize(("content", "corrected"), [
+    ("My brother Ravi now lives in Glasgow now.", "My brother Ravi lives in Manchester."),
+    ("Ravi lives in Glasgow now, not Manchester.", "My brother Ravi lives in Manchester."),
+    ("Ravi lives in Manchester.", None),  # says the taken-back value again
+    ("My sister lives in Glasgow.", None),  # shares "lives" only: another thing
+    ("I teach maths in Glasgow.", None),
+])
+def test_a_correction_finds_the_entry_it_corrects(content: str, corrected: str | None) -> None:
+    assert corrected_entry(content, ["manchester"], SAVED) == corrected
+
+
+def test_nothing_taken_back_corrects_nothing() -> None:
+    assert corrected_entry("My brother Ravi lives in Glasgow.", [], SAVED) is None

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mnemo.context.markers import own_text
-from mnemo.context.summary.salience import is_instruction, is_phatic
+from mnemo.context.summary.salience import is_instruction, is_phatic, undone_names
 from mnemo.context.textscan import one_line, sentences
 from mnemo.memory import MemoryManager, MemoryStore
 from mnemo.memory.entries import TARGETS
@@ -26,6 +26,7 @@ from mnemo.memory.grounding import (
     Evidence,
     GroundingMode,
     check_grounding,
+    corrected_entry,
     near_duplicate,
     refusal_message,
     route_target,
@@ -110,8 +111,7 @@ class MemoryWrites:
         suggest recipes." was compacted before the model got to save it, and its save,
         in the user's own words, was refused as "things nobody said"."""
         intended = _as_intended(args, self.memory)
-        notes = [] if intended is args else [
-            "There was nothing to replace, so the content was added as a new entry."]
+        notes = [] if intended is args else [_ADDED_INSTEAD]
         verdict = self._check(intended, [*earlier, *messages])
         if isinstance(verdict, _Trim):
             intended = {**intended, "content": verdict.kept}
@@ -121,7 +121,8 @@ class MemoryWrites:
                              "said by the user, so it was left out.")
         elif verdict is not None:
             return verdict
-        return self._run(intended, args.get("target"), manager, notes), False
+        return self._run(intended, args.get("target"), manager, notes,
+                         _taken_back(messages)), False
 
     def _check(self, args: dict[str, Any], messages: Sequence[Message]
                ) -> tuple[str, bool] | _Trim | None:
@@ -175,15 +176,27 @@ class MemoryWrites:
         return None
 
     def _run(self, args: dict[str, Any], asked_target: Any, manager: MemoryManager,
-             notes: list[str]) -> str:
-        """Run a checked call: routed to the right store, a repeated fact not stored again."""
+             notes: list[str], taken_back: tuple[str, ...] = ()) -> str:
+        """Run a checked call: routed to the right store, a repeated fact not stored
+        again, a correction of a saved entry made its replace (``taken_back``: the names
+        the user's latest message took back)."""
         routed = _route(args, self.memory)
         if routed.get("action") == "add" and routed.get("target") in TARGETS:
-            same = near_duplicate(str(routed.get("content") or ""),
-                                  self.memory.entries_for(routed["target"]))
+            content = str(routed.get("content") or "")
+            entries = self.memory.entries_for(routed["target"])
+            same = near_duplicate(content, entries)
             if same is not None:
                 return json.dumps({"success": True, "note": f"Already saved as {same!r}; "
                                    "nothing added."}, ensure_ascii=False)
+            new = _not_saved_yet(content, entries)
+            if not new:
+                return json.dumps({"success": True, "note": "Already saved, sentence by "
+                                   "sentence; nothing added."}, ensure_ascii=False)
+            if new != content:
+                notes.append("Left out what was already saved; added only "
+                             f"{one_line(new, 120)!r}.")
+                routed = {**routed, "content": new}
+        routed = self._as_correction(routed, taken_back, notes)
         result = manager.handle_tool_call("memory", routed)
         if routed.get("target") != asked_target and routed.get("action") == "add":
             notes.append(f"Saved under target {routed['target']!r}: facts about the user go "
@@ -192,6 +205,28 @@ class MemoryWrites:
         elif routed.get("target") != asked_target:
             notes.append(f"The entry was in target {routed['target']!r}; changed there.")
         return _with_note(result, " ".join(notes)) if notes else result
+
+    def _as_correction(self, args: dict[str, Any], taken_back: tuple[str, ...],
+                       notes: list[str]) -> dict[str, Any]:
+        """``args``, made the replace of the entry it corrects when the user's latest
+        message took back what that entry says: an add, or a replace whose ``old_text``
+        matches nothing. By hand the user said "Actually Ravi moved: he lives in Glasgow
+        now, not Manchester.", the embedded model added "My brother Ravi now lives in
+        Glasgow now." beside "My brother Ravi lives in Manchester.", and answered
+        "Where does my brother live?" with Manchester, from the memory block."""
+        target, action = args.get("target"), args.get("action")
+        if not taken_back or target not in TARGETS or action not in ("add", "replace"):
+            return args
+        entries = self.memory.entries_for(target)
+        old_text = str(args.get("old_text") or "").strip()
+        if action == "replace" and old_text and any(old_text in e for e in entries):
+            return args  # the model named the entry itself
+        stale = corrected_entry(str(args.get("content") or ""), taken_back, entries)
+        if stale is None:
+            return args
+        notes[:] = [note for note in notes if note != _ADDED_INSTEAD]
+        notes.append(f"The user took back what {stale!r} said, so this entry replaced it.")
+        return {**args, "action": "replace", "old_text": stale}
 
     def _saved_already(self, claim: str) -> str | None:
         """The saved entry, in either store, that already says ``claim``, if any."""
@@ -261,6 +296,31 @@ def _said_in_search(text: str) -> list[str]:
 
     walk(data)
     return said
+
+
+_ADDED_INSTEAD = "There was nothing to replace, so the content was added as a new entry."
+
+
+def _not_saved_yet(content: str, entries: Sequence[str]) -> str:
+    """``content`` without its sentences that saved entries already say ("" when each
+    one does). By hand the embedded model added "My brother Ravi now lives in Glasgow
+    now. I am Priya. I now teach maths at a school in Bristol.": two saved entries run
+    together."""
+    parts = sentences(content)
+    if len(parts) < 2:
+        return content
+    new = [part for part in parts if near_duplicate(part, entries) is None]
+    return content if len(new) == len(parts) else " ".join(new)
+
+
+def _taken_back(messages: Sequence[Message]) -> tuple[str, ...]:
+    """The names (lower-cased) the user's latest message says no longer hold ("he lives
+    in Glasgow now, not Manchester": ``salience.undone_names``)."""
+    for message in reversed(messages):
+        if message.get("role") == "user" and (said := own_text(message)):
+            return tuple(name for sentence in sentences(said)
+                         for name in undone_names(sentence))
+    return ()
 
 
 _SUGGESTED_MAX = 200  # a longer message is no entry to offer

@@ -14,7 +14,13 @@ The check is deterministic and offline (no second model call):
 * **content words** (stop words and the frame words every memory entry uses — "user",
   "prefers", "name" — aside) must be supported by an evidence word with the same stem,
   or by one of a few synonyms people use for preferences ("like" ~ "prefer" ~ "love");
-* **CJK** text is checked by characters, since it has no spaces to split on.
+* **CJK** text is checked by characters, since it has no spaces to split on;
+* in ``strict`` mode a **name is linked** to what the entry says of it: some evidence text
+  that names it also says one of the other things the entry's sentence claims. A small
+  model merges two facts into a false one ("I teach maths at a school in Glasgow", from
+  "I teach maths at a school in Bristol" and "my brother lives in Glasgow now"), every
+  word of which was said. A name the user introduced themselves by ("I'm Priya") is
+  linked to everything.
 
 ``strict`` refuses a write with any unsupported word; ``lenient`` (for hosted models,
 which hallucinate less and paraphrase more) accepts one with names and numbers intact
@@ -41,6 +47,7 @@ __all__ = [
     "GroundingMode",
     "GroundingVerdict",
     "check_grounding",
+    "corrected_entry",
     "grounded_part",
     "near_duplicate",
     "refusal_message",
@@ -98,7 +105,7 @@ _SYNONYMS: tuple[frozenset[str], ...] = (
     frozenset({"long", "lengthy", "verbose", "longer", "wordy"}),
     frozenset({"answer", "response", "reply", "explanation", "answers", "responses"}),
     frozenset({"work", "job", "employ", "employed"}),
-    frozenset({"live", "reside", "based", "stay", "from"}),
+    frozenset({"live", "reside", "based", "stay", "from", "move", "moved", "relocate"}),
 )
 
 # ("one" is left out: it is a pronoun as often as a number.)
@@ -120,6 +127,9 @@ _ENV_SIGNALS = re.compile(
     r"config(?:uration)?|database|endpoint|branch|pipeline|build|compiler|docker|"
     r"kubernetes|env(?:ironment)? var(?:iable)?s?|command|cli|api|package|library|"
     r"python|node|npm|pip|make|ci)\b)", re.IGNORECASE)
+# How people introduce themselves: "I'm Priya", "my name is Priya", "call me Priya".
+_INTRODUCED = re.compile(r"\b(?:I['’]m|I am|[Mm]y name is|[Cc]all me|[Nn]ame:)\s+"
+                         r"([A-Z][^\W\d_]+)")
 _USER_ONLY_NAMES = re.compile(r"^(?:the )?user\b", re.IGNORECASE)
 
 
@@ -134,6 +144,8 @@ class GroundingVerdict:
     # explanations" when the user said "I hate long explanations").
     contradicted: tuple[str, ...] = ()
     said_instead: tuple[str, ...] = ()  # what the evidence said, one per contradiction
+    # Names that were said, but never with the rest of what the entry says of them.
+    unlinked: tuple[str, ...] = ()
 
 
 class Evidence:
@@ -150,13 +162,27 @@ class Evidence:
         self.cjk: set[str] = set()
         self.stances: list[Stance] = []
         self.sentences: list[str] = []  # short sentences, to offer as an entry
+        # Where each capitalised word was said (indices into ``_texts``) and the names
+        # people introduced themselves by: what links a name to a claim.
+        self._named: dict[str, set[int]] = {}
+        self._texts: list[str] = []
+        self._text_stems: dict[int, frozenset[str]] = {}
+        self._lower: set[str] = set()  # words also said in lower case: not only names
+        self.introduced: set[str] = set()
         for text in texts:
             self._read(_normalise(text))
 
     def _read(self, text: str) -> None:
         words = self.words
+        index = len(self._texts)
+        self._texts.append(text)
         for match in _WORD.finditer(text):
-            word = match.group().lower()
+            raw = match.group()
+            word = raw.lower()
+            if raw[0].isupper():
+                self._named.setdefault(word, set()).add(index)
+            elif raw[0].islower():
+                self._lower.add(word)
             if word in words:
                 continue  # stemmed already: a long text says most words many times
             words.add(word)
@@ -169,6 +195,27 @@ class Evidence:
         self.stances.extend(stances(text, _canonical_stem))
         self.sentences += [part.strip() for part in _SENTENCE_END.split(text)
                            if 0 < len(part.strip()) <= _MAX_SUGGESTED_CHARS]
+        self.introduced.update(name.lower() for name in _INTRODUCED.findall(text))
+
+    def is_name(self, word: str) -> bool:
+        """True when ``word`` (lower-cased) was said, always capitalised: a name even at
+        the start of an entry's sentence ("Ravi teaches maths")."""
+        return word in self._named and word not in self._lower and word not in _STOP_WORDS
+
+    def links(self, name: str, claims: frozenset[str]) -> bool:
+        """True when a text that says ``name`` (lower-cased) also says one of ``claims``
+        (claim stems), or when nothing ties the name to a text: it was introduced by its
+        bearer, only ever written in lower case, or the entry claims nothing else."""
+        where = self._named.get(name)
+        if not claims or not where or name in self.introduced:
+            return True
+        for index in where:
+            stems = self._text_stems.get(index)
+            if stems is None:
+                stems = self._text_stems[index] = _claim_stems(self._texts[index])
+            if claims & stems:
+                return True
+        return False
 
     def supports_word(self, word: str) -> bool:
         """``word`` or its stem was said, or a synonym of it was (preference words)."""
@@ -234,9 +281,39 @@ def check_grounding(content: str, evidence: Evidence | Sequence[str],
     pairs = dict(contradictions(stances(text, _canonical_stem), evidence.stances))
     flipped, said = tuple(pairs), tuple(pairs.values())
     if mode == "strict":
-        return GroundingVerdict(not unique and not flipped, unique, share, flipped, said)
+        unlinked = () if unique else _unlinked_names(text, evidence)
+        return GroundingVerdict(not unique and not flipped and not unlinked, unique, share,
+                                flipped, said, unlinked)
     grounded = not exact_missing and not flipped and share >= _LENIENT_SUPPORT
     return GroundingVerdict(grounded, unique, share, flipped, said)
+
+
+# Words that time or soften a claim without making one: a name said beside "now" is not
+# thereby linked to whatever else is "now".
+_UNLINKING = frozenset({"now", "actually", "still", "recently", "today", "also", "again",
+                        "new", "currently"})
+
+
+def _unlinked_names(text: str, evidence: Evidence) -> tuple[str, ...]:
+    """The names in ``text`` no evidence text links to the rest of their sentence."""
+    unlinked: list[str] = []
+    for sentence in _SENTENCE_END.split(text):
+        names = {_possessor(m.group()): m.group() for m in _WORD.finditer(sentence)
+                 if _is_name(m.group(), m.start(), sentence)
+                 or (m.group()[0].isupper() and evidence.is_name(_possessor(m.group())))}
+        if not names:
+            continue
+        # What the sentence says of its names: its other words. Another name is no such
+        # claim: the user's own name stands beside every fact of theirs.
+        claims = _claim_stems(sentence) - _UNLINKING - {_stem(name) for name in names}
+        unlinked += [raw for name, raw in names.items() if not evidence.links(name, claims)]
+    return tuple(dict.fromkeys(unlinked))
+
+
+def _possessor(word: str) -> str:
+    """``word`` lower-cased, without a possessive "'s" ("Priya's" is Priya's name)."""
+    word = word.lower().replace("’", "'")
+    return word[:-2] if word.endswith("'s") else word
 
 
 def grounded_part(content: str, evidence: Evidence,
@@ -275,13 +352,51 @@ def near_duplicate(content: str, entries: Iterable[str]) -> str | None:
     """An entry that already says what ``content`` says (the same content words, up to
     stems and preference synonyms), or None. Small models save one fact twice in a turn
     ("I like short answers", then "I prefer shorter answers")."""
-    words = _claim_stems(content)
+    # "I now teach maths" says what "I teach maths" says.
+    words = _claim_stems(content) - _UNLINKING
     if not words:
         return None
     for entry in entries:
         if words <= _claim_stems(entry):
             return entry
     return None
+
+
+def corrected_entry(content: str, taken_back: Iterable[str],
+                    entries: Iterable[str]) -> str | None:
+    """The entry that ``content`` corrects, or None: the user took back a name
+    (``taken_back``, lower-cased: "he lives in Glasgow now, not Manchester" takes back
+    "manchester"), the entry names it, and the two are about the same thing: besides the
+    name, ``content`` says at least half of what the entry claims, and something ("My
+    brother Ravi lives in …": brother, Ravi, lives; "My sister lives in …" is another
+    thing). ``content`` must not say the name again unless it takes it back too. Of
+    several, the one that shares most."""
+    taken = {name for name in taken_back if name}
+    said = {_possessor(m.group()) for m in _WORD.finditer(_normalise(content))}
+    if not taken or (taken & said and not _takes_back(content, taken)):
+        return None
+    stems = {_stem(name) for name in taken}
+    claims = _claim_stems(content) - stems
+    best: tuple[int, str] | None = None
+    for entry in entries:
+        words = {_possessor(m.group()) for m in _WORD.finditer(_normalise(entry))}
+        if not taken & words:
+            continue
+        its = _claim_stems(entry) - stems
+        shared = len(claims & its)
+        if shared and 2 * shared >= len(its) and (best is None or shared > best[0]):
+            best = (shared, entry)
+    return best[1] if best else None
+
+
+_TAKES_BACK = re.compile(r"\b(?:not|instead of|rather than|no longer)\s+(?:in\s+|at\s+|to\s+)?"
+                         r"([^\W\d_]+)", re.IGNORECASE)
+
+
+def _takes_back(content: str, taken: set[str]) -> bool:
+    """True when every taken-back name ``content`` says follows "not" (or the like)."""
+    said = {_possessor(m.group()) for m in _WORD.finditer(content)} & taken
+    return said <= {name.lower() for name in _TAKES_BACK.findall(content)}
 
 
 def _claim_stems(text: str) -> frozenset[str]:
@@ -308,6 +423,12 @@ def _canonical_stem(word: str) -> str | None:
 def refusal_message(verdict: GroundingVerdict, suggestion: str | None = None) -> str:
     """The tool error for an ungrounded write: what is unsupported and what to do
     (with ``suggestion``, an entry in the user's own words to save instead)."""
+    if verdict.unlinked and not verdict.unsupported and not verdict.contradicted:
+        names = ", ".join(repr(n) for n in verdict.unlinked[:_MAX_REPORTED])
+        return (f"Not saved: the user said {names}, but not together with the rest of "
+                "that sentence, so the entry joins facts that are not one. Save each fact "
+                "as the user said it and call memory again"
+                + (f", for example with content {suggestion!r}." if suggestion else "."))
     if verdict.contradicted and not verdict.unsupported:
         # Small models copy what a refusal shows them, so it ends with a ready entry made
         # of the user's own words.
