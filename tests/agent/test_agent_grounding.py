@@ -541,3 +541,20 @@ def test_an_add_of_saved_entries_run_together_adds_nothing(mnemo_home: Home,
     assert first["success"] and "nothing added" in first["note"]
     assert second["success"] and "added only 'I run 5 km every Saturday.'" in second["note"]
     assert user_md(mnemo_home) == "\n§\n".join([*saved, "I run 5 km every Saturday."])
+
+
+def test_an_entry_that_only_retells_the_users_question_is_refused(mnemo_home: Home,
+                                                                  tmp_path: Path) -> None:
+    client = ScriptedChatClient([
+        add("Cook tonight."),
+        # By hand: the grounded part of an add is only the question retold.
+        add("Cook tonight. Always make sure not to add peanuts.", call_id="call_2"),
+        add("Allergic to peanuts.", call_id="call_3"), "Try a chickpea curry."])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn("Please remember: I'm allergic to peanuts, so never suggest "
+                                "recipes with peanuts. What should I cook tonight?")
+    first, trimmed, third = (json.loads(run.result) for run in result.tool_runs)
+    assert not first["success"]
+    assert "only retells the user's question 'What should I cook tonight?'" in first["error"]
+    assert not trimmed["success"] and "'make', 'sure', 'add'" in trimmed["error"]
+    assert third["success"] and user_md(mnemo_home) == "Allergic to peanuts."

@@ -47,7 +47,7 @@ PHATIC = ("Hey Mel! Good to see you!", "How have you been?", "Thanks so much, Me
           "It was great talking to you!", "Safe travels!", "That sucks.", "I'm fine, thanks.",
           # Whoever is addressed, named or not in the messages.
           "Congrats, Ana!", "Bye Jon!", "Yo Tim!", "Hiya Sam!", "Nice to meet you, Ana!",
-          "Thank you Rui!",
+          "Thank you Rui!", "Anytime Nate!", "No problem Nate!", "Good luck Calvin!",
           "Maybe soon!", "That's huge!", "Spill the beans!", "I'm on cloud nine!",
           # Wishes for whatever the listener is about to do.
           "Good luck with your next race!", "Enjoy your dinner.", "Wow, enjoy your trip!",
@@ -151,7 +151,7 @@ def test_more_phatic_sentences_are_recognised_without_names(sentence: str) -> No
     "Keep up the payments on the Lisbon flat.", "Have fun in Paris!",
     "We had fun at the lake in Tahoe.", "That's a big change to the API.",
     "Hey Mel, I adopted a dog!", "Oh my god, we won the Boston marathon!",
-    "I liked the Paris trip."])
+    "I liked the Paris trip.", "I love Boston!", "See you in Boston!", "Take care of Max!"])
 def test_sentences_that_say_something_are_not_phatic(sentence: str) -> None:
     assert not is_phatic(sentence, ("Caroline", "Melanie"))
 

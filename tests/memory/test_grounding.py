@@ -6,6 +6,7 @@ import pytest
 
 from mnemo.memory.grounding import (
     Evidence,
+    asked_only,
     check_grounding,
     corrected_entry,
     grounded_part,
@@ -307,3 +308,21 @@ def test_a_correction_finds_the_entry_it_corrects(content: str, corrected: str |
 
 def test_nothing_taken_back_corrects_nothing() -> None:
     assert corrected_entry("My brother Ravi lives in Glasgow.", [], SAVED) is None
+
+
+ASKED = ["Please remember: I'm allergic to peanuts, so never suggest recipes with peanuts. "
+         "What should I cook tonight?", "How do I say thank you in Portuguese?",
+         "Did I tell you I'm vegan?", "Can you always answer in French?"]
+
+
+@pytest.mark.parametrize(("entry", "question"), [
+    ("Cook tonight.", "What should I cook tonight?"),  # by hand, from the embedded model
+    ("Say thank you in Portuguese.", "How do I say thank you in Portuguese?"),
+    ("User is allergic to peanuts.", None),
+    ("Allergic to peanuts; cook tonight.", None),  # more than the question asks
+    ("I'm vegan.", None),  # a question that states a fact about its asker
+    ("Always answer in French.", None),  # a rule asked as a question
+])
+def test_an_entry_that_only_retells_a_question_is_found(entry: str,
+                                                         question: str | None) -> None:
+    assert asked_only(entry, Evidence(ASKED)) == question

