@@ -38,7 +38,9 @@ def test_a_reply_repeats_the_message_or_one_of_its_questions(reply: str,
 EARLIER = ["Hi! I'm Tomas, I work as a nurse in Leeds.",
            "We have a dog called Biscuit, he's a beagle.",
            "You should not add peanuts. Remember: I'm allergic to peanuts, never suggest "
-           "recipes with peanuts."]
+           "recipes with peanuts.",
+           "I'm learning Portuguese because we're going to Lisbon in May."]
+CHANGED = "Actually we changed the trip: it's Porto now, not Lisbon."
 
 
 @pytest.mark.parametrize(("reply", "asked", "restated"), [
@@ -55,6 +57,11 @@ EARLIER = ["Hi! I'm Tomas, I work as a nurse in Leeds.",
      "How do I say thank you in Portuguese?", False),
     ("Obrigado.", "How do I say thank you in Portuguese?", False),
     ("You should not add peanuts.", "How do I say thank you in Portuguese?", False),
+    # What the message takes back is not what it is about: by hand, the stale plan was
+    # given back as the answer to its correction.
+    ("I'm learning Portuguese because we're going to Lisbon in May.", CHANGED, True),
+    ("I'm learning Portuguese because we're going to Lisbon in May.",
+     "Are we still going to Lisbon in May?", False),
 ])
 def test_a_reply_only_of_earlier_sentences_about_something_else_restates(
         reply: str, asked: str, restated: bool) -> None:

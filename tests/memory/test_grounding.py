@@ -326,3 +326,13 @@ ASKED = ["Please remember: I'm allergic to peanuts, so never suggest recipes wit
 def test_an_entry_that_only_retells_a_question_is_found(entry: str,
                                                          question: str | None) -> None:
     assert asked_only(entry, Evidence(ASKED)) == question
+
+
+def test_a_refusal_never_offers_a_question_as_the_entry() -> None:
+    """By hand the embedded model was offered "What should I cook tonight?" and copied
+    it, three times."""
+    offered = suggested_entry("Cook tonight. Always make sure not to add peanuts.",
+                              Evidence(ASKED))
+    assert offered == "Please remember: I'm allergic to peanuts, so never suggest recipes " \
+                      "with peanuts."
+    assert suggested_entry("Cook tonight.", Evidence(ASKED[:1])) is None

@@ -43,6 +43,7 @@ from collections.abc import Callable, Mapping, Sequence
 from difflib import SequenceMatcher
 from typing import Any
 
+from mnemo.context.summary.salience import undone_names
 from mnemo.context.textscan import STOPWORDS, sentences
 from mnemo.llm import ChatClient, ChatResponse
 from mnemo.llm.streaming import StreamHandlers
@@ -260,12 +261,15 @@ def restates_earlier(text: str, asked: str, said_before: Sequence[str]) -> bool:
     I'm allergic to peanuts, …", and later messages with "Hi! I'm Tomas, I work as a
     nurse in Leeds." — the user's first message. A restatement that shares a word with
     the message ("We have a dog called Biscuit." to "What's my dog's name?") may well be
-    the answer."""
+    the answer — unless the word is one the message takes back: by hand the model
+    answered "Actually we changed the trip: it's Porto now, not Lisbon." with the user's
+    own "I'm learning Portuguese because we're going to Lisbon in May."."""
     parts = _sentence_words([text])
     if sum(map(len, parts)) < _MIN_RESTATED_WORDS:
         return False
+    taken_back = {name for sentence in sentences(asked) for name in undone_names(sentence)}
     asked_words = {w for w in _WORD.findall(asked.lower())
-                   if len(w) >= 3 and w not in STOPWORDS}
+                   if len(w) >= 3 and w not in STOPWORDS and w not in taken_back}
     # A message without content words ("Why?") gives nothing to judge a reply against.
     if not asked_words or any(asked_words.intersection(words) for words in parts):
         return False

@@ -366,10 +366,15 @@ def split_grounded(content: str, evidence: Evidence,
 
 def suggested_entry(content: str, evidence: Evidence) -> str | None:
     """The user's (or a tool's) own sentence that says most of what ``content`` claims,
-    to offer in a refusal; None when no sentence shares a content word with it."""
+    to offer in a refusal; None when no sentence but a question shares a content word
+    with it."""
     claims = _claim_stems(content)
     best: tuple[int, int, str] | None = None
     for sentence in evidence.sentences:
+        # A question is no entry (``asked_only``): by hand "What should I cook tonight?"
+        # was offered, beside the user's "I'm allergic to peanuts, …", and copied.
+        if sentence.endswith(("?", "？")) and not _STATES.search(sentence):
+            continue
         shared = len(claims & _claim_stems(sentence))
         if shared and (best is None or (shared, -len(sentence)) > best[:2]):
             best = (shared, -len(sentence), sentence)
