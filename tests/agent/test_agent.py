@@ -475,3 +475,17 @@ def test_providers_see_the_last_sync_before_the_session_ends(mnemo_home: Home,
     assert order[-1] == "end"
     assert order.index("start 1 one") < order.index("sync one")
     assert order.index("start 2 two") < order.index("sync two") < order.index("end")
+
+
+def test_a_reply_that_retells_what_a_tool_told_the_model_is_asked_again(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    """By hand the embedded model answered a question with session_search's hint ("To
+    read more, call again with mode 'around' …"); here, with the memory tool's refusal."""
+    client = ScriptedChatClient([
+        assistant_tool_call("memory", {"action": "add", "target": "user",
+                                       "content": "I love eating cookies."}),
+        "Sure! Memory keeps only facts the user or a tool stated.",
+        "Nice to meet you, Ana."])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn("Hi! I'm Ana.")
+    assert result.text == "Nice to meet you, Ana."

@@ -156,6 +156,21 @@ def test_a_copy_of_tool_results_is_an_echo_and_other_json_is_not() -> None:
     assert echoes_results('returned: {"usage": "1%", "message": "Entry added."}', results)
 
 
+def test_a_reply_made_of_what_a_tool_told_the_model_is_an_echo() -> None:
+    """By hand, "Can you suggest a quick breakfast before a run?" got session_search's
+    hint back as the answer."""
+    hint = ("To read more, call again with mode 'around' and a message_id, or mode 'read' "
+            "and a session_id.")
+    results = [json.dumps({"success": True, "count": 1, "results": [], "hint": hint}),
+               '{"success": true, "message": "Entry added."}']
+    assert echoes_results("Certainly! " + hint, results)
+    assert echoes_results(hint.upper(), results)
+    # An answer beside it, a short sentence only, or no tool result: not an echo.
+    assert not echoes_results(f"{hint} Try porridge with a banana before you run.", results)
+    assert not echoes_results("Entry added.", results)
+    assert not echoes_results("Certainly! " + hint, [])
+
+
 def test_a_call_one_closing_brace_short_is_still_a_call() -> None:
     # Seen on the embedded model, shown to the user as the answer to "Call me Kenji".
     short = ('{"name": "memory", "arguments": {"action": "add", "target": "user", '

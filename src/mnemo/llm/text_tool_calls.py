@@ -220,10 +220,13 @@ def _misnamed_call(values: Sequence[Any], offered: Mapping[str, Mapping[str, Any
 
 def echoes_results(text: str, results: Sequence[str]) -> bool:
     """``text`` is nothing but JSON objects, each made of the fields of one of the tool
-    ``results`` (JSON texts): a small model repeating what its tools answered, not an
+    ``results`` (JSON texts), or nothing but what the tools told the model
+    (``_retells_instructions``): a small model repeating what its tools answered, not an
     answer to the user."""
-    if "{" not in text or not results:
+    if not results:
         return False
+    if "{" not in text:
+        return _retells_instructions(text, results)
     body = _FENCE.sub("", CALL_MARKS.sub(" ", text)).strip()
     values = made_of_json(body)
     if values is None:
@@ -239,6 +242,33 @@ def echoes_results(text: str, results: Sequence[str]) -> bool:
     return all(isinstance(value, dict) and value and any(set(value) <= shape
                                                          for shape in shapes)
                for value in values)
+
+
+# The fields in which a tool speaks to the model rather than of what it found: a reply
+# made of them tells the user nothing (by hand, "Can you suggest a quick breakfast before
+# a run?" got "Certainly! To read more, call again with mode 'around' and a message_id,
+# or mode 'read' and a session_id.", session_search's hint). Sentences shorter than
+# ``_MIN_RETOLD_WORDS`` ("Certainly!", "Entry added.") tell nothing either way.
+_INSTRUCTION_KEYS = ("hint", "error", "note", "message")
+_MIN_RETOLD_WORDS = 4
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
+
+
+def _retells_instructions(text: str, results: Sequence[str]) -> bool:
+    told: list[str] = []
+    for result in results:
+        try:
+            value = json.loads(result)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            told += [" ".join(said.lower().split()) for key in _INSTRUCTION_KEYS
+                     if isinstance(said := value.get(key), str)]
+    if not told:
+        return False
+    long = [" ".join(part.lower().split()).rstrip(".!?") for part in _SENTENCE_BREAK.split(text)
+            if len(part.split()) >= _MIN_RETOLD_WORDS]
+    return bool(long) and all(any(part in said for said in told) for part in long)
 
 
 def _tool_call(number: int, name: str, args: dict[str, Any]) -> ToolCall:
