@@ -169,6 +169,11 @@ def test_a_reply_made_of_what_a_tool_told_the_model_is_an_echo() -> None:
     assert not echoes_results(f"{hint} Try porridge with a banana before you run.", results)
     assert not echoes_results("Entry added.", results)
     assert not echoes_results("Certainly! " + hint, [])
+    # What a tool quotes of the user is the user's: saying it again may be the answer.
+    saved = ['{"success": true, "note": "Already saved as \'I don\'t like emojis in '
+             'answers.\'; nothing added (the rest of the entry was not said by the user)."}']
+    assert not echoes_results("I don't like emojis in answers.", saved)
+    assert echoes_results("Got it! The rest of the entry was not said by the user.", saved)
 
 
 def test_a_call_one_closing_brace_short_is_still_a_call() -> None:

@@ -254,6 +254,16 @@ _MIN_RETOLD_WORDS = 4
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
 
 
+# A quoted span: what a tool quotes of the user ("Already saved as 'I don't like emojis
+# in answers.'") is the user's, and a reply that says it again may be answering them.
+_QUOTED = re.compile(r"""(?:(?<=[\s(])|^)(['"])(.+?)\1(?=[\s;:,.)!?]|$)""")
+
+
+def _unquoted_words(match: re.Match[str]) -> str:
+    """A quoted sentence left out; a quoted word ("mode 'around'") kept as it is."""
+    return " " if len(match.group(2).split()) >= 3 else match.group(0)
+
+
 def _retells_instructions(text: str, results: Sequence[str]) -> bool:
     told: list[str] = []
     for result in results:
@@ -262,8 +272,8 @@ def _retells_instructions(text: str, results: Sequence[str]) -> bool:
         except ValueError:
             continue
         if isinstance(value, dict):
-            told += [" ".join(said.lower().split()) for key in _INSTRUCTION_KEYS
-                     if isinstance(said := value.get(key), str)]
+            told += [" ".join(_QUOTED.sub(_unquoted_words, said).lower().split())
+                     for key in _INSTRUCTION_KEYS if isinstance(said := value.get(key), str)]
     if not told:
         return False
     long = [" ".join(part.lower().split()).rstrip(".!?") for part in _SENTENCE_BREAK.split(text)

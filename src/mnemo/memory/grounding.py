@@ -332,16 +332,29 @@ def asked_only(content: str, evidence: Evidence) -> str | None:
     claims = _claim_stems(content) - _UNLINKING
     if not claims:
         return None
-    asked: str | None = None
+    # The questions first: most entries retell none, and then no statement is read (a
+    # work session's evidence holds whole files).
+    asked = next((sentence for text in evidence._texts if "?" in text or "？" in text
+                  for sentence in _questions(text) if claims <= _claim_stems(sentence)),
+                 None)
+    if asked is None:
+        return None
     stated: set[str] = set()
     for text in evidence._texts:
         for sentence in (part.strip() for part in _SENTENCE_END.split(text)):
-            if sentence.endswith(("?", "？")) and not _STATES.search(sentence):
-                if asked is None and claims <= _claim_stems(sentence):
-                    asked = sentence
-            elif sentence:
+            if sentence and not _is_asking(sentence):
                 stated |= _claim_stems(sentence)
-    return asked if asked is not None and not claims <= stated else None
+    return None if claims <= stated else asked
+
+
+def _is_asking(sentence: str) -> bool:
+    """A question that says nothing of its asker nor sets a rule (see ``_STATES``)."""
+    return sentence.endswith(("?", "？")) and not _STATES.search(sentence)
+
+
+def _questions(text: str) -> list[str]:
+    return [sentence for part in _SENTENCE_END.split(text)
+            if _is_asking(sentence := part.strip())]
 
 
 def grounded_part(content: str, evidence: Evidence,
@@ -373,7 +386,7 @@ def suggested_entry(content: str, evidence: Evidence) -> str | None:
     for sentence in evidence.sentences:
         # A question is no entry (``asked_only``): by hand "What should I cook tonight?"
         # was offered, beside the user's "I'm allergic to peanuts, …", and copied.
-        if sentence.endswith(("?", "？")) and not _STATES.search(sentence):
+        if _is_asking(sentence):
             continue
         shared = len(claims & _claim_stems(sentence))
         if shared and (best is None or (shared, -len(sentence)) > best[:2]):
