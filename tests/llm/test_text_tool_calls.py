@@ -15,6 +15,7 @@ from mnemo.llm.text_tool_calls import (
     accept_text_tool_calls,
     call_attempt,
     echoes_results,
+    instruction_openings,
     parse_text_tool_calls,
     schema_problem,
 )
@@ -165,6 +166,9 @@ def test_a_reply_made_of_what_a_tool_told_the_model_is_an_echo() -> None:
                '{"success": true, "message": "Entry added."}']
     assert echoes_results("Certainly! " + hint, results)
     assert echoes_results(hint.upper(), results)
+    # By hand the result was cut in the middle by the window guard: no JSON any more.
+    cut = results[0][:30] + " [… 2,731 characters cut here …] " + results[0][-120:]
+    assert echoes_results("Certainly! " + hint, [cut])
     # An answer beside it, a short sentence only, or no tool result: not an echo.
     assert not echoes_results(f"{hint} Try porridge with a banana before you run.", results)
     assert not echoes_results("Entry added.", results)
@@ -431,3 +435,24 @@ def test_a_word_is_shown_only_once_the_next_begins() -> None:
     gate.feed("et note")
     gate.finish(was_call=False)
     assert "".join(shown) == "Rui plays the cello in Porto."
+
+
+def test_a_streamed_retelling_of_a_tools_words_is_held_and_dropped() -> None:
+    """By hand the session_search hint was shown as it streamed, then again as the
+    retry: the gate now holds a reply that opens like what a tool told the model."""
+    hint = ("To read more, call again with mode 'around' and a message_id, or mode 'read' "
+            "and a session_id.")
+    openings = instruction_openings([json.dumps({"success": True, "hint": hint})])
+    for was_echo, reply in ((True, "Certainly! " + hint), (False, "To read more, try this.")):
+        shown: list[str] = []
+        gate = StreamGate(shown.append, copy_openings=openings)
+        for piece in (reply[:7], reply[7:20], reply[20:]):
+            gate.feed(piece)
+        assert (shown == []) is was_echo  # held while it may be the hint
+        gate.finish(was_call=was_echo)
+        assert "".join(shown) == ("" if was_echo else reply)
+    # Any other reply streams at once.
+    shown = []
+    gate = StreamGate(shown.append, copy_openings=openings)
+    gate.feed("Porridge with a banana ")
+    assert "".join(shown).startswith("Porridge")

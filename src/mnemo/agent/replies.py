@@ -52,6 +52,7 @@ from mnemo.llm.text_tool_calls import (
     accept_text_tool_calls,
     call_attempt,
     echoes_results,
+    instruction_openings,
 )
 from mnemo.messages import Message
 
@@ -116,7 +117,8 @@ class ModelCaller:
 
         gate = StreamGate(show, stop_at, echo_of=questions_of(asked),
                           withheld=self.withheld,
-                          copy_openings=_openings(asked, earlier, said_before))
+                          copy_openings=[*_openings(asked, earlier, said_before),
+                                         *instruction_openings(results, _OPENING_WORDS)])
         held = _HeldIfForeign(gate.feed, language_of)
         handlers = StreamHandlers(on_text=held.feed, on_progress=self.on_progress)
         complete: Any = self.client.complete  # the streaming keyword is a capability

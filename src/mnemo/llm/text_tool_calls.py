@@ -42,6 +42,7 @@ __all__ = [
     "accept_text_tool_calls",
     "call_attempt",
     "echoes_results",
+    "instruction_openings",
     "parse_text_tool_calls",
     "schema_problem",
 ]
@@ -251,6 +252,8 @@ def echoes_results(text: str, results: Sequence[str]) -> bool:
 # ``_MIN_RETOLD_WORDS`` ("Certainly!", "Entry added.") tell nothing either way.
 _INSTRUCTION_KEYS = ("hint", "error", "note", "message")
 _MIN_RETOLD_WORDS = 4
+_KEYS = "|".join(_INSTRUCTION_KEYS)
+_INSTRUCTION_FIELD = re.compile(rf'"(?:{_KEYS})":\s*("(?:[^"\\]|\\.)*")')
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
 
 
@@ -264,16 +267,50 @@ def _unquoted_words(match: re.Match[str]) -> str:
     return " " if len(match.group(2).split()) >= 3 else match.group(0)
 
 
-def _retells_instructions(text: str, results: Sequence[str]) -> bool:
-    told: list[str] = []
+def _instructions(result: str) -> list[str]:
+    """The ``_INSTRUCTION_KEYS`` strings of a tool result — found field by field when the
+    JSON no longer parses: a small window's guard cuts the middle out of a long result
+    (C19), and by hand the hint the model copied sat after such a cut."""
+    try:
+        value = json.loads(result)
+    except ValueError:
+        found = []
+        for match in _INSTRUCTION_FIELD.finditer(result):
+            try:
+                found.append(json.loads(match.group(1)))
+            except ValueError:
+                continue
+        return [said for said in found if isinstance(said, str)]
+    if not isinstance(value, dict):
+        return []
+    return [said for key in _INSTRUCTION_KEYS if isinstance(said := value.get(key), str)]
+
+
+
+# How a small model opens a reply before it retells its tools ("Certainly! To read
+# more, …"): a streamed reply is held when it opens so (``instruction_openings``).
+_ACKNOWLEDGEMENTS = ("", "certainly", "sure", "ofcourse", "okay", "ok", "absolutely", "yes",
+                     "great", "gotit", "alright", "noted", "understood")
+
+
+def instruction_openings(results: Sequence[str], words: int = 6) -> list[str]:
+    """The first ``words`` words of what the tool ``results`` told the model (sentences of
+    ``_MIN_RETOLD_WORDS`` or more), each also after a word of acknowledgement: the
+    openings a ``StreamGate`` holds a reply on, so that a retelling is never shown."""
+    openings: list[str] = []
     for result in results:
-        try:
-            value = json.loads(result)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            told += [" ".join(_QUOTED.sub(_unquoted_words, said).lower().split())
-                     for key in _INSTRUCTION_KEYS if isinstance(said := value.get(key), str)]
+        for said in _instructions(result):
+            text = _QUOTED.sub(_unquoted_words, said)
+            for sentence in _SENTENCE_BREAK.split(text):
+                if len(sentence.split()) >= _MIN_RETOLD_WORDS:
+                    opening = _letters(" ".join(sentence.split()[:words]))
+                    openings += [ack + opening for ack in _ACKNOWLEDGEMENTS]
+    return list(dict.fromkeys(openings))
+
+
+def _retells_instructions(text: str, results: Sequence[str]) -> bool:
+    told = [" ".join(_QUOTED.sub(_unquoted_words, said).lower().split())
+            for result in results for said in _instructions(result)]
     if not told:
         return False
     long = [" ".join(part.lower().split()).rstrip(".!?") for part in _SENTENCE_BREAK.split(text)
