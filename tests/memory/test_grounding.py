@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from mnemo.context.summary.salience import named_after_not
 from mnemo.memory.grounding import (
     Evidence,
     asked_only,
@@ -303,7 +304,7 @@ SAVED = ["I run 5 km every Saturday morning in Ashton Court.",
     ("I teach maths in Glasgow.", None),
 ])
 def test_a_correction_finds_the_entry_it_corrects(content: str, corrected: str | None) -> None:
-    assert corrected_entry(content, ["manchester"], SAVED) == corrected
+    assert corrected_entry(content, ["manchester"], SAVED, named_after_not(content)) == corrected
 
 
 def test_nothing_taken_back_corrects_nothing() -> None:

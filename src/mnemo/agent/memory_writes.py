@@ -18,7 +18,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from mnemo.context.markers import own_text
-from mnemo.context.summary.salience import is_instruction, is_phatic, undone_names
+from mnemo.context.summary.salience import (
+    is_instruction,
+    is_phatic,
+    named_after_not,
+    undone_names,
+)
 from mnemo.context.textscan import one_line, sentences
 from mnemo.memory import MemoryManager, MemoryStore
 from mnemo.memory.entries import TARGETS
@@ -234,7 +239,9 @@ class MemoryWrites:
         old_text = str(args.get("old_text") or "").strip()
         if action == "replace" and old_text and any(old_text in e for e in entries):
             return args  # the model named the entry itself
-        stale = corrected_entry(str(args.get("content") or ""), taken_back, entries)
+        content = str(args.get("content") or "")
+        negated = [name for sentence in sentences(content) for name in named_after_not(sentence)]
+        stale = corrected_entry(content, taken_back, entries, negated)
         if stale is None:
             return args
         notes[:] = [note for note in notes if note != _ADDED_INSTEAD]

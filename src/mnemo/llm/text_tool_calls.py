@@ -268,6 +268,12 @@ def _unquoted_words(match: re.Match[str]) -> str:
 
 
 def _instructions(result: str) -> list[str]:
+    """The ``_INSTRUCTION_KEYS`` strings of a tool result, without what they quote of
+    the user (``_QUOTED``)."""
+    return [_QUOTED.sub(_unquoted_words, said) for said in _instruction_fields(result)]
+
+
+def _instruction_fields(result: str) -> list[str]:
     """The ``_INSTRUCTION_KEYS`` strings of a tool result — found field by field when the
     JSON no longer parses: a small window's guard cuts the middle out of a long result
     (C19), and by hand the hint the model copied sat after such a cut."""
@@ -286,7 +292,6 @@ def _instructions(result: str) -> list[str]:
     return [said for key in _INSTRUCTION_KEYS if isinstance(said := value.get(key), str)]
 
 
-
 # How a small model opens a reply before it retells its tools ("Certainly! To read
 # more, …"): a streamed reply is held when it opens so (``instruction_openings``).
 _ACKNOWLEDGEMENTS = ("", "certainly", "sure", "ofcourse", "okay", "ok", "absolutely", "yes",
@@ -300,8 +305,7 @@ def instruction_openings(results: Sequence[str], words: int = 6) -> list[str]:
     openings: list[str] = []
     for result in results:
         for said in _instructions(result):
-            text = _QUOTED.sub(_unquoted_words, said)
-            for sentence in _SENTENCE_BREAK.split(text):
+            for sentence in _SENTENCE_BREAK.split(said):
                 if len(sentence.split()) >= _MIN_RETOLD_WORDS:
                     opening = _letters(" ".join(sentence.split()[:words]))
                     openings += [ack + opening for ack in _ACKNOWLEDGEMENTS]
@@ -309,8 +313,8 @@ def instruction_openings(results: Sequence[str], words: int = 6) -> list[str]:
 
 
 def _retells_instructions(text: str, results: Sequence[str]) -> bool:
-    told = [" ".join(_QUOTED.sub(_unquoted_words, said).lower().split())
-            for result in results for said in _instructions(result)]
+    told = [" ".join(said.lower().split()) for result in results
+            for said in _instructions(result)]
     if not told:
         return False
     long = [" ".join(part.lower().split()).rstrip(".!?") for part in _SENTENCE_BREAK.split(text)

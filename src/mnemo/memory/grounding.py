@@ -408,25 +408,24 @@ def near_duplicate(content: str, entries: Iterable[str]) -> str | None:
     return None
 
 
-def corrected_entry(content: str, taken_back: Iterable[str],
-                    entries: Iterable[str]) -> str | None:
+def corrected_entry(content: str, taken_back: Iterable[str], entries: Iterable[str],
+                    negated: Iterable[str] = ()) -> str | None:
     """The entry that ``content`` corrects, or None: the user took back a name
     (``taken_back``, lower-cased: "he lives in Glasgow now, not Manchester" takes back
     "manchester"), the entry names it, and the two are about the same thing: besides the
     name, ``content`` says at least half of what the entry claims, and something ("My
     brother Ravi lives in …": brother, Ravi, lives; "My sister lives in …" is another
-    thing). ``content`` must not say the name again unless it takes it back too. Of
-    several, the one that shares most."""
+    thing). ``content`` must not say the name again, unless among the names it puts
+    after "not" (``negated``: ``salience.named_after_not``). Of several, the one that
+    shares most."""
     taken = {name for name in taken_back if name}
-    said = {_possessor(m.group()) for m in _WORD.finditer(_normalise(content))}
-    if not taken or (taken & said and not _takes_back(content, taken)):
+    if not taken or taken & _names_in(content) - set(negated):
         return None
     stems = {_stem(name) for name in taken}
     claims = _claim_stems(content) - stems
     best: tuple[int, str] | None = None
     for entry in entries:
-        words = {_possessor(m.group()) for m in _WORD.finditer(_normalise(entry))}
-        if not taken & words:
+        if not taken & _names_in(entry):
             continue
         its = _claim_stems(entry) - stems
         shared = len(claims & its)
@@ -435,14 +434,9 @@ def corrected_entry(content: str, taken_back: Iterable[str],
     return best[1] if best else None
 
 
-_TAKES_BACK = re.compile(r"\b(?:not|instead of|rather than|no longer)\s+(?:in\s+|at\s+|to\s+)?"
-                         r"([^\W\d_]+)", re.IGNORECASE)
-
-
-def _takes_back(content: str, taken: set[str]) -> bool:
-    """True when every taken-back name ``content`` says follows "not" (or the like)."""
-    said = {_possessor(m.group()) for m in _WORD.finditer(content)} & taken
-    return said <= {name.lower() for name in _TAKES_BACK.findall(content)}
+def _names_in(text: str) -> set[str]:
+    """The words of ``text``, lower-cased, possessives as their owner ("Priya's": priya)."""
+    return {_possessor(m.group()) for m in _WORD.finditer(_normalise(text))}
 
 
 def _claim_stems(text: str) -> frozenset[str]:

@@ -37,8 +37,8 @@ from functools import lru_cache
 from mnemo.context.textscan import CJK_CLASS, STOPWORDS
 
 __all__ = ["INTERCEPT", "PRONOUNS", "WEIGHTS", "cjk_runs", "clean", "condensed", "fact_key",
-           "is_instruction", "is_phatic", "is_standing_rule", "kind", "salience",
-           "sentence_features", "slot_keys", "subject_key", "undone_names",
+           "is_instruction", "is_phatic", "is_standing_rule", "kind", "named_after_not",
+           "salience", "sentence_features", "slot_keys", "subject_key", "undone_names",
            "without_phatic_clauses"]
 
 # Words that carry no fact in chit-chat: evaluation, feelings about the other person's
@@ -654,6 +654,14 @@ def undone_names(sentence: str) -> tuple[str, ...]:
         return ()
     if not _CHANGE_CUE.search(sentence):
         return ()
+    return named_after_not(sentence)
+
+
+def named_after_not(sentence: str) -> tuple[str, ...]:
+    """The names (lower-cased) ``sentence`` puts after "not", "instead of", "rather than"
+    or "no longer", whether or not it says anything changed: ``undone_names`` without
+    the change cue, for a text that is known to correct ("Ravi lives in Glasgow, not
+    Manchester." as a memory entry after the user's correction)."""
     return tuple(name.lower() for name in _UNDONE.findall(sentence) if name != "I")
 
 
