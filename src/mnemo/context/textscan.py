@@ -67,6 +67,8 @@ CJK_CLASS = _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 _LATIN_WORD = re.compile(f"[^\\W_{_CJK}]{{3,}}")
 
+# (``summary/reading._CLAIM_WORDS`` holds a word of each English branch of these three:
+# a new branch needs one there, or the reader never tries it.)
 PREFERENCE = re.compile(
     r"\b(?:must(?:n't| not)?|never|always|prefer(?:s|red)?|don'?t|do not|avoid|make sure"
     r"|should(?:n't| not)?|only use|please use|i (?:like|want|need|hate)|no more than"

@@ -79,6 +79,18 @@ def _on_lowered(pattern: re.Pattern[str]) -> re.Pattern[str]:
 _PREFERENCE_LC = _on_lowered(PREFERENCE)
 _DECISION_LC = _on_lowered(DECISION)
 _REMAINING_LC = _on_lowered(REMAINING)
+# Each English match of ``PREFERENCE``, ``DECISION`` or ``REMAINING`` holds one of these
+# (in lower case): an ASCII sentence with none of them is no claim. One search of plain
+# words instead of three of patterns tried at every character (most sentences claim
+# nothing, and every unique sentence is read).
+_CLAIM_WORDS = re.compile(
+    r"must|never|always|prefer|don|do not|avoid|make sure|should|only use|please use"
+    r"|i like|i want|i need|i hate|no more than|at most|at least|require|constraint"
+    r"|instead of|please keep|in sync|keep t|keep it|stick to|d like|i would like|without"
+    r"|decid|decis|we'll|we will|i'll use|i will use|going with|chose|choose to|opted|settled on"
+    r"|agreed|let's|lets|switch"
+    r"|todo|to-do|next|still need|remaining|left to do|follow|later we|after that"
+)
 _HEADER = re.compile(r"^\[[^\]\n]{4,120}\]$")
 # A request to tell something ("can you share more about the game?", "could you suggest a
 # gift?") is a question: its reply is the answer, in whatever words, and it is not left
@@ -378,8 +390,9 @@ def _sentence(sentence: str, role: str, names: tuple[str, ...]) -> _Sentence | N
     if is_phatic(sentence, names):
         return None
     low = sentence.lower()
-    preference = role == "user" and _PREFERENCE_LC.search(low) is not None
-    decision = _DECISION_LC.search(low) is not None
+    claims = not sentence.isascii() or _CLAIM_WORDS.search(low) is not None
+    preference = claims and role == "user" and _PREFERENCE_LC.search(low) is not None
+    decision = claims and _DECISION_LC.search(low) is not None
     opening = REQUEST_START.match(sentence)
     question = sentence.endswith(("?", "？"))
     # A rule for the answers to come is no ask to answer once: "Please remember: I'm
@@ -393,7 +406,7 @@ def _sentence(sentence: str, role: str, names: tuple[str, ...]) -> _Sentence | N
         # one may ("Can you always answer in French?").
         rule=(preference or decision) and (opening is not None or not question)
         and is_instruction(sentence),
-        remaining=role == "assistant" and _REMAINING_LC.search(low) is not None,
+        remaining=claims and role == "assistant" and _REMAINING_LC.search(low) is not None,
         request=request, ask=not standing and (opening is not None or question))
 
 
