@@ -16,7 +16,7 @@ from mnemo.config import MnemoConfig
 from mnemo.context.markers import SUMMARY_END_MARKER, summary_content
 from mnemo.home import Home
 from mnemo.llm.testing import ScriptedChatClient, assistant_tool_call
-from mnemo.messages import Message
+from mnemo.messages import Message, content_text
 
 
 def make_agent(home: Home, client: ScriptedChatClient, tmp_path: Path,
@@ -512,6 +512,98 @@ def test_a_replace_whose_old_text_matches_nothing_replaces_the_corrected_entry(
         agent.memory.add("user", "Our dog is called Biscuit.")
         agent.run_turn("Actually we're going to Porto in May now, not Lisbon.")
     assert user_md(mnemo_home) == "We are going to Porto in May.\n§\nOur dog is called Biscuit."
+
+
+def test_a_correction_of_a_saved_entry_asks_for_its_replace_until_it_is_done(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    """By hand the embedded model answered "it's Porto now, not Lisbon" in words and
+    saved nothing: "…going to Lisbon in May." stayed for every later session. The turn's
+    request now quotes the entry and the replace to make, until the entry is gone; the
+    rewrite with the new name is grounded (the user put Porto in Lisbon's place), though
+    the user never said "Porto" beside "learning" or "May"."""
+    entry = "I'm learning Portuguese because we're going to Lisbon in May."
+    client = ScriptedChatClient([
+        assistant_tool_call("memory", {
+            "action": "replace", "target": "user", "old_text": "going to Lisbon",
+            "content": "I'm learning Portuguese because we're going to Porto in May."}),
+        "Porto, noted.", "Enjoy the trip."])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.memory.add("user", entry)
+        agent.memory.add("user", "Our dog Biscuit is a beagle.")
+        result = agent.run_turn("Actually we changed the trip: it's Porto now, not Lisbon.")
+        agent.run_turn("Thanks!")
+    first, after_write, next_turn = (_last_user_text(r.messages) for r in client.requests)
+    assert (f'corrected a saved memory entry: "{entry}". Call the memory tool with action '
+            f'"replace", old_text "{entry}" and content "{entry.replace("Lisbon", "Porto")}"'
+            ) in first
+    assert "corrected a saved memory entry" not in after_write
+    assert "corrected a saved memory entry" not in next_turn
+    assert json.loads(result.tool_runs[0].result)["success"]
+    assert user_md(mnemo_home) == ("I'm learning Portuguese because we're going to Porto in "
+                                   "May.\n§\nOur dog Biscuit is a beagle.")
+    assert all("Reminder" not in content_text(m) for m in agent.messages)  # requests only
+
+
+def test_a_correction_in_the_entrys_own_terms_gets_the_call_to_copy(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    """By hand, asked for the replace in words, the embedded model wrote the new fact as
+    old_text ("My brother Ravi lives in Glasgow.") and the replace missed. When the
+    correction is about the same thing as the entry, the reminder gives the call; a
+    replace that misses in such a turn still replaces the one entry taken back."""
+    client = ScriptedChatClient([
+        assistant_tool_call("memory", {
+            "action": "replace", "target": "user",
+            "old_text": "My brother Ravi lives in Glasgow.",
+            "content": "My brother Ravi lives in Glasgow now."}), "Noted."])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.memory.add("user", "My brother Ravi lives in Manchester.")
+        agent.memory.add("user", "I grew up in Leeds.")
+        result = agent.run_turn("Actually Ravi moved: he lives in Glasgow now, not Manchester.")
+    sent = _last_user_text(client.requests[0].messages)
+    assert ('old_text "My brother Ravi lives in Manchester." and content "My brother Ravi '
+            'lives in Glasgow."') in sent
+    answer = json.loads(result.tool_runs[0].result)
+    assert answer["success"] and "took back" in answer["note"]
+    assert user_md(mnemo_home) == "My brother Ravi lives in Glasgow now.\n§\nI grew up in Leeds."
+
+
+def test_a_reply_that_copies_the_reminder_is_cut_where_the_copy_starts(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    # By hand the embedded model streamed '[Reminder "I'm learning Portuguese…' to the
+    # user, with tools offered (the cut had been for replies without tools only).
+    client = ScriptedChatClient(['Porto it is!\n[Reminder "I\'m learning Portuguese '
+                                 'because we\'re going to Lisbon in May." old_text'])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.memory.add("user", "I'm learning Portuguese because we're going to Lisbon.")
+        result = agent.run_turn("Actually we changed the trip: it's Porto now, not Lisbon.")
+    assert client.requests[0].tools  # offered: the cut holds for every request
+    assert result.text == "Porto it is!"
+
+
+@pytest.mark.parametrize("said", [
+    "My sister lives in Glasgow, not far from Manchester.",  # no change: nothing taken back
+    "Actually Ravi lives in Glasgow now, not Leeds.",  # no entry names Leeds
+])
+def test_no_reminder_without_a_saved_entry_taken_back(said: str, mnemo_home: Home,
+                                                      tmp_path: Path) -> None:
+    client = ScriptedChatClient(["Noted."])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.memory.add("user", "My brother Ravi lives in Manchester.")
+        agent.memory.add("user", "Ravi lives in Glasgow, not Manchester.")
+        agent.run_turn(said)
+    assert "corrected a saved memory entry" not in _last_user_text(client.requests[0].messages)
+
+
+def test_an_entry_that_already_says_not_is_not_stale(mnemo_home: Home, tmp_path: Path) -> None:
+    client = ScriptedChatClient(["Noted."])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.memory.add("user", "Ravi lives in Glasgow now, not Manchester.")
+        agent.run_turn("Actually Ravi moved: he lives in Glasgow now, not Manchester.")
+    assert "corrected a saved memory entry" not in _last_user_text(client.requests[0].messages)
+
+
+def _last_user_text(messages: list[Message]) -> str:
+    return next(content_text(m) for m in reversed(messages) if m.get("role") == "user")
 
 
 def test_without_a_correction_an_add_beside_a_similar_entry_stays_an_add(

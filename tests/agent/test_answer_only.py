@@ -178,6 +178,18 @@ def test_a_copy_of_the_note_or_the_instruction_is_cut_from_the_answer() -> None:
     assert without_copied_note(copied, COPIED_SUMMARY) == "You work in York."
 
 
+def test_a_copy_of_the_agents_retry_hint_or_a_reminder_is_cut() -> None:
+    # By hand (3,072 tokens), the embedded model's answer to a correction, stored whole.
+    copied = ("Hi there! I'm Tomas. I work as a nurse in Leeds.\n[Your last reply was a "
+              "memory call written as text, and it was not run: arguments.target is "
+              "missing. Call the tool with the parameters its schema lists, or answer the "
+              "user in plain words.]")
+    assert without_copied_note(copied) == "Hi there! I'm Tomas. I work as a nurse in Leeds."
+    assert without_copied_note('Porto it is. [Reminder: the user just corrected') == (
+        "Porto it is.")
+    assert without_copied_note("Your last reply was great.") == "Your last reply was great."
+
+
 def test_a_summary_heading_an_answer_ends_on_is_cut() -> None:
     # By hand, in Chinese: the answer, then the first heading of the summary it was given.
     assert without_copied_note("您好！我叫李明，推荐菜谱的时候不要用花生。\n\n## Goal",

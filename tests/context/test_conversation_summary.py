@@ -581,6 +581,20 @@ def test_a_correction_names_what_no_longer_holds(sentence: str,
     assert salience_module.undone_names(sentence) == undone
 
 
+@pytest.mark.parametrize(("sentence", "swaps"), [
+    ("Actually we changed the trip: it's Porto now, not Lisbon.", (("lisbon", "Porto"),)),
+    ("Actually Ravi moved: he lives in Glasgow now, not Manchester.",
+     (("manchester", "Glasgow"),)),
+    ("I work at Acme now instead of Globex.", (("globex", "Acme"),)),
+    ("It's Porto now, I'm not going to Lisbon.", (("lisbon", "Porto"),)),  # not "I'm"
+    ("I'm not going to Berlin any more.", ()),  # nothing said in its place
+    ("Sam, not Tomas, cooked.", ()),  # nothing changed
+])
+def test_a_correction_names_what_takes_the_place_of_what_it_takes_back(
+        sentence: str, swaps: tuple[tuple[str, str], ...]) -> None:
+    assert salience_module.replacements(sentence) == swaps
+
+
 def test_a_correction_takes_back_the_older_notes_it_names() -> None:
     # By hand (3,072 tokens): the summary kept "going to Lisbon in May" beside "it's
     # Porto now, not Lisbon", and the embedded model answered Lisbon.

@@ -50,6 +50,8 @@ from mnemo.agent.answer_only import (
     ANSWER_RESTATED,
     COPIED_NOTE,
     COPIED_SUMMARY,
+    HINT_OPENINGS,
+    RETRY_OPENING,
     answer_only_request,
     answer_only_system,
     copied_call_openings,
@@ -61,6 +63,7 @@ from mnemo.agent.nudges import (
     FLUSH_PROMPT,
     NUDGE_TEXT,
     MemoryNudger,
+    correction_reminder,
     reminder_clause,
     without_restated_reminder,
 )
@@ -230,6 +233,7 @@ class Agent:
         self.tools = ToolRegistry()
         self.turn = 0
         self._turn_text = ""  # the message of the turn under way (``_asked``)
+        self._correction = ""  # the correction reminder of the turn under way (nudges.py)
         self.nudger = MemoryNudger(config.memory.nudge_interval, config.memory.flush_min_turns)
         self._resume = resume_session_id
         self._owns_sessions = owns_sessions  # close the store with the agent
@@ -477,7 +481,15 @@ class Agent:
         if self.turn == 1 and not self.messages:
             self.sessions.set_title(self.session_id, _title_of(text))
         recall = build_memory_context_block(self.manager.prefetch_all(text))
-        nudge = NUDGE_TEXT if self.nudger.start_turn() and "memory" in self.tools else ""
+        due = self.nudger.start_turn()
+        nudge = self._correction = ""
+        if "memory" in self.tools:
+            # A correction of a saved entry asks for its replace; the general reminder
+            # would only say the same less precisely.
+            stale = next(iter(self.writes.stale_entries(text)), "")
+            self._correction = correction_reminder(
+                stale, stale and self.writes.suggested_correction(text, stale))
+            nudge = self._correction or (NUDGE_TEXT if due else "")
         extra = "\n\n".join(part for part in (recall, nudge) if part)
         self._append({"role": "user", "content": text})
         result = TurnResult(text="")
@@ -564,6 +576,10 @@ class Agent:
                 # A tool that says stop (the memory loop breaker) is not offered again.
                 repeating = repeating or _terminal(run)
             self._prepare()
+            if self._correction and result.memory_written and not self.writes.stale_entries(
+                    self._turn_text):
+                # Replaced: asked again, the model would replace its own new entry.
+                extra, self._correction = extra.replace(self._correction, "").strip(), ""
             if tools is None:  # it called tools it was not offered; do not loop forever
                 result.text = content_text(message)
                 return
@@ -580,7 +596,7 @@ class Agent:
         if attempt is None or attempt[1] is None:
             return ""
         name, problem = attempt
-        return (f"[Your last reply was a {name} call written as text, and it was not run: "
+        return (f"{RETRY_OPENING}{name} call written as text, and it was not run: "
                 f"{problem}. Call the tool with the parameters its schema lists, or answer "
                 "the user in plain words.]")
 
@@ -732,7 +748,8 @@ class Agent:
         # So is a copy of the memory block (its entries between "§" lines): by hand the
         # embedded model answered "My brother Ravi lives in Manchester." with all of
         # USER.md.
-        stop_at = (*(COPIED_NOTE if answer_only else ()), *((
+        # The agent's own hints are none of the model's words, whatever its size.
+        stop_at = (*(COPIED_NOTE if answer_only else HINT_OPENINGS), *((
             *GUIDANCE_OPENINGS, *copied_call_openings(self._tool_names()), *COPIED_SUMMARY,
             ENTRY_DELIMITER.lstrip("\n")) if small else ()))
         try:

@@ -32,8 +32,9 @@ from mnemo.prompt import SystemPrompt
 from mnemo.prompt.builder import PART_SEPARATOR
 
 __all__ = ["ANSWER_COPIED", "ANSWER_LANGUAGE", "ANSWER_NOW", "ANSWER_PLAIN", "ANSWER_REPEATED",
-           "ANSWER_RESTATED", "COPIED_NOTE", "COPIED_SUMMARY", "answer_only_request",
-           "answer_only_system", "copied_call_openings", "with_extra", "without_copied_note"]
+           "ANSWER_RESTATED", "COPIED_NOTE", "COPIED_SUMMARY", "HINT_OPENINGS", "RETRY_OPENING",
+           "answer_only_request", "answer_only_system", "copied_call_openings", "with_extra",
+           "without_copied_note"]
 
 # Added to the request when the model has to answer without tools.
 ANSWER_NOW = ("[Tools are not available for this reply. Answer the user's last message "
@@ -59,10 +60,17 @@ ANSWER_RESTATED = ("[Your last reply only repeated earlier messages. Answer the 
                    "last message itself, in plain words.]")
 
 _NOTE_OPENING = "[Your tool calls this turn"
+# How the agent's hint for a call written as text opens (``Agent._retry_hint``), and the
+# memory reminders (``nudges.py``): by hand the embedded model answered a correction with
+# 'Hi there! …\n[Your last reply was a memory call written as text, and it was not run:
+# …]', and streamed '[Reminder "I'm learning Portuguese…"'.
+# Both come with tools offered, so a reply is cut at them in every request.
+RETRY_OPENING = "[Your last reply was a "
+HINT_OPENINGS = (RETRY_OPENING, "[Reminder")
 # Where an answer that starts copying out its request's note or instruction is cut:
 # in what is stored (``without_copied_note``) and in what is streamed to the user.
 COPIED_NOTE = (_NOTE_OPENING, ANSWER_NOW, ANSWER_PLAIN, ANSWER_REPEATED, ANSWER_COPIED,
-               ANSWER_RESTATED, ANSWER_LANGUAGE)
+               ANSWER_RESTATED, ANSWER_LANGUAGE, *HINT_OPENINGS)
 
 
 # Where a reply starts writing out a result of the agent's own tools — by hand (3,072

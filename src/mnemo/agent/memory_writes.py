@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +23,7 @@ from mnemo.context.summary.salience import (
     is_instruction,
     is_phatic,
     named_after_not,
+    replacements,
     undone_names,
 )
 from mnemo.context.textscan import one_line, sentences
@@ -242,6 +244,13 @@ class MemoryWrites:
         content = str(args.get("content") or "")
         negated = [name for sentence in sentences(content) for name in named_after_not(sentence)]
         stale = corrected_entry(content, taken_back, entries, negated)
+        if stale is None and action == "replace":
+            # The turn's reminder named the entry to replace (``stale_entries``); a small
+            # model given it wrote the new fact as old_text ("My brother Ravi lives in
+            # Glasgow.", by hand) and the replace missed.
+            named = [entry for entry in entries if _naming(entry, set(taken_back))]
+            if len(named) == 1 and not _naming(content, set(taken_back)):
+                stale = named[0]
         if stale is None:
             return args
         notes[:] = [note for note in notes if note != _ADDED_INSTEAD]
@@ -284,7 +293,39 @@ class MemoryWrites:
         if args.get("action") == "replace" and args.get("old_text") and target in TARGETS:
             texts += [entry for entry in self.memory.entries_for(target)
                       if str(args["old_text"]) in entry]
-        return texts
+        return texts + self._corrected_copies(messages)
+
+    def stale_entries(self, text: str) -> list[str]:
+        """The saved entries (either store) that ``text``, the user's message, says no
+        longer hold: they name what it takes back ("…, not Manchester"), other than
+        after a "not" of their own."""
+        taken = {name for sentence in sentences(text) for name in undone_names(sentence)}
+        if not taken:
+            return []
+        return [entry for target in TARGETS for entry in self.memory.entries_for(target)
+                if _naming(entry, taken)]
+
+    @staticmethod
+    def suggested_correction(text: str, entry: str) -> str | None:
+        """``entry`` as ``text``, the user's correction, leaves it: the name said in the
+        place of the one taken back ("My brother Ravi lives in Glasgow." after "Actually
+        Ravi moved: he lives in Glasgow now, not Manchester."); None when ``text`` puts
+        no name in its place ("we're not going to Lisbon any more")."""
+        for sentence in sentences(text):
+            for old, new in replacements(sentence):
+                if _naming(entry, {old}):
+                    return re.sub(rf"\b{re.escape(old)}\b", new, entry, flags=re.IGNORECASE)
+        return None
+
+    def _corrected_copies(self, messages: Sequence[Message]) -> list[str]:
+        """Each saved entry the user's latest message corrects, with the name it put in
+        the place of the one taken back: the user said that what memory held of
+        Manchester now holds of Glasgow, so "My brother Ravi lives in Glasgow." is what
+        they said. By hand the embedded model's correct rewrite of "…going to Lisbon in
+        May." was refused: "Porto" was said only in "it's Porto now, not Lisbon"."""
+        said = _latest_said(messages)
+        return [copy for entry in self.stale_entries(said)
+                if (copy := self.suggested_correction(said, entry))]
 
 
 # What a session_search result quotes of what was said: the words of past users and tool
@@ -333,14 +374,27 @@ def _not_saved_yet(content: str, entries: Sequence[str]) -> str:
     return content if len(new) == len(parts) else " ".join(new)
 
 
+def _latest_said(messages: Sequence[Message]) -> str:
+    """What the user said in their latest message with words, or ""."""
+    for message in reversed(messages):
+        if message.get("role") == "user" and (said := own_text(message)):
+            return said
+    return ""
+
+
 def _taken_back(messages: Sequence[Message]) -> tuple[str, ...]:
     """The names (lower-cased) the user's latest message says no longer hold ("he lives
     in Glasgow now, not Manchester": ``salience.undone_names``)."""
-    for message in reversed(messages):
-        if message.get("role") == "user" and (said := own_text(message)):
-            return tuple(name for sentence in sentences(said)
-                         for name in undone_names(sentence))
-    return ()
+    return tuple(name for sentence in sentences(_latest_said(messages))
+                 for name in undone_names(sentence))
+
+
+def _naming(entry: str, names: set[str]) -> bool:
+    """True when ``entry`` names one of ``names`` (lower-cased) as holding: not only
+    after a "not" of its own ("Ravi lives in Glasgow, not Manchester")."""
+    said = {word.lower() for word in re.findall(r"[\w'-]+", entry)}
+    said |= {word[:-2] for word in said if word.endswith("'s")}
+    return bool(names & said - set(named_after_not(entry)))
 
 
 _SUGGESTED_MAX = 200  # a longer message is no entry to offer

@@ -16,18 +16,35 @@ it either (``llm/text_tool_calls.ClauseFilter``).
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
 from mnemo.llm.text_tool_calls import DROP, HOLD, SHOW
 
-__all__ = ["FLUSH_PROMPT", "NUDGE_TEXT", "MemoryNudger", "reminder_clause",
-           "without_restated_reminder"]
+__all__ = ["CORRECTION_CALL_TEXT", "CORRECTION_TEXT", "FLUSH_PROMPT", "NUDGE_TEXT", "MemoryNudger",
+           "correction_reminder", "reminder_clause", "without_restated_reminder"]
 
 NUDGE_TEXT = (
     "[Reminder: if this conversation revealed a durable fact — a user preference, a "
     "correction, an environment detail, a convention — save it with the memory tool. "
     "Skip task progress and temporary state.]"
+)
+
+# When the user takes back what a saved entry says ("…, not Manchester"), a model that
+# answers the correction in words and saves nothing leaves the entry as it was, and every
+# later session reads it (by hand: "…going to Lisbon in May." stayed after "it's Porto
+# now, not Lisbon"). The reminder quotes the entry; the model writes the new one.
+CORRECTION_TEXT = (
+    "[Reminder: the user just corrected a saved memory entry: {entry}. Call the memory "
+    "tool with action \"replace\", old_text set to that entry and content set to the "
+    "corrected fact in the user's words.]"
+)
+# … and when the correction says what takes the old name's place in the same words, the
+# call itself: a small model copies a call better than it composes one.
+CORRECTION_CALL_TEXT = (
+    "[Reminder: the user just corrected a saved memory entry: {entry}. Call the memory "
+    "tool with action \"replace\", old_text {entry} and content {content}.]"
 )
 
 FLUSH_PROMPT = (
@@ -37,6 +54,18 @@ FLUSH_PROMPT = (
     "lessons learned. Do not save task progress. If nothing is worth saving, reply with "
     "just: nothing to save.]"
 )
+
+
+def correction_reminder(stale: str, suggested: str | None = None) -> str:
+    """The reminder to replace the ``stale`` entry with ``suggested`` or, without one,
+    the corrected fact (see ``CORRECTION_TEXT``); "" for no entry."""
+    if not stale:
+        return ""
+    entry = json.dumps(stale, ensure_ascii=False)
+    if suggested:
+        return CORRECTION_CALL_TEXT.format(
+            entry=entry, content=json.dumps(suggested, ensure_ascii=False))
+    return CORRECTION_TEXT.format(entry=entry)
 
 
 @dataclass
@@ -73,8 +102,11 @@ def _runs(text: str, size: int) -> set[tuple[str, ...]]:
     return {tuple(words[i:i + size]) for i in range(len(words) - size + 1)}
 
 
-_REMINDER_RUNS = _runs(NUDGE_TEXT, _ANCHOR_WORDS)
-_REMINDER_WORDS = frozenset(_WORD.findall(NUDGE_TEXT.lower()))
+# The reminders' own words, without the entries they quote (the user's).
+_REMINDERS = (NUDGE_TEXT, CORRECTION_TEXT.replace("{entry}", ""),
+              CORRECTION_CALL_TEXT.replace("{entry}", "").replace("{content}", ""))
+_REMINDER_RUNS = set().union(*(_runs(text, _ANCHOR_WORDS) for text in _REMINDERS))
+_REMINDER_WORDS = frozenset(word for text in _REMINDERS for word in _WORD.findall(text.lower()))
 
 
 def without_restated_reminder(text: str) -> str:

@@ -38,8 +38,8 @@ from mnemo.context.textscan import CJK_CLASS, STOPWORDS
 
 __all__ = ["INTERCEPT", "PRONOUNS", "WEIGHTS", "cjk_runs", "clean", "condensed", "fact_key",
            "is_instruction", "is_phatic", "is_standing_rule", "kind", "named_after_not",
-           "salience", "sentence_features", "slot_keys", "subject_key", "undone_names",
-           "without_phatic_clauses"]
+           "replacements", "salience", "sentence_features", "slot_keys", "subject_key",
+           "undone_names", "without_phatic_clauses"]
 
 # Words that carry no fact in chit-chat: evaluation, feelings about the other person's
 # news, agreement, small talk. A sentence made only of these (and function words) is
@@ -671,6 +671,28 @@ def undone_names(sentence: str) -> tuple[str, ...]:
     if not _CHANGE_CUE.search(sentence):
         return ()
     return named_after_not(sentence)
+
+
+_CAPITALISED = re.compile(r"\b[A-Z][\w'-]+")
+
+
+def replacements(sentence: str) -> tuple[tuple[str, str], ...]:
+    """What a correction puts in the place of each name it takes back: (the name taken
+    back, lower-cased; the name said before its "not", as written). "Actually Ravi
+    moved: he lives in Glasgow now, not Manchester." gives ("manchester", "Glasgow");
+    a name taken back with none before it ("we're not going to Lisbon any more") gives
+    nothing. The sentence's first word is no name (it is capitalised anyway)."""
+    if not undone_names(sentence):
+        return ()
+    found: list[tuple[str, str]] = []
+    for match in _UNDONE.finditer(sentence):
+        old = match.group(1)
+        before = [m.group() for m in _CAPITALISED.finditer(sentence, 0, match.start())
+                  if m.start() > 0 and m.group() != old
+                  and m.group().replace("’", "'").partition("'")[0] != "I"]
+        if old != "I" and before:
+            found.append((old.lower(), before[-1]))
+    return tuple(found)
 
 
 def named_after_not(sentence: str) -> tuple[str, ...]:
