@@ -533,9 +533,11 @@ def test_a_correction_of_a_saved_entry_asks_for_its_replace_until_it_is_done(
         result = agent.run_turn("Actually we changed the trip: it's Porto now, not Lisbon.")
         agent.run_turn("Thanks!")
     first, after_write, next_turn = (_last_user_text(r.messages) for r in client.requests)
-    assert (f'corrected a saved memory entry: "{entry}". Call the memory tool with action '
-            f'"replace", old_text "{entry}" and content "{entry.replace("Lisbon", "Porto")}"'
-            ) in first
+    call = {"name": "memory", "arguments": {"action": "replace", "target": "user",
+                                            "old_text": entry,
+                                            "content": entry.replace("Lisbon", "Porto")}}
+    assert (f'corrected a saved memory entry: "{entry}". Replace it with this call: '
+            f'{json.dumps(call)}]') in first
     assert "corrected a saved memory entry" not in after_write
     assert "corrected a saved memory entry" not in next_turn
     assert json.loads(result.tool_runs[0].result)["success"]
@@ -560,8 +562,8 @@ def test_a_correction_in_the_entrys_own_terms_gets_the_call_to_copy(
         agent.memory.add("user", "I grew up in Leeds.")
         result = agent.run_turn("Actually Ravi moved: he lives in Glasgow now, not Manchester.")
     sent = _last_user_text(client.requests[0].messages)
-    assert ('old_text "My brother Ravi lives in Manchester." and content "My brother Ravi '
-            'lives in Glasgow."') in sent
+    assert ('"old_text": "My brother Ravi lives in Manchester.", "content": "My brother '
+            'Ravi lives in Glasgow."') in sent
     answer = json.loads(result.tool_runs[0].result)
     assert answer["success"] and "took back" in answer["note"]
     assert user_md(mnemo_home) == "My brother Ravi lives in Glasgow now.\n§\nI grew up in Leeds."

@@ -18,9 +18,11 @@ from mnemo.llm.text_tool_calls import DROP, SHOW
 def test_the_correction_reminder_quotes_the_entry_and_the_call_when_known() -> None:
     reminder = correction_reminder("We're going to Lisbon in May.")
     assert reminder == CORRECTION_TEXT.format(entry='"We\'re going to Lisbon in May."')
-    call = correction_reminder("Ravi lives in Leeds.", "Ravi lives in York.")
-    assert call == CORRECTION_CALL_TEXT.format(entry='"Ravi lives in Leeds."',
-                                               content='"Ravi lives in York."')
+    call = correction_reminder("Ravi lives in Leeds.", "Ravi lives in York.", "memory")
+    assert call == CORRECTION_CALL_TEXT.format(
+        entry='"Ravi lives in Leeds."',
+        call='{"name": "memory", "arguments": {"action": "replace", "target": "memory", '
+             '"old_text": "Ravi lives in Leeds.", "content": "Ravi lives in York."}}')
     assert correction_reminder("") == ""
 
 

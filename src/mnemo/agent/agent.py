@@ -486,9 +486,9 @@ class Agent:
         if "memory" in self.tools:
             # A correction of a saved entry asks for its replace; the general reminder
             # would only say the same less precisely.
-            stale = next(iter(self.writes.stale_entries(text)), "")
+            target, stale = next(iter(self.writes.stale_entries(text)), ("user", ""))
             self._correction = correction_reminder(
-                stale, stale and self.writes.suggested_correction(text, stale))
+                stale, stale and self.writes.suggested_correction(text, stale), target)
             nudge = self._correction or (NUDGE_TEXT if due else "")
         extra = "\n\n".join(part for part in (recall, nudge) if part)
         self._append({"role": "user", "content": text})

@@ -295,15 +295,15 @@ class MemoryWrites:
                       if str(args["old_text"]) in entry]
         return texts + self._corrected_copies(messages)
 
-    def stale_entries(self, text: str) -> list[str]:
-        """The saved entries (either store) that ``text``, the user's message, says no
-        longer hold: they name what it takes back ("…, not Manchester"), other than
-        after a "not" of their own."""
+    def stale_entries(self, text: str) -> list[tuple[str, str]]:
+        """The saved entries (either store: target, entry) that ``text``, the user's
+        message, says no longer hold: they name what it takes back ("…, not
+        Manchester"), other than after a "not" of their own."""
         taken = {name for sentence in sentences(text) for name in undone_names(sentence)}
         if not taken:
             return []
-        return [entry for target in TARGETS for entry in self.memory.entries_for(target)
-                if _naming(entry, taken)]
+        return [(target, entry) for target in TARGETS
+                for entry in self.memory.entries_for(target) if _naming(entry, taken)]
 
     @staticmethod
     def suggested_correction(text: str, entry: str) -> str | None:
@@ -324,7 +324,7 @@ class MemoryWrites:
         they said. By hand the embedded model's correct rewrite of "…going to Lisbon in
         May." was refused: "Porto" was said only in "it's Porto now, not Lisbon"."""
         said = _latest_said(messages)
-        return [copy for entry in self.stale_entries(said)
+        return [copy for _, entry in self.stale_entries(said)
                 if (copy := self.suggested_correction(said, entry))]
 
 

@@ -43,8 +43,8 @@ CORRECTION_TEXT = (
 # … and when the correction says what takes the old name's place in the same words, the
 # call itself: a small model copies a call better than it composes one.
 CORRECTION_CALL_TEXT = (
-    "[Reminder: the user just corrected a saved memory entry: {entry}. Call the memory "
-    "tool with action \"replace\", old_text {entry} and content {content}.]"
+    "[Reminder: the user just corrected a saved memory entry: {entry}. Replace it with "
+    "this call: {call}]"
 )
 
 FLUSH_PROMPT = (
@@ -56,15 +56,18 @@ FLUSH_PROMPT = (
 )
 
 
-def correction_reminder(stale: str, suggested: str | None = None) -> str:
-    """The reminder to replace the ``stale`` entry with ``suggested`` or, without one,
-    the corrected fact (see ``CORRECTION_TEXT``); "" for no entry."""
+def correction_reminder(stale: str, suggested: str | None = None,
+                        target: str = "user") -> str:
+    """The reminder to replace the ``stale`` entry (of ``target``) with ``suggested``
+    or, without one, the corrected fact (see ``CORRECTION_TEXT``); "" for no entry."""
     if not stale:
         return ""
     entry = json.dumps(stale, ensure_ascii=False)
     if suggested:
-        return CORRECTION_CALL_TEXT.format(
-            entry=entry, content=json.dumps(suggested, ensure_ascii=False))
+        call = {"name": "memory", "arguments": {
+            "action": "replace", "target": target, "old_text": stale, "content": suggested}}
+        return CORRECTION_CALL_TEXT.format(entry=entry,
+                                           call=json.dumps(call, ensure_ascii=False))
     return CORRECTION_TEXT.format(entry=entry)
 
 
@@ -104,7 +107,7 @@ def _runs(text: str, size: int) -> set[tuple[str, ...]]:
 
 # The reminders' own words, without the entries they quote (the user's).
 _REMINDERS = (NUDGE_TEXT, CORRECTION_TEXT.replace("{entry}", ""),
-              CORRECTION_CALL_TEXT.replace("{entry}", "").replace("{content}", ""))
+              CORRECTION_CALL_TEXT.replace("{entry}", "").replace("{call}", ""))
 _REMINDER_RUNS = set().union(*(_runs(text, _ANCHOR_WORDS) for text in _REMINDERS))
 _REMINDER_WORDS = frozenset(word for text in _REMINDERS for word in _WORD.findall(text.lower()))
 
