@@ -578,7 +578,8 @@ class Agent:
             self._prepare()
             if self._correction and result.memory_written and not self.writes.stale_entries(
                     self._turn_text):
-                # Replaced: asked again, the model would replace its own new entry.
+                # Done: the reminder would go on asking for the replace of an entry
+                # that is gone.
                 extra, self._correction = extra.replace(self._correction, "").strip(), ""
             if tools is None:  # it called tools it was not offered; do not loop forever
                 result.text = content_text(message)

@@ -321,8 +321,9 @@ class MemoryWrites:
         """Each saved entry the user's latest message corrects, with the name it put in
         the place of the one taken back: the user said that what memory held of
         Manchester now holds of Glasgow, so "My brother Ravi lives in Glasgow." is what
-        they said. By hand the embedded model's correct rewrite of "…going to Lisbon in
-        May." was refused: "Porto" was said only in "it's Porto now, not Lisbon"."""
+        they said. Without it strict grounding refuses the right rewrite of "…going to
+        Lisbon in May.": "Porto" was said only in "it's Porto now, not Lisbon", not
+        beside "learning" or "May"."""
         said = _latest_said(messages)
         return [copy for _, entry in self.stale_entries(said)
                 if (copy := self.suggested_correction(said, entry))]

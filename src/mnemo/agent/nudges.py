@@ -40,8 +40,10 @@ CORRECTION_TEXT = (
     "tool with action \"replace\", old_text set to that entry and content set to the "
     "corrected fact in the user's words.]"
 )
-# … and when the correction says what takes the old name's place in the same words, the
-# call itself: a small model copies a call better than it composes one.
+# … and when the correction names what takes the old name's place, the call itself, in
+# the JSON a model writes calls in: a small model copies a call better than it composes
+# one (by hand, given the call in words, the embedded model copied the words into its
+# answer; given the JSON, it made the replace).
 CORRECTION_CALL_TEXT = (
     "[Reminder: the user just corrected a saved memory entry: {entry}. Replace it with "
     "this call: {call}]"
