@@ -546,11 +546,11 @@ def test_a_correction_of_a_saved_entry_asks_for_its_replace_until_it_is_done(
     assert all("Reminder" not in content_text(m) for m in agent.messages)  # requests only
 
 
-def test_a_correction_in_the_entrys_own_terms_gets_the_call_to_copy(
+def test_a_correction_that_names_the_new_value_gets_the_call_to_copy(
         mnemo_home: Home, tmp_path: Path) -> None:
     """By hand, asked for the replace in words, the embedded model wrote the new fact as
     old_text ("My brother Ravi lives in Glasgow.") and the replace missed. When the
-    correction is about the same thing as the entry, the reminder gives the call; a
+    correction names what takes the old value's place, the reminder gives the call; a
     replace that misses in such a turn still replaces the one entry taken back."""
     client = ScriptedChatClient([
         assistant_tool_call("memory", {
