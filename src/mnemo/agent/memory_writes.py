@@ -24,7 +24,7 @@ from mnemo.context.summary.salience import (
     is_phatic,
     named_after_not,
     replacements,
-    undone_names,
+    undone_in,
 )
 from mnemo.context.textscan import one_line, sentences
 from mnemo.memory import MemoryManager, MemoryStore
@@ -35,6 +35,7 @@ from mnemo.memory.grounding import (
     asked_only,
     check_grounding,
     corrected_entry,
+    names_in,
     near_duplicate,
     refusal_message,
     route_target,
@@ -299,7 +300,7 @@ class MemoryWrites:
         """The saved entries (either store: target, entry) that ``text``, the user's
         message, says no longer hold: they name what it takes back ("…, not
         Manchester"), other than after a "not" of their own."""
-        taken = {name for sentence in sentences(text) for name in undone_names(sentence)}
+        taken = set(undone_in(text))
         if not taken:
             return []
         return [(target, entry) for target in TARGETS
@@ -386,16 +387,13 @@ def _latest_said(messages: Sequence[Message]) -> str:
 def _taken_back(messages: Sequence[Message]) -> tuple[str, ...]:
     """The names (lower-cased) the user's latest message says no longer hold ("he lives
     in Glasgow now, not Manchester": ``salience.undone_names``)."""
-    return tuple(name for sentence in sentences(_latest_said(messages))
-                 for name in undone_names(sentence))
+    return tuple(undone_in(_latest_said(messages)))
 
 
 def _naming(entry: str, names: set[str]) -> bool:
     """True when ``entry`` names one of ``names`` (lower-cased) as holding: not only
     after a "not" of its own ("Ravi lives in Glasgow, not Manchester")."""
-    said = {word.lower() for word in re.findall(r"[\w'-]+", entry)}
-    said |= {word[:-2] for word in said if word.endswith("'s")}
-    return bool(names & said - set(named_after_not(entry)))
+    return bool(names & names_in(entry) - set(named_after_not(entry)))
 
 
 _SUGGESTED_MAX = 200  # a longer message is no entry to offer

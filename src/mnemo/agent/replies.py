@@ -43,7 +43,7 @@ from collections.abc import Callable, Mapping, Sequence
 from difflib import SequenceMatcher
 from typing import Any
 
-from mnemo.context.summary.salience import undone_names
+from mnemo.context.summary.salience import undone_in
 from mnemo.context.textscan import STOPWORDS, sentences
 from mnemo.llm import ChatClient, ChatResponse
 from mnemo.llm.streaming import StreamHandlers
@@ -269,9 +269,9 @@ def restates_earlier(text: str, asked: str, said_before: Sequence[str]) -> bool:
     parts = _sentence_words([text])
     if sum(map(len, parts)) < _MIN_RESTATED_WORDS:
         return False
-    taken_back = {name for sentence in sentences(asked) for name in undone_names(sentence)}
+    taken = undone_in(asked)
     asked_words = {w for w in _WORD.findall(asked.lower())
-                   if len(w) >= 3 and w not in STOPWORDS and w not in taken_back}
+                   if len(w) >= 3 and w not in STOPWORDS and w not in taken}
     # A message without content words ("Why?") gives nothing to judge a reply against.
     if not asked_words or any(asked_words.intersection(words) for words in parts):
         return False

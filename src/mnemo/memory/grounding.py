@@ -50,6 +50,7 @@ __all__ = [
     "check_grounding",
     "corrected_entry",
     "grounded_part",
+    "names_in",
     "near_duplicate",
     "refusal_message",
     "route_target",
@@ -419,13 +420,13 @@ def corrected_entry(content: str, taken_back: Iterable[str], entries: Iterable[s
     after "not" (``negated``: ``salience.named_after_not``). Of several, the one that
     shares most."""
     taken = {name for name in taken_back if name}
-    if not taken or taken & _names_in(content) - set(negated):
+    if not taken or taken & names_in(content) - set(negated):
         return None
     stems = {_stem(name) for name in taken}
     claims = _claim_stems(content) - stems
     best: tuple[int, str] | None = None
     for entry in entries:
-        if not taken & _names_in(entry):
+        if not taken & names_in(entry):
             continue
         its = _claim_stems(entry) - stems
         shared = len(claims & its)
@@ -434,7 +435,7 @@ def corrected_entry(content: str, taken_back: Iterable[str], entries: Iterable[s
     return best[1] if best else None
 
 
-def _names_in(text: str) -> set[str]:
+def names_in(text: str) -> set[str]:
     """The words of ``text``, lower-cased, possessives as their owner ("Priya's": priya)."""
     return {_possessor(m.group()) for m in _WORD.finditer(_normalise(text))}
 

@@ -34,12 +34,12 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-from mnemo.context.textscan import CJK_CLASS, STOPWORDS
+from mnemo.context.textscan import CJK_CLASS, STOPWORDS, sentences
 
 __all__ = ["INTERCEPT", "PRONOUNS", "WEIGHTS", "cjk_runs", "clean", "condensed", "fact_key",
            "is_instruction", "is_phatic", "is_standing_rule", "kind", "named_after_not",
            "replacements", "salience", "sentence_features", "slot_keys", "subject_key",
-           "undone_names", "without_phatic_clauses"]
+           "undone_in", "undone_names", "without_phatic_clauses"]
 
 # Words that carry no fact in chit-chat: evaluation, feelings about the other person's
 # news, agreement, small talk. A sentence made only of these (and function words) is
@@ -671,6 +671,11 @@ def undone_names(sentence: str) -> tuple[str, ...]:
     if not _CHANGE_CUE.search(sentence):
         return ()
     return named_after_not(sentence)
+
+
+def undone_in(text: str) -> frozenset[str]:
+    """The names (lower-cased) any sentence of ``text`` takes back (``undone_names``)."""
+    return frozenset(name for sentence in sentences(text) for name in undone_names(sentence))
 
 
 _CAPITALISED = re.compile(r"\b[A-Z][\w'-]+")
