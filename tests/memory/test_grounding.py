@@ -337,3 +337,31 @@ def test_a_refusal_never_offers_a_question_as_the_entry() -> None:
     assert offered == "Please remember: I'm allergic to peanuts, so never suggest recipes " \
                       "with peanuts."
     assert suggested_entry("Cook tonight.", Evidence(ASKED[:1])) is None
+
+
+DMITRI = ["Hi! My name is Dmitri and I'm a carpenter in Tallinn.",
+          "My daughter Alina turns seven next Saturday, so we're planning a party.",
+          "Alina loves dinosaurs, so the cake will be shaped like a stegosaurus.",
+          "My wife Kersti is baking the cake herself, she's a pastry chef."]
+
+
+@pytest.mark.parametrize("entry", [
+    # By hand, from the embedded model: the cake of the second clause had linked Kersti
+    # to the whole sentence.
+    "Kersti loves dinosaurs, the cake will be shaped like a stegosaurus.",
+    "Kersti loves dinosaurs and the cake will be shaped like a stegosaurus.",
+    "Kersti and Dmitri love dinosaurs.",
+])
+def test_a_name_is_linked_within_its_clause(entry: str) -> None:
+    verdict = check_grounding(entry, DMITRI)
+    assert not verdict.grounded and verdict.unlinked == ("Kersti",)
+
+
+@pytest.mark.parametrize("entry", [
+    "Alina loves dinosaurs, the cake will be shaped like a stegosaurus.",
+    "Kersti, a pastry chef, is baking the cake.",  # a clause of nothing but the name
+    "Kersti is baking the cake, Alina loves dinosaurs.",
+    "Kersti is baking the cake for Alina's party.",  # a possessive is its name
+])
+def test_each_clause_linked_to_its_name_passes(entry: str) -> None:
+    assert check_grounding(entry, DMITRI).grounded

@@ -260,7 +260,8 @@ def check_grounding(content: str, evidence: Evidence | Sequence[str],
             continue
         checked += 1
         if _is_name(raw, match.start(), text):
-            if word in evidence.words:  # a name matches as a whole word, never a stem
+            # A name matches as a whole word, never a stem; "Alina's" is Alina's.
+            if word in evidence.words or _possessor(word) in evidence.words:
                 supported += 1
             else:
                 unsupported.append(raw)
@@ -296,19 +297,40 @@ _UNLINKING = frozenset({"now", "actually", "still", "recently", "today", "also",
                         "new", "currently"})
 
 
+# Where a sentence joins two statements: "Kersti loves dinosaurs, the cake will be a
+# stegosaurus" says nothing of Kersti and the cake together.
+_CLAUSE_BREAK = re.compile(r"\s*[,;:]\s+|\s+[-–—]\s+|\s+(?:and|but|so|because|while)\s+",
+                           re.IGNORECASE)
+
+
 def _unlinked_names(text: str, evidence: Evidence) -> tuple[str, ...]:
-    """The names in ``text`` no evidence text links to the rest of their sentence."""
+    """The names in ``text`` no evidence text links to the rest of their clause.
+
+    A clause, not the sentence: the embedded model wrote "Kersti loves dinosaurs, the
+    cake will be shaped like a stegosaurus." from "Alina loves dinosaurs, so the cake
+    will be shaped like a stegosaurus" and "My wife Kersti is baking the cake" (seen by
+    hand), and the cake of the second clause had linked Kersti to the whole sentence.
+    A clause that says nothing but its names ("Kersti, my wife, …") is read with the
+    rest of its sentence."""
     unlinked: list[str] = []
     for sentence in _SENTENCE_END.split(text):
-        names = {_possessor(m.group()): m.group() for m in _WORD.finditer(sentence)
+        found = [(_possessor(m.group()), m.group(), m.start()) for m in _WORD.finditer(sentence)
                  if _is_name(m.group(), m.start(), sentence)
-                 or (m.group()[0].isupper() and evidence.is_name(_possessor(m.group())))}
-        if not names:
+                 or (m.group()[0].isupper() and evidence.is_name(_possessor(m.group())))]
+        if not found:
             continue
-        # What the sentence says of its names: its other words. Another name is no such
+        # What a clause says of its names: its other words. Another name is no such
         # claim: the user's own name stands beside every fact of theirs.
-        claims = _claim_stems(sentence) - _UNLINKING - {_stem(name) for name in names}
-        unlinked += [raw for name, raw in names.items() if not evidence.links(name, claims)]
+        names = {_stem(name) for name, _, _ in found}
+        whole = _claim_stems(sentence) - _UNLINKING - names
+        breaks = list(_CLAUSE_BREAK.finditer(sentence))
+        clauses = list(zip([0] + [b.end() for b in breaks],
+                           [b.start() for b in breaks] + [len(sentence)], strict=True))
+        for name, raw, at in found:
+            clause = next(sentence[start:end] for start, end in clauses if at < end)
+            claims = (_claim_stems(clause) - _UNLINKING - names) or whole
+            if not evidence.links(name, claims):
+                unlinked.append(raw)
     return tuple(dict.fromkeys(unlinked))
 
 
