@@ -170,3 +170,23 @@ def test_time_limits_follow_the_measured_pace() -> None:
     assert pace.between_chunks() == 2 * 512 / 200 + 30
     pace.observe({"prompt_n": 3, "prompt_per_second": 1.0})  # too little to measure
     assert pace.prompt_per_second == 200.0
+
+
+def test_a_stream_the_caller_stops_ends_the_generation_and_returns_what_arrived(
+        tmp_path: Path, mnemo_home: Home, servers: list[LocalModelServer]) -> None:
+    client = make_client(tmp_path, mnemo_home)
+    pieces: list[str] = []
+
+    def shown(text: str) -> None:
+        pieces.append(text)
+        assert len(pieces) < 50, "the stream was not stopped"  # else it never ends
+
+    response = client.complete(request("endless story"), stream=StreamHandlers(
+        on_text=shown, stop=lambda: len(pieces) == 5))  # a loop found (loops.py)
+    assert response.text == "".join(pieces) and len(pieces) == 5
+    # The stand-in serves one request at a time: this one waits for the endless one.
+    assert client.complete(request("are you there")).text == "echo: are you there"
+    address = servers[-1].address
+    with urllib.request.urlopen(f"{address}/stats", timeout=10) as reply:
+        stats = json.loads(reply.read())
+    assert stats["endless_done"] == 1  # the server saw the client leave and stopped

@@ -25,4 +25,6 @@ class StreamingScriptedClient(ScriptedChatClient):
         if stream is not None and stream.on_text is not None:
             for number, word in enumerate(response.text.split(" ")):
                 stream.on_text(word if number == 0 else " " + word)
+                if stream.stop is not None and stream.stop():
+                    break  # as the real client does: the rest is never read
         return response

@@ -29,6 +29,9 @@ sentences said earlier in the conversation — the user's or its own — none of
 the message it answers (``restates_earlier``, in a small window): streamed, a reply that
 opens like such a sentence is held to its end.
 
+A reply that loops — says again, word for word, what it already said — is ended where
+the loop began, and its stream stopped there (``loops.py``).
+
 In a small window, nor is a reply in another language than an English message
 (``other_language``): by hand the embedded model answered "How do I say thank you in
 Portuguese?" in Portuguese, then every later English message too ("O nome de Biscuit é
@@ -40,9 +43,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from difflib import SequenceMatcher
 from typing import Any
 
+from mnemo.agent.loops import LoopWatch, loop_start
 from mnemo.context.summary.salience import undone_in
 from mnemo.context.textscan import STOPWORDS, sentences
 from mnemo.llm import ChatClient, ChatResponse
@@ -104,11 +109,13 @@ class ModelCaller:
         messages) about something else, or one in another language than the message
         ``language_of`` (``other_language``) is not shown: the agent decides what the
         user sees instead. Nor is a streamed reply from the first of the ``stop_at``
-        strings on (``StreamGate``)."""
+        strings on (``StreamGate``). A reply that loops ends where the loop began,
+        streamed or not (``loops.py``)."""
         self.partial_text = ""
         if not self.streams or self.on_text is None:
             response = self.client.complete(messages, tools=tools)
-            return accept_text_tool_calls(response, tools)
+            return accept_text_tool_calls(
+                _without_loop(response, loop_start(response.text or "", asked)), tools)
         sink = self.on_text
 
         def show(text: str) -> None:
@@ -120,11 +127,14 @@ class ModelCaller:
                           copy_openings=[*_openings(asked, earlier, said_before),
                                          *instruction_openings(results, _OPENING_WORDS)])
         held = _HeldIfForeign(gate.feed, language_of)
-        handlers = StreamHandlers(on_text=held.feed, on_progress=self.on_progress)
+        watch = LoopWatch(held.feed, asked)
+        handlers = StreamHandlers(on_text=watch.feed, on_progress=self.on_progress,
+                                  stop=watch.stopped)
         complete: Any = self.client.complete  # the streaming keyword is a capability
-        response = accept_text_tool_calls(complete(messages, tools=tools, stream=handlers),
-                                          tools)
+        response = accept_text_tool_calls(
+            _without_loop(complete(messages, tools=tools, stream=handlers), watch.cut), tools)
         text = response.text or ""
+        watch.finish()
         held.finish()
         attempt = call_attempt(text, [*(tools or ()), *known])
         gate.finish(was_call=bool(response.tool_calls) or attempt is not None
@@ -132,6 +142,14 @@ class ModelCaller:
                     or bool(copied_reply(text, asked, earlier))
                     or restates_earlier(text, asked, said_before) or held.foreign)
         return response
+
+
+def _without_loop(response: ChatResponse, cut: int | None) -> ChatResponse:
+    """``response`` with its text ended where it began to loop (``loops.py``)."""
+    if cut is None:
+        return response
+    return replace(response, message={**response.message,
+                                      "content": (response.text or "")[:cut].rstrip() or None})
 
 
 # English words that other languages written in Latin letters do not share ("a", "do",

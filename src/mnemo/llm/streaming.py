@@ -3,14 +3,15 @@
 ``StreamHandlers`` are the caller's callbacks: ``on_text`` gets each piece of answer text
 as the server sends it, ``on_progress`` gets ``(read, to_read)`` new prompt tokens (the
 cached prefix left out) while a llama.cpp server is still reading the prompt (its
-``prompt_progress`` chunks, asked for with ``return_progress``). ``collect_stream`` folds
-the chunks — text deltas, tool-call deltas by index, the closing usage chunk and
-llama.cpp's ``timings`` — into a ``StreamedReply`` the client turns into its usual
-``ChatResponse``.
+``prompt_progress`` chunks, asked for with ``return_progress``), and ``stop`` can end the
+reading early. ``collect_stream`` folds the chunks — text deltas, tool-call deltas by
+index, the closing usage chunk and llama.cpp's ``timings`` — into a ``StreamedReply`` the
+client turns into its usual ``ChatResponse``.
 
 The stream is read inside the caller's ``with`` block: when the caller is interrupted
 (Ctrl-C raises ``KeyboardInterrupt`` in the middle of the loop) the HTTP response is
-closed, and llama.cpp stops generating for a client that went away.
+closed, and llama.cpp stops generating for a client that went away; so it is when
+``stop`` ends the reading.
 """
 
 from __future__ import annotations
@@ -27,10 +28,13 @@ __all__ = ["StreamHandlers", "StreamedReply", "collect_stream"]
 
 @dataclass(frozen=True)
 class StreamHandlers:
-    """What to call while a reply streams in (both optional)."""
+    """What to call while a reply streams in (all optional). ``stop`` is asked after each
+    piece of text: once it says True, no more is read (a reply that loops:
+    ``agent/loops.py``), and the connection is closed as for an interrupted one."""
 
     on_text: Callable[[str], None] | None = None
     on_progress: Callable[[int, int], None] | None = None
+    stop: Callable[[], bool] | None = None
 
 
 @dataclass
@@ -109,6 +113,9 @@ def collect_stream(chunks: Iterable[Any], handlers: StreamHandlers,
                 reply.text += text
                 if handlers.on_text is not None:
                     handlers.on_text(text)
+                if handlers.stop is not None and handlers.stop():
+                    reply.finish_reason = "stop"
+                    return reply
             for part in _field(delta, "tool_calls") or ():
                 _add_call_delta(reply, part)
     return reply
