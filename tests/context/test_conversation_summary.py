@@ -1515,6 +1515,28 @@ def test_an_ai_assistant_saying_where_it_lives_or_works_is_no_note() -> None:
     # test_where_someone_lives_and_works_now_replaces_what_they_said_before).
 
 
+def test_an_ai_assistant_telling_a_name_as_its_own_is_no_note() -> None:
+    # Seen by hand (3,072 tokens): the embedded model's "My name is Dmitri and I'm a
+    # carpenter in Tallinn." stood in every summary beside the user's own first message.
+    # (The user's own first message is in the protected head: not among the turns.)
+    lines = ["We booked the party room at the Kalamaja community centre for 2 pm.",
+             "My name is Dmitri and I'm a carpenter in Tallinn.",
+             "My wife Kersti is baking the cake herself.", "Great!"]
+    ai = [n.text for n in extract_facts(chat(*lines)).notes if n.role == "assistant"]
+    assert not any("Dmitri" in t for t in ai), ai
+    people = [said("Kersti" if i % 2 == 0 else "Dmitri", t) for i, t in enumerate(lines)]
+    theirs = [n.text for n in extract_facts(people).notes if n.speaker == "Dmitri"]
+    assert any(t.startswith("My name is Dmitri") for t in theirs), theirs  # a person's
+
+
+def test_an_ai_restating_a_number_in_digits_adds_no_note() -> None:
+    # Seen by hand: "seven" came back as "7", and the restatement outlived the statement.
+    lines = ["My daughter Alina turns seven next Saturday, so we're planning a party.",
+             "Alina turns 7 this Saturday, we're planning a party."]
+    ai = [n.text for n in extract_facts(chat(*lines)).notes if n.role == "assistant"]
+    assert not ai, ai
+
+
 # Seen by hand: a chat in Chinese at 3,072 tokens, compacted every turn or two.
 CHINESE_FACTS = ("我住在西湖区，和我太太小红一起，她是素食者。",
                  "我对花生过敏，推荐菜谱的时候请记住。",
