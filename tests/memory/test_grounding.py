@@ -182,6 +182,18 @@ def test_a_stance_on_another_object_is_not_a_contradiction() -> None:
     assert check_grounding("No long answers; likes short answers", said).grounded
 
 
+def test_an_allergy_is_a_stance_against_its_object() -> None:
+    # Seen by hand: the embedded model saved "Oskar loves eggs." from these words and
+    # "Alina loves dinosaurs".
+    said = ["One of the kids, Oskar, is allergic to eggs, so we need an egg-free snack.",
+            "Alina loves dinosaurs."]
+    for flipped in ("Oskar loves eggs.", "Oskar is not allergic to eggs."):
+        verdict = check_grounding(flipped, said)
+        assert not verdict.grounded and verdict.said_instead == ("allergic to eggs",), flipped
+    assert check_grounding("Oskar is allergic to eggs.", said).grounded
+    assert check_grounding("Oskar needs an egg-free snack.", said).grounded
+
+
 def test_a_rule_that_says_never_or_always_takes_a_stance() -> None:
     # Seen by hand: the embedded model saved "I prefer meat dishes" from these words.
     said = ["I prefer vegetarian recipes, by the way. Never suggest meat dishes."]

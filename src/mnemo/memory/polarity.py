@@ -29,9 +29,11 @@ like likes liked liking love loves loved loving enjoy enjoys enjoyed enjoying pr
 preferred preferring preference preferences fond fan favorite favourite want wants wanted
 adore adores adored appreciate appreciates appreciated
 """))
+# An allergy is against its object too: by hand the embedded model saved "Oskar loves
+# eggs." from "One of the kids, Oskar, is allergic to eggs".
 _AGAINST = frozenset(str.split("""
 hate hates hated hating dislike dislikes disliked disliking detest detests detested loathe
-loathes loathed avoid avoids avoided
+loathes loathed avoid avoids avoided allergic intolerant
 """))
 _NEGATORS = frozenset(str.split("""
 not no never don't doesn't didn't isn't aren't wasn't won't hardly neither nor
