@@ -377,3 +377,27 @@ def test_a_name_is_linked_within_its_clause(entry: str) -> None:
 ])
 def test_each_clause_linked_to_its_name_passes(entry: str) -> None:
     assert check_grounding(entry, DMITRI).grounded
+
+
+FAMILY = ["My daughter Alina turns seven next Saturday, so we're planning a party.",
+          "We invited twelve kids from Alina's class.", "My brother Ravi lives in Glasgow.",
+          "Ravi's wife Meena is a doctor."]
+
+
+@pytest.mark.parametrize("entry", [
+    # By hand, from the embedded model: Alina is the daughter, not a parent.
+    "Alina's daughter turned seven next Saturday.",
+    "Ravi's brother lives in Glasgow.",
+])
+def test_a_name_made_the_owner_of_what_it_was_called_is_refused(entry: str) -> None:
+    verdict = check_grounding(entry, FAMILY)
+    assert not verdict.grounded and not verdict.unsupported and verdict.unlinked
+
+
+@pytest.mark.parametrize("entry", [
+    "Twelve kids from Alina's class are invited.",  # said as a possessive: linked
+    "Ravi's wife Meena is a doctor.",
+    "My daughter Alina turns seven next Saturday.",
+])
+def test_what_a_possessive_said_links_its_name(entry: str) -> None:
+    assert check_grounding(entry, FAMILY).grounded
