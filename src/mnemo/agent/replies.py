@@ -41,6 +41,7 @@ Tom."). Streamed, the reply's first words wait until they tell its language
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -63,6 +64,8 @@ from mnemo.messages import Message
 
 __all__ = ["ModelCaller", "copied_reply", "other_language", "questions_of",
            "repeats_question", "restates_earlier"]
+
+log = logging.getLogger("mnemo.agent")
 
 _WORD = re.compile(r"\w+")
 # A reply whose words match this share of a question's (difflib's ratio over the two
@@ -148,6 +151,8 @@ def _without_loop(response: ChatResponse, cut: int | None) -> ChatResponse:
     """``response`` with its text ended where it began to loop (``loops.py``)."""
     if cut is None:
         return response
+    log.info("the reply looped: kept its first %d of %d characters, the repeat dropped",
+             cut, len(response.text or ""))
     return replace(response, message={**response.message,
                                       "content": (response.text or "")[:cut].rstrip() or None})
 
