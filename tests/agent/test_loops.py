@@ -37,9 +37,13 @@ def test_a_sentence_said_again_is_no_loop() -> None:
 
 
 def test_repeated_code_in_a_fence_is_no_loop() -> None:
-    body = "    result = dict(order)\n    result['total'] = order['total'] + 1\n" * 2
-    reply = f"Here are both:\n\n```python\ndef a(order):\n{body}\ndef b(order):\n{body}```\n"
-    assert loop_start(reply) is None
+    body = ("    result = dict(order)\n    result['total'] = order['total'] + 1\n"
+            "    result['updated'] = True\n    log.info('order %s updated', order['id'])\n"
+            "    return dict(result)\n")
+    code = f"def a(order):\n{body}\ndef b(order):\n{body}"
+    assert len(body) > LOOP_CHARS
+    assert loop_start(f"Here are both:\n\n{code}") is not None  # out of a fence: a loop
+    assert loop_start(f"Here are both:\n\n```python\n{code}```\n") is None
 
 
 def test_a_reply_to_a_request_for_repetition_is_no_loop() -> None:
