@@ -29,9 +29,8 @@ def test_a_reply_that_says_its_paragraphs_again_loops_from_the_first_repeat() ->
 
 
 def test_a_sentence_said_again_is_no_loop() -> None:
-    reply = ("Biscuit is a beagle. He loves long walks in Roundhay Park. As I said, "
-             "Biscuit is a beagle. He loves long walks in Roundhay Park.")
-    assert len(reply) < 2 * LOOP_CHARS + 40
+    reply = FIRST + "\n\nAs I said: she turns seven next Saturday, so we're planning a party."
+    assert len(reply) > 2 * LOOP_CHARS  # long enough to be looked at
     assert loop_start(reply) is None
     assert loop_start(FIRST) is None
 
