@@ -652,3 +652,14 @@ def test_an_entry_that_only_retells_the_users_question_is_refused(mnemo_home: Ho
     assert "only retells the user's question 'What should I cook tonight?'" in first["error"]
     assert not trimmed["success"] and "'make', 'sure', 'add'" in trimmed["error"]
     assert third["success"] and user_md(mnemo_home) == "Allergic to peanuts."
+
+
+def test_a_sentence_an_entry_says_again_is_saved_once(mnemo_home: Home,
+                                                      tmp_path: Path) -> None:
+    # Seen by hand: the embedded model saved this sentence three times over as one entry.
+    said = "We are planning a party, with Alina turning seven next Saturday at 2 pm."
+    client = ScriptedChatClient([add(f"{said} {said} {said}"), "Noted."])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn(f"Hi! {said}")
+    assert json.loads(result.tool_runs[0].result)["success"]
+    assert user_md(mnemo_home) == said

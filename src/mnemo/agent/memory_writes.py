@@ -119,8 +119,8 @@ class MemoryWrites:
         3,072-token window, "I'm allergic to peanuts, so keep that in mind when you
         suggest recipes." was compacted before the model got to save it, and its save,
         in the user's own words, was refused as "things nobody said"."""
-        intended = _as_intended(args, self.memory)
-        notes = [] if intended is args else [_ADDED_INSTEAD]
+        intended = _without_repeats(_as_intended(args, self.memory))
+        notes = [] if intended.get("action") == args.get("action") else [_ADDED_INSTEAD]
         verdict = self._check(intended, [*earlier, *messages])
         if isinstance(verdict, _Trim):
             intended = {**intended, "content": verdict.kept}
@@ -423,6 +423,20 @@ def _as_intended(args: dict[str, Any], memory: MemoryStore) -> dict[str, Any]:
             old_text in entry for t in TARGETS for entry in memory.entries_for(t))):
         return args
     return {**{k: v for k, v in args.items() if k != "old_text"}, "action": "add"}
+
+
+def _without_repeats(args: dict[str, Any]) -> dict[str, Any]:
+    """``args`` with a sentence its ``content`` says again, word for word, said once: by
+    hand the embedded model saved "We are planning a party, with Alina turning seven next
+    Saturday at 2 pm." three times over as one entry."""
+    content = args.get("content")
+    if args.get("action") not in ("add", "replace") or not isinstance(content, str):
+        return args
+    parts = sentences(content)
+    once = list(dict.fromkeys(parts))
+    if len(once) == len(parts):
+        return args
+    return {**args, "content": " ".join(once)}
 
 
 def _route(args: dict[str, Any], memory: MemoryStore) -> dict[str, Any]:
