@@ -103,6 +103,16 @@ def test_any_text_is_stored_and_read_back_cleaned(store: SessionStore, text: str
     assert stored.to_message() == expected
 
 
+def test_a_lone_surrogate_to_look_up_is_a_usage_error(store: SessionStore) -> None:
+    # Found by the session tool's property test on PostgreSQL, where it had escaped as a
+    # UnicodeEncodeError ("mnemo sessions show" gets one from a badly encoded argument).
+    store.create_session()
+    with pytest.raises(UsageError, match="cannot store or look up"):
+        store.get_session("\ud800")
+    with pytest.raises(UsageError, match="cannot store or look up"):
+        store.search("deploy", session_id="\udcff")
+
+
 def test_values_sqlite_cannot_bind_are_usage_errors(store: SessionStore) -> None:
     sid = store.create_session()
     with pytest.raises(UsageError, match="cannot store or look up"):

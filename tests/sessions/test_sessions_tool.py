@@ -249,6 +249,10 @@ _NONE = {"query": None, "mode": "search", "session_id": None, "message_id": None
 @example(**{**_NONE, "mode": "read", "session_id": "deploy", "offset": 2**70})
 @example(**{**_NONE, "mode": "read", "session_id": ["x"]})
 @example(**{**_NONE, "query": "deploy", "current_session_id": {"a": 1}})
+# Found by this test on PostgreSQL: a lone surrogate could not be sent as a parameter.
+@example(**{**_NONE, "query": "deploy", "session_id": "\ud800", "current_session_id": "deploy"})
+@example(**{**_NONE, "query": "deploy \udc80", "current_session_id": "\ud800"})
+@example(**{**_NONE, "mode": "read", "session_id": "\ud800"})
 @given(query=_JSON | st.just("deploy"), mode=_MODE | _MODE | _JSON,
        session_id=_JSON | st.just("deploy"),
        message_id=_JSON | st.integers(1, 12), limit=_JSON, offset=_JSON,

@@ -128,9 +128,12 @@ def _int_arg(name: str, value: Any, *, default: int) -> int:
 
 
 def _text_arg(name: str, value: Any, what: str) -> str | None:
-    """A string argument or None; anything else is refused with what to pass."""
-    if value is None or isinstance(value, str):
-        return value
+    """A string argument or None, cleaned as stored text is (a lone surrogate cannot be
+    sent to PostgreSQL: ``clean_text``); anything else is refused with what to pass."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return clean_text(value)
     raise _Refused(f"{name} must be a string ({what}), not {type(value).__name__}.")
 
 

@@ -177,12 +177,18 @@ class PgDatabase:
                             "before repeating it."
                         ) from exc
                     raise StoreError(_message(self.where, what, exc, lost)) from exc
-                raise UsageError(
-                    f"the database was given a value it cannot store or look up "
-                    f"({_first_line(exc)}); pass ids and text as strings and numbers below "
-                    "2**63."
-                ) from exc
+                raise _cannot_take(exc) from exc
+            except UnicodeEncodeError as exc:
+                # Text with a lone surrogate (``os.fsdecode`` of a bad argument) cannot be
+                # sent at all: psycopg raises this before the query leaves.
+                raise _cannot_take(exc) from exc
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _cannot_take(exc: Exception) -> UsageError:
+    return UsageError(
+        f"the database was given a value it cannot store or look up ({_first_line(exc)}); "
+        "pass ids and text as strings and numbers below 2**63.")
 
 
 # Values of the wrong type or out of range: the caller's mistake, not the server's.
