@@ -155,10 +155,13 @@ def test_an_interrupted_stream_stops_the_generation_and_the_next_call_runs(
         client.complete(request("endless story"),
                         stream=StreamHandlers(on_text=interrupt_after_five))
     assert client.complete(request("are you there")).text == "echo: are you there"
-    address = servers[-1].address
-    with urllib.request.urlopen(f"{address}/stats", timeout=10) as reply:
-        stats = json.loads(reply.read())
-    assert stats["endless_done"] == 1  # the server saw the client leave and stopped
+    assert endless_done(servers[-1]) == 1  # the server saw the client leave and stopped
+
+
+def endless_done(server: LocalModelServer) -> int:
+    """How many endless replies the stand-in stopped because their client went away."""
+    with urllib.request.urlopen(f"{server.address}/stats", timeout=10) as reply:
+        return int(json.loads(reply.read())["endless_done"])
 
 
 def test_time_limits_follow_the_measured_pace() -> None:
@@ -186,7 +189,4 @@ def test_a_stream_the_caller_stops_ends_the_generation_and_returns_what_arrived(
     assert response.text == "".join(pieces) and len(pieces) == 5
     # The stand-in serves one request at a time: this one waits for the endless one.
     assert client.complete(request("are you there")).text == "echo: are you there"
-    address = servers[-1].address
-    with urllib.request.urlopen(f"{address}/stats", timeout=10) as reply:
-        stats = json.loads(reply.read())
-    assert stats["endless_done"] == 1  # the server saw the client leave and stopped
+    assert endless_done(servers[-1]) == 1  # the server saw the client leave and stopped

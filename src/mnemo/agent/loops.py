@@ -90,8 +90,8 @@ def _repeat_from(text: str) -> int | None:
     if _FENCE in end or text.count(_FENCE) % 2:
         return None
     at = len(text) - LOOP_CHARS
-    before = text.find(end, 0, at + LOOP_CHARS - 1)
-    if before == -1 or before >= at:
+    before = text.find(end, 0, at + LOOP_CHARS - 1)  # a copy that starts before ``at``
+    if before == -1:
         return None
     # The repeat began where the two copies stop agreeing, going back — at a word's
     # start: "party.", then "class." before the repeated paragraph agree in their ".".

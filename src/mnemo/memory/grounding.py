@@ -43,6 +43,7 @@ from typing import Literal
 from mnemo.memory.polarity import Stance, contradictions, stances
 
 __all__ = [
+    "NUMBER_WORDS",
     "Evidence",
     "GroundingMode",
     "GroundingVerdict",
@@ -110,8 +111,9 @@ _SYNONYMS: tuple[frozenset[str], ...] = (
     frozenset({"live", "reside", "based", "stay", "from", "move", "moved", "relocate"}),
 )
 
-# ("one" is left out: it is a pronoun as often as a number.)
-_NUMBER_WORDS: dict[str, str] = {
+# Number words and their digits ("one" is left out: it is a pronoun as often as a
+# number). The summary's restatement check reads them too (``summary/notes.py``).
+NUMBER_WORDS: dict[str, str] = {
     "zero": "0", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
     "seven": "7", "eight": "8", "nine": "9", "ten": "10",
     "eleven": "11", "twelve": "12", "twenty": "20", "hundred": "100"}
@@ -190,8 +192,8 @@ class Evidence:
                 continue  # stemmed already: a long text says most words many times
             words.add(word)
             self.stems.add(_stem(word))
-            if word in _NUMBER_WORDS:
-                self.numbers.add(_NUMBER_WORDS[word])
+            if word in NUMBER_WORDS:
+                self.numbers.add(NUMBER_WORDS[word])
         for match in _NUMBER.finditer(text):
             self.numbers.update(_number_forms(match.group()))
         self.cjk.update(_CJK.findall(text))
@@ -257,9 +259,9 @@ def check_grounding(content: str, evidence: Evidence | Sequence[str],
     for match in _WORD.finditer(text):
         raw = match.group()
         word = raw.lower()
-        if word in _NUMBER_WORDS:
+        if word in NUMBER_WORDS:
             checked += 1
-            if _NUMBER_WORDS[word] in evidence.numbers or word in evidence.words:
+            if NUMBER_WORDS[word] in evidence.numbers or word in evidence.words:
                 supported += 1
             else:
                 unsupported.append(raw)

@@ -37,6 +37,7 @@ from mnemo.context.summary.salience import (
     without_phatic_clauses,
 )
 from mnemo.context.textscan import STOPWORDS, one_line, sentences
+from mnemo.memory.grounding import NUMBER_WORDS
 
 __all__ = ["TIMELINE_DAY", "Note", "answer_text", "asked_stems", "carried_notes",
            "content_words", "echoes", "latest_notes", "rare_words", "take_notes", "told_in"]
@@ -300,15 +301,11 @@ def _stems(note: Note) -> frozenset[str]:
 @lru_cache(maxsize=65_536)
 def _stems_of(words: frozenset[str]) -> frozenset[str]:
     bases = (w.replace("’", "'").split("'", 1)[0] for w in words)
-    return frozenset(_DIGITS.get(b) or b.replace("our", "or")[:5] for b in bases
+    # A small number is one word however it is written: by hand the embedded model
+    # restated "My daughter Alina turns seven next Saturday" as "Alina turns 7 this …".
+    return frozenset(NUMBER_WORDS.get(b) or b.replace("our", "or")[:5] for b in bases
                      if (len(b) >= 3 or b.isdigit() or not b.isascii()) and b not in STOPWORDS)
 
-
-# A small number is one word however it is written: by hand the embedded model restated
-# "My daughter Alina turns seven next Saturday" as "Alina turns 7 this Saturday".
-_DIGITS = {word: str(number) for number, word in enumerate(
-    ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-     "eleven", "twelve"), start=1)}
 
 
 def asked_stems(questions: Iterable[str]) -> frozenset[str]:
