@@ -14,6 +14,7 @@ import itertools
 import random
 import re
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +64,7 @@ class _Summariser:
 
 
 def _agent(home: Home, tmp_path: Path, summariser: _Summariser, client: ScriptedChatClient,
-           **compression: Any) -> Agent:
+           read: Callable[[dict[str, Any]], str] | None = None, **compression: Any) -> Agent:
     config = MnemoConfig.model_validate({
         "compression": compression,
         "memory": {"nudge_interval": 0, "memory_char_limit": 100_000}})
@@ -72,8 +73,8 @@ def _agent(home: Home, tmp_path: Path, summariser: _Summariser, client: Scripted
     rng = random.Random(5)
     # Code full of digits: the window guard counts it at two to three times the rough
     # estimate, and the compressor sizes its tail with the guard's count (``count_with``).
-    agent.tools.add(READ_FILE, lambda args: f"# {args.get('path')}\n" + "\n".join(
-        f"def f{i}(): return {rng.random():.8f}" for i in range(rng.randint(40, 150))))
+    agent.tools.add(READ_FILE, read or (lambda args: f"# {args.get('path')}\n" + "\n".join(
+        f"def f{i}(): return {rng.random():.8f}" for i in range(rng.randint(40, 150)))))
     return agent
 
 
@@ -210,3 +211,23 @@ def test_the_embedded_main_model_prepares_summaries_with_its_grammar(
     with build_agent(MnemoConfig.model_validate({"compression": {"background": False}}),
                      home=mnemo_home, cwd=tmp_path, client=client) as sync:
         assert sync.engine.get_status()["preparation"] is None
+
+
+def test_the_gate_is_shut_from_the_users_message_to_the_answer(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    # A summary sent between a tool round and the turn's next call would be served first
+    # by a one-slot server (the embedded model): background work waits for the answer.
+    summariser = _Summariser()
+    client = ScriptedChatClient(default=_model, context_length=8_000)
+    shut_while_a_tool_ran: list[bool] = []
+
+    def read(args: dict[str, Any]) -> str:
+        shut_while_a_tool_ran.append(agent.gate.busy)
+        return "def f(): return 1"
+
+    with _agent(mnemo_home, tmp_path, summariser, client, read) as agent:
+        for turn in range(3):
+            agent.run_turn(f"turn {turn}: please review src/m{turn}.py")
+            assert not agent.gate.busy  # the user reads the answer: the worker may go
+            _pause(agent, summariser)
+    assert shut_while_a_tool_ran == [True, True, True]

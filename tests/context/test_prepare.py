@@ -323,3 +323,59 @@ def test_a_summary_call_waits_while_a_turn_calls_the_model() -> None:
         assert calls == []  # held back: the turn's call goes first
     worker.join()
     assert calls == ["prompt"] and not gate.busy
+
+
+def test_the_gate_stays_shut_through_nested_calls_and_opens_only_while_lent() -> None:
+    gate = TurnGate()
+    with gate.turn_call():  # the turn
+        with gate.turn_call():  # one of its model calls
+            assert gate.busy
+        assert gate.busy  # between its calls (a tool round)
+        with gate.let_through():
+            assert not gate.busy
+        assert gate.busy
+    assert not gate.busy
+
+
+def test_a_compaction_waiting_for_an_update_lets_its_next_chunk_through_the_turn() -> None:
+    # ``compression.max_wait_s``: the turn holds the gate shut, and a background job's
+    # next chunk waits on it; the compaction's wait must let that chunk go, or it would
+    # wait out max_wait_s for a job that cannot move.
+    entered, release = threading.Event(), threading.Event()
+    calls: list[str] = []
+    plain = _summarizer(calls)
+
+    def first_blocks(prompt: str) -> str:
+        if not calls:
+            entered.set()
+            release.wait(timeout=30)
+        return str(plain(prompt))
+
+    gate = TurnGate()
+    engine = ContextCompressor(context_length=16_000, summarizer=_summarizer([]),
+                               summary_context_length=3_000)
+    engine.enable_background(first_blocks, gate=gate, max_wait_s=20,
+                             runner=lambda p: _Manual())
+    preparer = engine.preparer
+    assert preparer is not None
+    messages = _conversation(12)
+    _observe(preparer, messages, engine)
+    job = preparer.begin()
+    assert job is not None
+
+    def work() -> None:
+        try:
+            job.run()
+        finally:
+            preparer.commit(job)
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    assert entered.wait(timeout=30)  # the first chunk is with the model, between turns
+    with gate.turn_call():  # then the user's next turn starts
+        release.set()
+        engine.compress(messages)
+    worker.join(timeout=30)
+    report = engine.last_report
+    assert len(calls) >= 2  # a second chunk went through while the compaction waited
+    assert report is not None and report.prepared_messages > 0 and report.summary_calls == 0

@@ -261,7 +261,7 @@ class Agent:
         engine.count_with(self._message_tokens)
         self._last_sent: tuple[list[Message], list[dict[str, Any]] | None] = ([], None)
         self._truncations = 0  # live contexts cut to fit (counted with the compactions)
-        # Closed during the turn's own model calls: background summaries wait (C17).
+        # Closed while a turn runs: background summaries wait (C17).
         self.gate = TurnGate()
 
     def enable_background(self, summarizer: Summarizer, *, complete: bool = False) -> bool:
@@ -494,7 +494,10 @@ class Agent:
         self._append({"role": "user", "content": text})
         result = TurnResult(text="")
         try:
-            self._loop(result, extra)
+            # Background summaries wait until the turn has answered (C17): one sent between
+            # a tool round and the next call would make that call wait for it.
+            with self.gate.turn_call():
+                self._loop(result, extra)
         except BaseException as exc:  # Ctrl-C or a failed call: the turn still ends well-formed
             self._close_unanswered(exc)
             raise
@@ -799,7 +802,7 @@ class Agent:
         if fit.changed:
             log.warning("window guard: %s", fit.describe())
         self._last_sent = (fit.messages, tools)
-        with self.gate.turn_call():  # background summaries wait for the turn's calls (C17)
+        with self.gate.turn_call():  # and for calls made outside a turn (the flush)
             if quiet:
                 response = accept_text_tool_calls(
                     self.client.complete(fit.messages, tools=tools), tools)

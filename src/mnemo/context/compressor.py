@@ -28,6 +28,7 @@ import copy
 import logging
 import time
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Any, Self
@@ -162,6 +163,7 @@ class ContextCompressor(ContextEngine):
         self._cooldown_until = 0.0
         self._guard = ProgressGuard()
         self.preparer: Preparer | None = None  # C17, see ``enable_background``
+        self._gate: TurnGate | None = None
         self.message_counter: MessageCounter | None = None  # see ``count_with``
         self.reserved_tokens = 0  # see ``reserve``
         self.model = model
@@ -297,6 +299,7 @@ class ContextCompressor(ContextEngine):
             return False
         if gate is not None:
             summarizer = gated(summarizer, gate)
+        self._gate = gate
         preparer = Preparer(summarizer, protect_first_n=self.protect_first_n,
                             window=self.summary_context_length or self.context_length,
                             prepare_at=prepare_at, max_wait_s=max_wait_s, count=self._count,
@@ -440,8 +443,12 @@ class ContextCompressor(ContextEngine):
             if self.preparer is not None:
                 self.preparer.carry_over(work, out)
             return out
-        swap = (self.preparer.take(work, head_end, tail_start, focus_topic)
-                if self.preparer is not None else None)
+        swap = None
+        if self.preparer is not None:
+            # A wait for a finishing update (``max_wait_s``) happens inside a turn, which
+            # holds the gate shut: the update may go on meanwhile.
+            with self._gate.let_through() if self._gate else nullcontext():
+                swap = self.preparer.take(work, head_end, tail_start, focus_topic)
         self._keep_cleared(draft, [i for i in pruned if not head_end <= i < tail_start])
         # Steps 4 and 5: the summary, merged with the previous one.
         header = self._summary_header(len(middle), span)

@@ -2,9 +2,12 @@
 
 ``ThreadRunner`` is what a live session uses. It starts a daemon thread when told there
 may be work and lets it end when there is none, so an idle session holds no thread. Before
-every job it waits on the ``TurnGate``: while a turn's own model call is running, nothing
-new is sent to the summariser, so with the embedded model (one server, one slot) the turn
-goes first. ``gated`` wraps the summariser so the same holds between the chunks of a job.
+every job it waits on the ``TurnGate``: while a turn is under way, from the user's message
+to the answer, nothing new is sent to the summariser, so with the embedded model (one
+server, one slot) the turn goes first, its later calls too: a summary sent between a tool
+round and the next call would be served before that call. ``gated`` wraps the summariser
+so the same holds between the chunks of a job. Only a compaction that chose to wait for
+a finishing update (``compression.max_wait_s``) lets the work through (``let_through``).
 
 ``VirtualRunner`` runs the same jobs on a virtual clock: a job's model calls are made at
 once (the summariser is scripted), but its result lands only when the clock has moved on
@@ -28,27 +31,46 @@ log = logging.getLogger("mnemo.context")
 
 
 class TurnGate:
-    """Closed while a turn's model call runs; background work waits for it to open."""
+    """Closed while a turn runs; background work waits for it to open."""
 
     def __init__(self) -> None:
         self._open = threading.Event()
         self._open.set()
         self._lock = threading.Lock()
-        self._depth = 0
+        self._depth = 0  # turns, and their model calls, under way
+        self._lent = 0  # waits that let background work through meanwhile
+
+    def _settle(self) -> None:
+        if self._depth and not self._lent:
+            self._open.clear()
+        else:
+            self._open.set()
 
     @contextmanager
     def turn_call(self) -> Iterator[None]:
-        """Around a turn's model call."""
+        """Around a turn, and around each of its model calls (it nests)."""
         with self._lock:
             self._depth += 1
-            self._open.clear()
+            self._settle()
         try:
             yield
         finally:
             with self._lock:
                 self._depth -= 1
-                if not self._depth:
-                    self._open.set()
+                self._settle()
+
+    @contextmanager
+    def let_through(self) -> Iterator[None]:
+        """Open, inside a turn, while it waits for background work to finish."""
+        with self._lock:
+            self._lent += 1
+            self._settle()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._lent -= 1
+                self._settle()
 
     @property
     def busy(self) -> bool:
