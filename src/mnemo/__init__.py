@@ -17,6 +17,7 @@ from mnemo.context import (
     estimate_tokens_rough,
 )
 from mnemo.errors import (
+    CallStoppedError,
     ConfigError,
     ContextLengthExceededError,
     DatabaseDamagedError,
@@ -63,6 +64,7 @@ __all__ = [
     "SKILL_VIEW_SCHEMA",
     "SUMMARY_PREFIX",
     "Agent",
+    "CallStoppedError",
     "ChatClient",
     "ChatResponse",
     "CompressionReport",

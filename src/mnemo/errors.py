@@ -18,12 +18,14 @@ it as one line and shows a traceback only with ``--debug``.
         │   └── ProviderTimeoutError  it was reached but did not answer in time
         ├── RateLimitError            429 after the retries ran out
         ├── ContextLengthExceededError the request was longer than the model's window
+        ├── CallStoppedError          stopped on purpose (a turn went first); tried again
         └── ModelUnavailableError     no model is configured or installed
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "CallStoppedError",
     "ConfigError",
     "ContextLengthExceededError",
     "DatabaseDamagedError",
@@ -93,6 +95,11 @@ class RateLimitError(ProviderError):
 
 class ContextLengthExceededError(ProviderError):
     """The request was longer than the model's context window."""
+
+
+class CallStoppedError(ProviderError):
+    """A call was stopped on purpose before it finished (a background summary ended so
+    that a turn's own call goes first); it is tried again later, not a failure."""
 
 
 class ModelUnavailableError(ProviderError):

@@ -18,11 +18,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from mnemo.agent import Agent, build_agent
 from mnemo.config import MnemoConfig
 from mnemo.context import TEMPLATE_SECTIONS, validate_c12
 from mnemo.context.engine import CompressionReport
 from mnemo.context.prepare_worker import ThreadRunner
+from mnemo.errors import CallStoppedError
 from mnemo.home import Home
 from mnemo.llm.testing import ChatRequest, ScriptedChatClient, assistant_tool_call
 from mnemo.messages import content_text
@@ -186,10 +189,13 @@ class _GrammarClient(ScriptedChatClient):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.grammars: list[str | None] = []
+        self.meanwhile: Callable[[], object] | None = None  # what happens during a call
 
     def complete(self, messages: Any, *, tools: Any = None, max_tokens: int | None = None,
                  temperature: float | None = None, grammar: str | None = None) -> Any:
         self.grammars.append(grammar)
+        if self.meanwhile is not None:
+            self.meanwhile()
         return super().complete(messages, tools=tools, max_tokens=max_tokens,
                                 temperature=temperature)
 
@@ -207,6 +213,12 @@ def test_the_embedded_main_model_prepares_summaries_with_its_grammar(
     preparer.summarizer("a summary prompt")
     assert client.grammars and client.grammars[-1]  # the section grammar went along
     assert preparer.complete  # its capped answers are filled up by the local summariser
+    # A turn that begins while a summary runs stops it: the server has one slot.
+    turn = agent.gate.turn_call()
+    client.meanwhile = turn.__enter__
+    with pytest.raises(CallStoppedError):
+        preparer.summarizer("a summary prompt")
+    turn.__exit__(None, None, None)
     agent.close()
     with build_agent(MnemoConfig.model_validate({"compression": {"background": False}}),
                      home=mnemo_home, cwd=tmp_path, client=client) as sync:

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from mnemo.context import TEMPLATE_SECTIONS, ContextCompressor, validate_c12
 from mnemo.context.prepare import Preparer, certain_end
 from mnemo.context.prepare_worker import TurnGate, VirtualClock, VirtualRunner, gated
+from mnemo.errors import CallStoppedError
 from mnemo.messages import Message, content_text
 from mnemo.tokens import estimate_message_tokens_rough
 
@@ -205,6 +206,31 @@ def test_a_failed_background_call_is_retried_on_the_next_turn_only() -> None:
     failing[0] = False
     _observe(preparer, messages, engine)
     assert _run_worker(preparer) == 1 and preparer.status()["state"] == "ready"
+
+
+def test_a_job_stopped_for_a_turn_is_no_failure_and_begins_again_at_once() -> None:
+    # The embedded model's summary call is stopped when a turn begins (the server has
+    # one slot); the worker starts the job again once the turn has answered.
+    engine = ContextCompressor(context_length=16_000)
+    stopping = [True]
+
+    def summarize(prompt: str) -> str:
+        if stopping[0]:
+            raise CallStoppedError("the summary was stopped: a turn began")
+        return str(_summarizer([])(prompt))
+
+    engine.enable_background(summarize, runner=lambda p: _Manual())
+    preparer = engine.preparer
+    assert preparer is not None
+    _observe(preparer, _conversation(12), engine)
+    job = preparer.begin()
+    assert job is not None
+    job.run()
+    preparer.commit(job)
+    assert preparer.status()["failures"] == 0 and preparer.status()["state"] == "idle"
+    stopping[0] = False
+    assert _run_worker(preparer) == 1  # no new turn needed, unlike a failure
+    assert preparer.status()["state"] == "ready"
 
 
 def test_virtual_runner_lands_a_job_only_when_its_time_has_come() -> None:

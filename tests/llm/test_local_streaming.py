@@ -7,6 +7,7 @@ instead of timing it.
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 import urllib.request
@@ -16,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from mnemo.errors import CallStoppedError
 from mnemo.home import Home
 from mnemo.llm import local_cache as local_cache_module
 from mnemo.llm import local_client as local_client_module
@@ -23,6 +25,7 @@ from mnemo.llm.local_cache import LocalPace, PromptCache
 from mnemo.llm.local_client import LocalChatClient
 from mnemo.llm.local_server import LocalModelServer, LocalServerSettings
 from mnemo.llm.streaming import StreamHandlers
+from mnemo.llm.summarizer import make_summarizer
 from mnemo.messages import Message
 
 TESTS_DIR = Path(__file__).resolve().parents[1]
@@ -190,3 +193,24 @@ def test_a_stream_the_caller_stops_ends_the_generation_and_returns_what_arrived(
     # The stand-in serves one request at a time: this one waits for the endless one.
     assert client.complete(request("are you there")).text == "echo: are you there"
     assert endless_done(servers[-1]) == 1  # the server saw the client leave and stopped
+
+
+def test_a_background_summary_stopped_for_a_turn_frees_the_server(
+        tmp_path: Path, mnemo_home: Home, servers: list[LocalModelServer]) -> None:
+    client = make_client(tmp_path, mnemo_home)
+    asked = itertools.count()
+
+    def turn_began() -> bool:
+        # Asked before the call, at the prompt's progress, then after each piece: the
+        # turn "begins" at the fifth ask, three pieces into the answer.
+        n = next(asked)
+        assert n < 50, "the summary was not stopped"  # else it never ends
+        return n >= 5
+
+    summarize = make_summarizer(client, stop=turn_began)
+    with pytest.raises(CallStoppedError):
+        summarize("an endless summary")
+    # The stand-in serves one request at a time: the turn's call waits for nothing.
+    assert client.complete(request("are you there")).text == "echo: are you there"
+    assert endless_done(servers[-1]) == 1  # the server saw the summary leave and stopped
+    assert make_summarizer(client, stop=lambda: False)("a short one") == "echo: a short one"

@@ -40,7 +40,7 @@ from mnemo.storage.factory import open_memory_store, open_session_store_or_scrat
 __all__ = ["build_agent", "context_window", "preview_system_prompt", "summarizer_for"]
 
 # The embedded model's background summaries answer in at most this many tokens (about
-# 15 s at 35 tok/s): a turn that arrives while one runs waits for at most that.
+# 15 s at 35 tok/s); one still running when a turn begins is stopped.
 _LOCAL_SUMMARY_MAX_TOKENS = 512
 
 
@@ -128,21 +128,24 @@ def build_agent(
         agent.notices.append(warning)
     if summarizer is not None:
         agent.enable_background(summarizer)
-    elif (capped := _local_model_summarizer(config, home, client)) is not None:
+    elif (capped := _local_model_summarizer(config, home, client,
+                                            stop=lambda: agent.gate.busy)) is not None:
         # Its answers are capped short (``_LOCAL_SUMMARY_MAX_TOKENS``): the local
-        # summariser fills the rest of the budget (``completed_summary.py``).
+        # summariser fills the rest of the budget (``completed_summary.py``). One running
+        # when a turn begins is stopped: the server has one slot, and the turn goes first.
         agent.enable_background(capped, complete=True)
     return agent
 
 
-def _local_model_summarizer(config: MnemoConfig, home: Home,
-                            client: ChatClient) -> Summarizer | None:
+def _local_model_summarizer(config: MnemoConfig, home: Home, client: ChatClient,
+                            stop: Callable[[], bool] | None = None) -> Summarizer | None:
     """With the embedded model as the main model, its summaries are prepared in the
     background (C17), section grammar on: too slow to wait for at the threshold, not
     between turns. The local summariser stays the fallback at the swap."""
     if not getattr(client, "supports_grammar", False) or _main_kind(config, home) != "local":
         return None
-    return make_summarizer(client, max_tokens=_LOCAL_SUMMARY_MAX_TOKENS, sections=TEMPLATE_SECTIONS)
+    return make_summarizer(client, max_tokens=_LOCAL_SUMMARY_MAX_TOKENS, sections=TEMPLATE_SECTIONS,
+                           stop=stop)
 
 
 def preview_system_prompt(

@@ -49,6 +49,7 @@ from mnemo.context.prepare_predict import certain_end, fingerprints, rebind, rek
 from mnemo.context.prompt import summary_budget
 from mnemo.context.repair import repair_messages
 from mnemo.context.summary.dates import conversation_started
+from mnemo.errors import CallStoppedError
 from mnemo.messages import Message, content_text
 from mnemo.tokens import estimate_message_tokens_rough
 
@@ -150,6 +151,7 @@ class Job:
     model_body: str = ""  # the model's answer, when ``body`` completes it
     calls: int = 0
     error: str | None = None
+    stopped: bool = False  # its call was stopped for a turn (``CallStoppedError``)
     committed: bool = False
     keys: tuple[str, ...] = ()  # of the snapshot; rebound by ``Preparer.carry_over``
     done: threading.Event = field(default_factory=threading.Event)
@@ -173,6 +175,8 @@ class Job:
             elif self.complete:
                 self.model_body, self.body = self.body, self._completed(self.body, budget,
                                                                          previous or "")
+        except CallStoppedError:
+            self.stopped = True  # begun again once the turn has answered
         except Exception as exc:  # logged and retried on the next turn, never raised
             self.error = f"{type(exc).__name__}: {exc}"
         finally:
@@ -330,6 +334,10 @@ class Preparer:
                 self._job = None
             adopted, self._adopted = self._adopted, (
                 None if self._adopted is not None and self._adopted.job is job else self._adopted)
+            if job.stopped:
+                log.info("background summary stopped so that a turn goes first; it starts "
+                         "again after the turn")
+                return
             if job.error is not None:
                 self.failures += 1
                 if job.generation == self._generation:

@@ -29,8 +29,9 @@ __all__ = ["StreamHandlers", "StreamedReply", "collect_stream"]
 @dataclass(frozen=True)
 class StreamHandlers:
     """What to call while a reply streams in (all optional). ``stop`` is asked after each
-    piece of text: once it says True, no more is read (a reply that loops:
-    ``agent/loops.py``), and the connection is closed as for an interrupted one."""
+    piece of text, and of prompt-reading progress: once it says True, no more is read (a
+    reply that loops: ``agent/loops.py``; a background summary when a turn begins), and
+    the connection is closed as for an interrupted one."""
 
     on_text: Callable[[str], None] | None = None
     on_progress: Callable[[int, int], None] | None = None
@@ -97,6 +98,8 @@ def collect_stream(chunks: Iterable[Any], handlers: StreamHandlers,
             cached = int(data.get("cache", 0) or 0)  # counted in both, read in neither
             handlers.on_progress(max(0, int(data.get("processed", 0) or 0) - cached),
                                  max(0, int(data.get("total", 0) or 0) - cached))
+            if handlers.stop is not None and handlers.stop():
+                return reply
         usage = _field(chunk, "usage")
         if usage is not None:
             reply.usage = usage

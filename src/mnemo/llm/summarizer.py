@@ -10,16 +10,24 @@ summariser. An empty answer returns ``""``, which the compressor also treats as 
 Given the template's ``sections``, a client that takes grammars (the embedded model) is
 constrained to write exactly those headings in order (``structured.sections_grammar``):
 a small model then cannot drop a section or wander off the template.
+
+Given ``stop``, the answer is streamed and ``stop`` asked as it comes (and while the
+server reads the prompt): once it says True the call ends, the connection closes — a
+llama.cpp server then frees its one slot at once — and ``CallStoppedError`` is raised.
+A background summary is stopped so when a turn begins (C17: it never competes with a
+turn's own call).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import cast
+from typing import Any
 
+from mnemo.errors import CallStoppedError
+from mnemo.llm.streaming import StreamHandlers
 from mnemo.llm.structured import sections_grammar
-from mnemo.llm.types import ChatClient, ChatResponse, GrammarChatClient
+from mnemo.llm.types import ChatClient, ChatResponse
 from mnemo.messages import Message
 
 __all__ = ["Summarizer", "make_summarizer"]
@@ -35,6 +43,7 @@ def make_summarizer(
     max_tokens: int | None = None,
     temperature: float | None = 0.0,
     sections: Sequence[str] | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> Summarizer:
     """A summariser that asks ``client`` to answer ``prompt`` and returns its text.
 
@@ -42,19 +51,29 @@ def make_summarizer(
     summaries reproducible: the same transcript gives the same checkpoint on the local
     model, byte for byte. ``sections`` (e.g. ``mnemo.context.TEMPLATE_SECTIONS``) turns on
     the section grammar for clients with ``supports_grammar``; others ignore it.
+    ``stop`` (for a client that streams, e.g. the embedded model's) ends the call once it
+    says True, with ``CallStoppedError``.
     """
     grammar = None
     if sections and getattr(client, "supports_grammar", False):
         grammar = sections_grammar(sections, max_tokens=max_tokens)
 
+    # The prompt-reading progress is asked for only so that ``stop`` is asked while the
+    # server reads a long prompt too (seconds on the embedded model).
+    streamed: dict[str, Any] = ({"stream": StreamHandlers(
+        on_progress=lambda read, total: None, stop=stop)} if stop is not None and getattr(
+            client, "supports_streaming", False) else {})  # the keyword is a capability
+    complete: Any = client.complete
+
     def summarize(prompt: str) -> str:
         messages: list[Message] = [{"role": "user", "content": prompt}]
-        response: ChatResponse
-        if grammar is not None:
-            response = cast(GrammarChatClient, client).complete(
-                messages, max_tokens=max_tokens, temperature=temperature, grammar=grammar)
-        else:
-            response = client.complete(messages, max_tokens=max_tokens, temperature=temperature)
+        if stop is not None and stop():
+            raise CallStoppedError("the summary was not started: a turn is under way")
+        response: ChatResponse = complete(
+            messages, max_tokens=max_tokens, temperature=temperature,
+            **({"grammar": grammar} if grammar is not None else {}), **streamed)
+        if stop is not None and stop():
+            raise CallStoppedError("the summary was stopped: a turn began")
         text = response.text.strip()
         log.info("summary from %s: %d chars, %d prompt + %d completion tokens (%s)",
                  response.model, len(text), response.usage.prompt_tokens,
