@@ -219,7 +219,11 @@ def test_the_embedded_main_model_prepares_summaries_with_its_grammar(
     with pytest.raises(CallStoppedError):
         preparer.summarizer("a summary prompt")
     turn.__exit__(None, None, None)
+    client.meanwhile = None
     agent.close()
+    # Closed, the session's background work is over: its model server is stopped next.
+    with pytest.raises(CallStoppedError):
+        preparer.summarizer("a summary prompt")
     with build_agent(MnemoConfig.model_validate({"compression": {"background": False}}),
                      home=mnemo_home, cwd=tmp_path, client=client) as sync:
         assert sync.engine.get_status()["preparation"] is None
@@ -243,3 +247,20 @@ def test_the_gate_is_shut_from_the_users_message_to_the_answer(
             assert not agent.gate.busy  # the user reads the answer: the worker may go
             _pause(agent, summariser)
     assert shut_while_a_tool_ran == [True, True, True]
+
+
+def test_the_gate_is_shut_while_a_session_ends_and_for_good_once_closed(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    summariser = _Summariser()
+    client = ScriptedChatClient(default=_model, context_length=8_000)
+    agent = _agent(mnemo_home, tmp_path, summariser, client)
+    shut_at_the_end: list[bool] = []
+    ending = agent.engine.on_session_end
+    agent.engine.on_session_end = lambda *args: (  # type: ignore[method-assign]
+        shut_at_the_end.append(agent.gate.busy), ending(*args))[1]
+    agent.run_turn("turn 0: please review src/m0.py")
+    agent.new_session()  # /new: the old session's summary would be thrown away
+    assert shut_at_the_end == [True] and not agent.gate.busy
+    agent.run_turn("turn 1: please review src/m1.py")
+    agent.close()
+    assert shut_at_the_end == [True, True] and agent.gate.busy

@@ -363,6 +363,29 @@ def test_the_gate_stays_shut_through_nested_calls_and_opens_only_while_lent() ->
     assert not gate.busy
 
 
+def test_an_ended_gate_is_busy_for_good_and_lets_its_waiters_go_to_stop() -> None:
+    gate = TurnGate()
+    calls: list[str] = []
+    summarize = gated(lambda prompt: calls.append(prompt) or "summary", gate)
+    stopped: list[BaseException] = []
+
+    def background() -> None:
+        try:
+            summarize("prompt")
+        except CallStoppedError as exc:
+            stopped.append(exc)
+
+    with gate.turn_call():
+        worker = threading.Thread(target=background)
+        worker.start()
+        gate.end()  # the session ends while the worker waits at the gate
+        worker.join(timeout=30)
+    assert not worker.is_alive() and stopped and calls == []
+    assert gate.busy and gate.wait_open(timeout=0)  # no one waits any more
+    with gate.let_through():
+        assert gate.busy
+
+
 def test_a_compaction_waiting_for_an_update_lets_its_next_chunk_through_the_turn() -> None:
     # ``compression.max_wait_s``: the turn holds the gate shut, and a background job's
     # next chunk waits on it; the compaction's wait must let that chunk go, or it would

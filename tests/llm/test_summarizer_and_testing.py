@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from mnemo.errors import ProviderAuthError, ProviderTimeoutError
+from mnemo.errors import (
+    CallStoppedError,
+    ProviderAuthError,
+    ProviderConnectionError,
+    ProviderTimeoutError,
+)
 from mnemo.llm import ChatClient, ChatResponse, OpenAIChatClient, Usage, make_summarizer
 from mnemo.llm.retry import RetryPolicy
 from mnemo.llm.testing import ScriptedChatClient, assistant_tool_call
@@ -30,6 +35,28 @@ def test_summarizer_raises_the_mapped_errors() -> None:
     summarize = make_summarizer(ScriptedChatClient([ProviderTimeoutError("slow")]))
     with pytest.raises(ProviderTimeoutError):
         summarize("p")
+
+
+def test_a_summary_stopped_meanwhile_raises_call_stopped_whatever_the_call_did() -> None:
+    stopped = [False]
+
+    def server_stopped_under_it(request: object) -> str:
+        stopped[0] = True  # the session ended, then its model server was stopped
+        raise ProviderConnectionError("Server disconnected without sending a response.")
+
+    summarize = make_summarizer(ScriptedChatClient([server_stopped_under_it, "## Goal\nx"]),
+                                stop=lambda: stopped[0])
+    with pytest.raises(CallStoppedError):
+        summarize("p")
+    with pytest.raises(CallStoppedError):  # not even sent: the stop is asked first
+        summarize("p")
+    stopped[0] = False
+    assert summarize("p") == "## Goal\nx"
+    # Not stopped, a failure is the failure.
+    failing = make_summarizer(ScriptedChatClient([ProviderTimeoutError("slow")]),
+                              stop=lambda: False)
+    with pytest.raises(ProviderTimeoutError):
+        failing("p")
 
 
 def test_summarizer_over_http_maps_auth_errors(fake_openai: FakeOpenAIServer) -> None:

@@ -326,6 +326,10 @@ class Agent:
 
     def close(self) -> None:
         """End the session (see ``_end_session``) and release the engine's resources."""
+        # Background work ends first: a summary still running would find its model server
+        # stopped under it (by hand: a "model call failed" warning at every piped chat's
+        # end).
+        self.gate.end()
         try:
             self._end_session()
         finally:
@@ -340,14 +344,16 @@ class Agent:
         if self.session_id is None:
             return
         try:
-            if self.messages:
-                self._flush_memories("the session is ending")
-            if self.manager is not None:
-                self.manager.flush()  # the last turn's sync lands before the session ends
-                self.manager.on_session_end(list(self.messages))
-                self.manager.shutdown_all()
-            self.engine.on_session_end(self.session_id, list(self.messages))
-            self.sessions.end_session(self.session_id)
+            # Shut meanwhile: a background summary of this session stops (C17).
+            with self.gate.turn_call():
+                if self.messages:
+                    self._flush_memories("the session is ending")
+                if self.manager is not None:
+                    self.manager.flush()  # the last turn's sync lands before the end
+                    self.manager.on_session_end(list(self.messages))
+                    self.manager.shutdown_all()
+                self.engine.on_session_end(self.session_id, list(self.messages))
+                self.sessions.end_session(self.session_id)
         finally:
             self.session_id = None
             self.system_prompt = None

@@ -24,6 +24,7 @@ from contextlib import contextmanager
 
 from mnemo.context.engine import Summarizer
 from mnemo.context.prepare import Job, Preparer
+from mnemo.errors import CallStoppedError
 
 __all__ = ["ThreadRunner", "TurnGate", "VirtualClock", "VirtualRunner", "gated"]
 
@@ -39,12 +40,25 @@ class TurnGate:
         self._lock = threading.Lock()
         self._depth = 0  # turns, and their model calls, under way
         self._lent = 0  # waits that let background work through meanwhile
+        self._ended = False
 
     def _settle(self) -> None:
-        if self._depth and not self._lent:
+        if self._depth and not self._lent and not self._ended:
             self._open.clear()
         else:
             self._open.set()
+
+    def end(self) -> None:
+        """For good: the session is over. ``busy`` from now on (a summary running stops,
+        ``make_summarizer``'s ``stop``), and no one waits at the gate any more: the worker
+        is let go to find no work, and ``gated`` calls raise ``CallStoppedError``."""
+        with self._lock:
+            self._ended = True
+            self._settle()
+
+    @property
+    def ended(self) -> bool:
+        return self._ended
 
     @contextmanager
     def turn_call(self) -> Iterator[None]:
@@ -74,7 +88,7 @@ class TurnGate:
 
     @property
     def busy(self) -> bool:
-        return not self._open.is_set()
+        return self._ended or not self._open.is_set()
 
     def wait_open(self, timeout: float | None = None) -> bool:
         return self._open.wait(timeout)
@@ -84,6 +98,8 @@ def gated(summarizer: Summarizer, gate: TurnGate) -> Summarizer:
     """``summarizer`` that waits, before each call, until no turn's model call runs."""
     def call(prompt: str) -> str:
         gate.wait_open()
+        if gate.ended:
+            raise CallStoppedError("the session has ended")
         return summarizer(prompt)
     return call
 

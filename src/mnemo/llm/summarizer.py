@@ -69,9 +69,16 @@ def make_summarizer(
         messages: list[Message] = [{"role": "user", "content": prompt}]
         if stop is not None and stop():
             raise CallStoppedError("the summary was not started: a turn is under way")
-        response: ChatResponse = complete(
-            messages, max_tokens=max_tokens, temperature=temperature,
-            **({"grammar": grammar} if grammar is not None else {}), **streamed)
+        try:
+            response: ChatResponse = complete(
+                messages, max_tokens=max_tokens, temperature=temperature,
+                **({"grammar": grammar} if grammar is not None else {}), **streamed)
+        except Exception as exc:
+            # Stopped meanwhile, the call's own failure is not one (the session ended and
+            # its model server was stopped under it).
+            if stop is not None and stop():
+                raise CallStoppedError("the summary was stopped") from exc
+            raise
         if stop is not None and stop():
             raise CallStoppedError("the summary was stopped: a turn began")
         text = response.text.strip()
