@@ -454,6 +454,23 @@ def test_a_question_or_chit_chat_is_not_saved_as_a_fact(mnemo_home: Home, tmp_pa
     assert user_md(mnemo_home) == "I live in York."
 
 
+def test_an_entry_that_opens_with_someone_it_does_not_name_is_refused(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    # Seen by hand: "She bakes the cake herself." was saved; in a later session "she" is
+    # nobody.
+    said = "My wife Kersti is baking the cake herself, she's a pastry chef."
+    client = ScriptedChatClient([add("She bakes the cake herself."),
+                                 add("My wife Kersti is baking the cake herself.", call_id="c2"),
+                                 add("Herbert, my neighbour, helps her.", call_id="c3"),
+                                 "Noted."])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn(f"{said} Herbert, my neighbour, helps her.")
+    refused = json.loads(result.tool_runs[0].result)
+    assert not refused["success"] and "opens with 'She'" in refused["error"]
+    assert user_md(mnemo_home) == ("My wife Kersti is baking the cake herself.\n§\n"
+                                   "Herbert, my neighbour, helps her.")
+
+
 def test_an_entry_whose_said_part_is_only_chit_chat_is_not_saved(
         mnemo_home: Home, tmp_path: Path) -> None:
     # Seen by hand: "Thank you! It was a pleasure working for you." was trimmed to the

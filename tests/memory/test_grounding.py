@@ -401,3 +401,32 @@ def test_a_name_made_the_owner_of_what_it_was_called_is_refused(entry: str) -> N
 ])
 def test_what_a_possessive_said_links_its_name(entry: str) -> None:
     assert check_grounding(entry, FAMILY).grounded
+
+
+DONE = [*FAMILY, "I called the dentist yesterday.", "We met Liis at the cafe.",
+        "Kersti helped us with the decorations."]
+
+
+@pytest.mark.parametrize(("entry", "said"), [
+    # By hand, from the embedded model: the user invited the kids, not the other way.
+    ("Twelve kids from Alina's class are inviting us.",
+     "We invited twelve kids from Alina's class."),
+    ("The dentist called me yesterday.", "I called the dentist yesterday."),
+])
+def test_the_user_made_the_object_of_what_they_did_is_refused(entry: str, said: str) -> None:
+    verdict = check_grounding(entry, DONE)
+    assert not verdict.grounded and not verdict.unsupported
+    assert verdict.said_instead == (said,)
+    assert f'content "User: {said}"' in refusal_message(verdict)
+    assert check_grounding(entry, DONE, mode="lenient").grounded  # strict only
+
+
+@pytest.mark.parametrize("entry", [
+    "We invited twelve kids from Alina's class.",
+    "Twelve kids from Alina's class are invited.",  # passive: still the user's doing
+    "Liis met us at the cafe.",  # meeting goes both ways
+    "Kersti helped us with the decorations.",  # said as done to the user
+    "I called the dentist yesterday.",
+])
+def test_what_the_user_did_and_what_was_done_to_them_as_said_is_kept(entry: str) -> None:
+    assert check_grounding(entry, DONE).grounded

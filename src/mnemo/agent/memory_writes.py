@@ -75,6 +75,12 @@ def _says_nothing(text: str) -> bool:
     return bool(text.strip()) and is_phatic(text) and not is_instruction(text)
 
 
+# An entry that opens with someone it does not name: memory is read in later sessions,
+# where "she" is nobody (by hand the embedded model saved "She bakes the cake herself."
+# from "My wife Kersti is baking the cake herself").
+_UNNAMED_OPENING = re.compile(r"\s*(He|She|They|His|Her|Their|Him|Them)\b")
+
+
 def _no_fact(text: str) -> str:
     """Why ``text`` is no fact to keep (the end of the refusal), or "" when it may be one."""
     if _only_questions(text):
@@ -82,6 +88,10 @@ def _no_fact(text: str) -> str:
     if _says_nothing(text):
         return ("tells nothing to remember (a greeting, thanks or praise), and memory keeps "
                 "facts. Answer the user in words.")
+    unnamed = _UNNAMED_OPENING.match(text)
+    if unnamed:
+        return (f"opens with {unnamed.group(1)!r}, who is nobody in a later session. Say "
+                "who it is, by name or as the user called them, and call memory again.")
     return ""
 
 

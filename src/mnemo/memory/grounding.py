@@ -173,6 +173,9 @@ class Evidence:
         self._text_stems: dict[int, frozenset[str]] = {}
         self._lower: set[str] = set()  # words also said in lower case: not only names
         self.introduced: set[str] = set()
+        # Verbs the user said they did, and those said as done to them (``user_did``).
+        self._user_verbs: dict[str, str] | None = None
+        self._done_to_user: set[str] = set()
         for text in texts:
             self._read(_normalise(text))
 
@@ -229,6 +232,22 @@ class Evidence:
         owner = re.compile(rf"\b{re.escape(name)}['’]s {re.escape(role)}\b", re.IGNORECASE)
         return (any(named.search(text) for text in self._texts)
                 and not any(owner.search(text) for text in self._texts))
+
+    def user_did(self, stem: str) -> str | None:
+        """The sentence in which the user said they (or "we") did the verb of ``stem``,
+        unless a text also says it was done to them; else None."""
+        if self._user_verbs is None:
+            self._user_verbs, self._done_to_user = {}, set()
+            for text in self._texts:
+                for sentence in _SENTENCE_END.split(text):
+                    for match in _USER_DOES.finditer(sentence):
+                        self._user_verbs.setdefault(_stem(match.group(1).lower()),
+                                                    sentence.strip())
+                    self._done_to_user.update(_stem(m.group(1).lower())
+                                              for m in _DONE_TO_USER.finditer(sentence))
+        if stem in self._done_to_user:
+            return None
+        return self._user_verbs.get(stem)
 
     def supports_word(self, word: str) -> bool:
         """``word`` or its stem was said, or a synonym of it was (preference words)."""
@@ -296,6 +315,8 @@ def check_grounding(content: str, evidence: Evidence | Sequence[str],
     flipped, said = tuple(pairs), tuple(pairs.values())
     if mode == "strict":
         unlinked = () if unique else _unlinked_names(text, evidence)
+        turned = dict(_user_turned_object(text, evidence))
+        flipped, said = flipped + tuple(turned), said + tuple(turned.values())
         return GroundingVerdict(not unique and not flipped and not unlinked, unique, share,
                                 flipped, said, unlinked)
     grounded = not exact_missing and not flipped and share >= _LENIENT_SUPPORT
@@ -344,6 +365,33 @@ def _unlinked_names(text: str, evidence: Evidence) -> tuple[str, ...]:
                                                                     evidence):
                 unlinked.append(raw)
     return tuple(dict.fromkeys(unlinked))
+
+
+# A verb with the user as its object ("… are inviting us"), and the user doing one ("we
+# invited …", "I also called …"): a word between may time or soften it.
+_DONE_TO_USER = re.compile(r"\b([^\W\d_]+)\s+(?:us|me)\b", re.IGNORECASE)
+_USER_DOES = re.compile(r"\b(?:we|i)\s+(?:(?:just|already|also|all|both|then|finally|"
+                        r"recently|never|\w+ly)\s+)?([^\W\d_]+)", re.IGNORECASE)
+# Verbs whose two sides do the same thing: "Liis met us" is "we met Liis".
+_MUTUAL = frozenset({"met", "meet", "marry", "date"})
+
+
+def _user_turned_object(text: str, evidence: Evidence) -> list[tuple[str, str]]:
+    """(entry sentence, what the user said) for each sentence of ``text`` that makes the
+    user the object of a verb the user only ever said they did: by hand the embedded
+    model saved "Twelve kids from Alina's class are inviting us to the party." from
+    "We invited twelve kids from Alina's class"."""
+    turned: list[tuple[str, str]] = []
+    for sentence in _SENTENCE_END.split(text):
+        for match in _DONE_TO_USER.finditer(sentence):
+            verb = match.group(1).lower()
+            if verb in _STOP_WORDS or _stem(verb) in _MUTUAL:
+                continue
+            said = evidence.user_did(_stem(verb))
+            if said is not None:
+                turned.append((sentence.strip(), said))
+                break
+    return turned
 
 
 def _owner_of_itself(sentence: str, raw: str, at: int, name: str, evidence: Evidence) -> bool:
