@@ -16,7 +16,13 @@ from hypothesis import strategies as st
 
 from mnemo.context import TEMPLATE_SECTIONS, ContextCompressor, validate_c12
 from mnemo.context.prepare import Preparer, certain_end
-from mnemo.context.prepare_worker import TurnGate, VirtualClock, VirtualRunner, gated
+from mnemo.context.prepare_worker import (
+    ThreadRunner,
+    TurnGate,
+    VirtualClock,
+    VirtualRunner,
+    gated,
+)
 from mnemo.errors import CallStoppedError
 from mnemo.messages import Message, content_text
 from mnemo.tokens import estimate_message_tokens_rough
@@ -384,6 +390,25 @@ def test_an_ended_gate_is_busy_for_good_and_lets_its_waiters_go_to_stop() -> Non
     assert gate.busy and gate.wait_open(timeout=0)  # no one waits any more
     with gate.let_through():
         assert gate.busy
+
+
+def test_once_the_gate_has_ended_the_worker_begins_nothing_and_ends() -> None:
+    # The agent ends the gate before the session's end forgets what was prepared: a
+    # worker let go then must not begin (and stop, and begin again) the job meanwhile.
+    calls: list[str] = []
+    gate = TurnGate()
+    engine = ContextCompressor(context_length=16_000)
+    engine.enable_background(_summarizer(calls), gate=gate)
+    preparer = engine.preparer
+    assert preparer is not None and isinstance(preparer.runner, ThreadRunner)
+    begun: list[object] = []
+    begin = preparer.begin
+    preparer.begin = lambda: begun.append(1) or begin()  # type: ignore[method-assign]
+    gate.end()
+    _observe(preparer, _conversation(12), engine)  # notifies the worker
+    preparer.runner.join(timeout=30)
+    assert preparer.runner._thread is None  # ended, not spinning
+    assert begun == [] and calls == []
 
 
 def test_a_compaction_waiting_for_an_update_lets_its_next_chunk_through_the_turn() -> None:

@@ -808,7 +808,7 @@ class Agent:
         if fit.changed:
             log.warning("window guard: %s", fit.describe())
         self._last_sent = (fit.messages, tools)
-        with self.gate.turn_call():  # and for calls made outside a turn (the flush)
+        with self.gate.turn_call():  # (nested in a turn's; alone for a call outside one)
             if quiet:
                 response = accept_text_tool_calls(
                     self.client.complete(fit.messages, tools=tools), tools)

@@ -95,7 +95,8 @@ class TurnGate:
 
 
 def gated(summarizer: Summarizer, gate: TurnGate) -> Summarizer:
-    """``summarizer`` that waits, before each call, until no turn's model call runs."""
+    """``summarizer`` that waits, before each call, until no turn runs; once the gate has
+    ended it raises ``CallStoppedError`` instead."""
     def call(prompt: str) -> str:
         gate.wait_open()
         if gate.ended:
@@ -132,11 +133,13 @@ class ThreadRunner:
     def _work(self) -> None:
         while True:
             self._wake.clear()
-            self.gate.wait_open()  # a turn's model call goes first
-            job = self.preparer.begin()
+            self.gate.wait_open()  # a turn goes first
+            # Once the session is over nothing more is begun (a job would only be
+            # stopped, and begun again, until the session's end forgets it).
+            job = None if self.gate.ended else self.preparer.begin()
             if job is None:
                 with self._lock:
-                    if self._wake.is_set():
+                    if self._wake.is_set() and not self.gate.ended:
                         continue  # new work came in while the last job was being looked up
                     self._thread = None
                     return
