@@ -38,12 +38,13 @@ class TurnGate:
         self._open = threading.Event()
         self._open.set()
         self._lock = threading.Lock()
-        self._depth = 0  # turns, and their model calls, under way
-        self._lent = 0  # waits that let background work through meanwhile
+        # Turns (and their model calls) under way, and waits that let background work
+        # through meanwhile.
+        self._held = {"turns": 0, "lent": 0}
         self._ended = False
 
     def _settle(self) -> None:
-        if self._depth and not self._lent and not self._ended:
+        if self._held["turns"] and not self._held["lent"] and not self._ended:
             self._open.clear()
         else:
             self._open.set()
@@ -63,28 +64,28 @@ class TurnGate:
     @contextmanager
     def turn_call(self) -> Iterator[None]:
         """Around a turn, and around each of its model calls (it nests)."""
-        with self._lock:
-            self._depth += 1
-            self._settle()
-        try:
+        with self._counted("turns"):
             yield
-        finally:
-            with self._lock:
-                self._depth -= 1
-                self._settle()
 
     @contextmanager
     def let_through(self) -> Iterator[None]:
         """Open, inside a turn, while it waits for background work to finish."""
-        with self._lock:
-            self._lent += 1
-            self._settle()
+        with self._counted("lent"):
+            yield
+
+    @contextmanager
+    def _counted(self, kind: str) -> Iterator[None]:
+        """One more ``kind`` (``turns`` or ``lent``) under way for the block."""
+        self._add(kind, 1)
         try:
             yield
         finally:
-            with self._lock:
-                self._lent -= 1
-                self._settle()
+            self._add(kind, -1)
+
+    def _add(self, kind: str, step: int) -> None:
+        with self._lock:
+            self._held[kind] += step
+            self._settle()
 
     @property
     def busy(self) -> bool:
