@@ -111,14 +111,18 @@ def test_ctrl_c_stops_the_answer_and_the_next_turn_answers(mnemo_home: Home,
         child.sendintr()
         child.expect("interrupted")
         child.expect("you> ")
+        calls_before = len(reads(mnemo_home))
         child.sendline("Say hello.")
         child.expect(r"\[tokens [\d,]+/")  # the status line closes an answered turn
+        calls = reads(mnemo_home)
         child.expect("you> ")
         child.sendline("/exit")
         child.expect(pexpect.EOF)
     finally:
         child.close()
-    calls = reads(mnemo_home)
     # The turn after the interruption found the conversation in the cache: the server
-    # was free (the story was stopped) and read only the new turn.
-    assert calls[-1][1] > calls[-1][0]
+    # was free (the story was stopped) and read only the new turn. (Its reply may be cut
+    # short as a loop by the 0.5B model; the prompt's counts are logged all the same.)
+    assert len(calls) > calls_before
+    read, cached = calls[calls_before]
+    assert cached > read

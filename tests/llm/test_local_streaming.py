@@ -195,6 +195,27 @@ def test_a_stream_the_caller_stops_ends_the_generation_and_returns_what_arrived(
     assert endless_done(servers[-1]) == 1  # the server saw the client leave and stopped
 
 
+def test_a_stopped_stream_still_tells_what_its_prompt_cost(
+        tmp_path: Path, mnemo_home: Home, servers: list[LocalModelServer]) -> None:
+    # No closing chunk (timings, usage) arrives for a stream the caller stops; the prompt's
+    # progress report does, and the cache's use after an interruption is read from it.
+    client = make_client(tmp_path, mnemo_home)
+    pieces: list[str] = []
+    response = client.complete(request("endless story"), stream=StreamHandlers(
+        on_text=pieces.append, stop=lambda: len(pieces) == 3))
+    assert response.usage.prompt_tokens == 402  # counted by the server, not estimated
+    assert client.last_timings is not None
+    assert (client.last_timings["prompt_n"], client.last_timings["cache_n"]) == (402, 0)
+    assert "predicted_n" not in client.last_timings  # unknown: not made up
+
+    pieces.clear()
+    client.complete(request("endless again"), stream=StreamHandlers(
+        on_text=pieces.append, stop=lambda: len(pieces) == 3))
+    assert client.last_timings is not None
+    # The system prompt and "endless" came from the cache; "again" was read.
+    assert (client.last_timings["prompt_n"], client.last_timings["cache_n"]) == (1, 401)
+
+
 def test_a_background_summary_stopped_for_a_turn_frees_the_server(
         tmp_path: Path, mnemo_home: Home, servers: list[LocalModelServer]) -> None:
     client = make_client(tmp_path, mnemo_home)

@@ -201,7 +201,9 @@ class LocalChatClient:
             server, client = self._ensure_client()
         extra: dict[str, Any] = {"grammar": grammar} if grammar else {}
         if stream is not None:
-            extra["return_progress"] = stream.on_progress is not None
+            # Asked for even when nobody shows it: a reply stopped early (Ctrl-C, a loop
+            # cut short) has no closing timings, and the progress tells what it read.
+            extra["return_progress"] = True
             timeout = max(self.timeout, self.pace.between_chunks())
         else:
             prompt = estimate_messages_tokens_rough(messages) + sum(
@@ -213,9 +215,13 @@ class LocalChatClient:
                                    stream=stream, timeout=timeout)
         timings = client.last_timings
         if timings:
-            log.info("local model: %d prompt tokens read, %d from the cache, %d generated",
+            # A reply stopped early has no closing timings: its count of generated
+            # tokens is unknown, the prompt's part comes from the last progress report.
+            written = (f"{int(timings.get('predicted_n', 0) or 0)} generated"
+                       if "predicted_n" in timings else "stopped early")
+            log.info("local model: %d prompt tokens read, %d from the cache, %s",
                      int(timings.get("prompt_n", 0) or 0), int(timings.get("cache_n", 0) or 0),
-                     int(timings.get("predicted_n", 0) or 0))
+                     written)
         self.pace.observe(timings)
         if self.cache is not None and server.address:
             self.cache.maybe_save(server.address, timings)

@@ -158,7 +158,7 @@ class OpenAIChatClient(EndpointClient):
 
     def _streamed_response(self, reply: StreamedReply,
                            messages: Sequence[Message]) -> ChatResponse:
-        self.last_timings = reply.timings
+        self.last_timings = reply.prompt_timings()
         message = reply.message()
         if not reply.chunks:
             raise ProviderError(
@@ -166,7 +166,8 @@ class OpenAIChatClient(EndpointClient):
                 "serves streamed chat completions"
             )
         finish = reply.finish_reason or ("tool_calls" if message.get("tool_calls") else "stop")
-        return ChatResponse(message=message, usage=_usage(reply.usage, messages, message),
+        prompt = int(reply.progress.get("total", 0) or 0) if reply.progress else None
+        return ChatResponse(message=message, usage=_usage(reply.usage, messages, message, prompt),
                             finish_reason=str(finish), model=str(reply.model or self._model))
 
     # -- the reply ---------------------------------------------------------------------
@@ -210,8 +211,11 @@ def _assistant_message(raw: Any) -> Message:
     return message
 
 
-def _usage(raw: Any, messages: Sequence[Message], reply: Message) -> Usage:
-    """The reported usage; the rough estimate when the server sent none."""
+def _usage(raw: Any, messages: Sequence[Message], reply: Message,
+           prompt_counted: int | None = None) -> Usage:
+    """The reported usage; when the server sent none (no reply at all, or a stream stopped
+    before its last chunk), the prompt as counted by its progress reports, or the rough
+    estimate."""
     if raw is not None and getattr(raw, "prompt_tokens", None) is not None:
         prompt = int(raw.prompt_tokens or 0)
         completion = int(getattr(raw, "completion_tokens", 0) or 0)
@@ -219,5 +223,5 @@ def _usage(raw: Any, messages: Sequence[Message], reply: Message) -> Usage:
         return Usage(prompt, completion, total)
     log.debug("the endpoint reported no usage; using the rough estimate")
     text = reply.get("content")
-    return Usage.of(estimate_messages_tokens_rough(messages),
+    return Usage.of(prompt_counted or estimate_messages_tokens_rough(messages),
                     estimate_tokens_rough(text if isinstance(text, str) else ""))

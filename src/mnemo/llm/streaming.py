@@ -48,7 +48,21 @@ class StreamedReply:
     model: str | None = None
     usage: Any = None
     timings: dict[str, Any] | None = None
+    progress: dict[str, Any] | None = None  # llama.cpp's last ``prompt_progress``
     chunks: int = 0
+
+    def prompt_timings(self) -> dict[str, Any] | None:
+        """llama.cpp's ``timings``; for a reply stopped before its last chunk (Ctrl-C, a
+        loop cut short) the prompt's part of them, from the last progress report."""
+        if self.timings is not None or self.progress is None:
+            return self.timings
+        cached = int(self.progress.get("cache", 0) or 0)
+        read = max(0, int(self.progress.get("processed", 0) or 0) - cached)
+        millis = float(self.progress.get("time_ms", 0) or 0)
+        timings: dict[str, Any] = {"prompt_n": read, "cache_n": cached, "prompt_ms": millis}
+        if millis > 0:
+            timings["prompt_per_second"] = read * 1000.0 / millis
+        return timings
 
     @property
     def started(self) -> bool:
@@ -93,11 +107,12 @@ def collect_stream(chunks: Iterable[Any], handlers: StreamHandlers,
         reply.chunks += 1
         reply.model = reply.model or _field(chunk, "model")
         progress = _field(chunk, "prompt_progress")
-        if progress is not None and handlers.on_progress is not None:
-            data = _plain(progress)
+        if progress is not None:
+            reply.progress = data = _plain(progress)
             cached = int(data.get("cache", 0) or 0)  # counted in both, read in neither
-            handlers.on_progress(max(0, int(data.get("processed", 0) or 0) - cached),
-                                 max(0, int(data.get("total", 0) or 0) - cached))
+            if handlers.on_progress is not None:
+                handlers.on_progress(max(0, int(data.get("processed", 0) or 0) - cached),
+                                     max(0, int(data.get("total", 0) or 0) - cached))
             if handlers.stop is not None and handlers.stop():
                 return reply
         usage = _field(chunk, "usage")
