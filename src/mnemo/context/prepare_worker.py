@@ -7,7 +7,9 @@ to the answer, nothing new is sent to the summariser, so with the embedded model
 server, one slot) the turn goes first, its later calls too: a summary sent between a tool
 round and the next call would be served before that call. ``gated`` wraps the summariser
 so the same holds between the chunks of a job. Only a compaction that chose to wait for
-a finishing update (``compression.max_wait_s``) lets the work through (``let_through``).
+a finishing update (``compression.max_wait_s``) lets that job's calls through
+(``let_through``); no new job begins meanwhile (one begun then raced the compaction for
+what was ready, and the test of prepared compactions got 31–37 of 45 instead of 44 of 47).
 
 ``VirtualRunner`` runs the same jobs on a virtual clock: a job's model calls are made at
 once (the summariser is scripted), but its result lands only when the clock has moved on
@@ -35,8 +37,13 @@ class TurnGate:
     """Closed while a turn runs; background work waits for it to open."""
 
     def __init__(self) -> None:
+        # ``_open``: a job's calls may go on (no turn, or one that lends the gate);
+        # ``_idle``: a new job may begin (no turn at all: a turn that waits for one job
+        # to finish does not want another begun meanwhile).
         self._open = threading.Event()
         self._open.set()
+        self._idle = threading.Event()
+        self._idle.set()
         self._lock = threading.Lock()
         # Turns (and their model calls) under way, and waits that let background work
         # through meanwhile.
@@ -44,10 +51,12 @@ class TurnGate:
         self._ended = False
 
     def _settle(self) -> None:
-        if self._held["turns"] and not self._held["lent"] and not self._ended:
-            self._open.clear()
-        else:
-            self._open.set()
+        turn = self._held["turns"] and not self._ended
+        for event, shut in ((self._open, turn and not self._held["lent"]), (self._idle, turn)):
+            if shut:
+                event.clear()
+            else:
+                event.set()
 
     def end(self) -> None:
         """For good: the session is over. ``busy`` from now on (a summary running stops,
@@ -69,7 +78,8 @@ class TurnGate:
 
     @contextmanager
     def let_through(self) -> Iterator[None]:
-        """Open, inside a turn, while it waits for background work to finish."""
+        """Open, inside a turn, while it waits for background work to finish: the calls
+        of a job under way go on; no new job begins (``wait_idle``)."""
         with self._counted("lent"):
             yield
 
@@ -92,7 +102,12 @@ class TurnGate:
         return self._ended or not self._open.is_set()
 
     def wait_open(self, timeout: float | None = None) -> bool:
+        """Until a job's next call may go (see ``let_through``)."""
         return self._open.wait(timeout)
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Until a new job may begin: no turn under way, or the session ended."""
+        return self._idle.wait(timeout)
 
 
 def gated(summarizer: Summarizer, gate: TurnGate) -> Summarizer:
@@ -134,7 +149,7 @@ class ThreadRunner:
     def _work(self) -> None:
         while True:
             self._wake.clear()
-            self.gate.wait_open()  # a turn goes first
+            self.gate.wait_idle()  # a turn goes first
             # Once the session is over nothing more is begun (a job would only be
             # stopped, and begun again, until the session's end forgets it).
             job = None if self.gate.ended else self.preparer.begin()
