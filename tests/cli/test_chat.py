@@ -57,6 +57,28 @@ def test_once_runs_a_turn_and_persists_it(mnemo_home: Home, fake_openai: FakeOpe
     assert texts[0] == "Hi, I am Ana" and texts[-1] == "Nice to meet you, Ana."
 
 
+def test_a_refused_memory_write_is_shown_as_refused_not_failed(
+        mnemo_home: Home, fake_openai: FakeOpenAIServer, tmp_path: Path) -> None:
+    # By hand the embedded model's ungrounded write showed as "memory(add) — failed", as
+    # if the tool had broken; the status line said it was refused.
+    env = configure(mnemo_home, fake_openai, "memory:\n  grounding: strict\n")
+
+    def add(content: str) -> dict[str, object]:
+        return chat_reply(None, tool_calls=[tool_call("memory", {
+            "action": "add", "target": "user", "content": content})])
+
+    fake_openai.queue(add("Ana loves eating cookies with her pets."),
+                      add("Name: Ana. Loves sailing."), add("Name: Ana"),
+                      chat_reply("Hello, Ana."))
+    done = run(["chat", "--once", "Hi, I am Ana"], env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    marks = [line.strip() for line in done.stderr.splitlines() if "memory(add)" in line]
+    assert marks == ["· memory(add) — refused: nothing saved",
+                     "· memory(add) — saved in part (the rest refused)",
+                     "· memory(add)"]
+    assert (mnemo_home.memories_dir / "USER.md").read_text(encoding="utf-8") == "Name: Ana."
+
+
 def test_once_json_output(mnemo_home: Home, fake_openai: FakeOpenAIServer,
                           tmp_path: Path) -> None:
     env = configure(mnemo_home, fake_openai)

@@ -575,8 +575,12 @@ class Agent:
                 result.memory_written and all(_name_of(call) == "memory" for call in calls))
             seen |= signatures
             for call in calls:
+                refused_before = self.writes.refused
                 run = self.tools.run(call) if tools is not None else _not_run(call)
-                self._emit("tool", name=run.name, ok=run.ok, arguments=run.arguments)
+                # ``refused``: grounding refused the write, or the part of it nobody said
+                # (a face tells that from a call that failed).
+                self._emit("tool", name=run.name, ok=run.ok, arguments=run.arguments,
+                           refused=self.writes.refused > refused_before)
                 result.tool_runs.append(run)
                 if (run.name == "memory" and run.ok
                         and run.arguments.get("action") in WRITE_ACTIONS):

@@ -51,11 +51,18 @@ def _on_event(event: str, details: dict[str, Any]) -> None:
     if event == "tool":
         action = details.get("arguments", {}).get("action")
         label = f"{details['name']}({action})" if action else str(details["name"])
-        mark = "" if details.get("ok") else " — failed"
-        click.echo(_dim(f"  · {label}{mark}"), err=True)
+        click.echo(_dim(f"  · {label}{_tool_mark(details)}"), err=True)
     elif event == "compaction":
         compaction: Compaction = details["compaction"]
         click.echo(_dim(f"  ⟳ {compaction.describe()}"), err=True)
+
+
+def _tool_mark(details: dict[str, Any]) -> str:
+    """How a tool call ended, after its name: nothing when it did what it was asked."""
+    if details.get("refused"):  # a memory write grounding (M9) refused, in part or whole
+        return " — saved in part (the rest refused)" if details.get("ok") else (
+            " — refused: nothing saved")
+    return "" if details.get("ok") else " — failed"
 
 
 def _start(agent: Agent) -> None:
