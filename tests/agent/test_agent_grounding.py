@@ -471,6 +471,22 @@ def test_an_entry_that_opens_with_someone_it_does_not_name_is_refused(
                                    "Herbert, my neighbour, helps her.")
 
 
+def test_the_user_is_not_saved_as_the_partner_they_named(mnemo_home: Home,
+                                                         tmp_path: Path) -> None:
+    # Seen by hand: "I am Jonas. I have a cat called Figo." was saved for Marta.
+    client = ScriptedChatClient([add("Name: Marta. Teaches maths in Porto."), "Hi Marta!",
+                                 add("I am Jonas. I have a cat called Figo.", call_id="c2"),
+                                 add("Name: Jonas", call_id="c3"), "Noted."])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.run_turn("Hi, I'm Marta. I teach maths at a secondary school in Porto.")
+        result = agent.run_turn("My partner Jonas is a nurse; we have a cat called Figo.")
+    trimmed, refused = (json.loads(run.result) for run in result.tool_runs)
+    assert trimmed["success"] and "'I am Jonas.'" in trimmed["note"]  # left out
+    assert not refused["success"] and "not theirs" in refused["error"]
+    assert user_md(mnemo_home) == ("Name: Marta. Teaches maths in Porto.\n§\n"
+                                   "I have a cat called Figo.")
+
+
 def test_an_entry_whose_said_part_is_only_chit_chat_is_not_saved(
         mnemo_home: Home, tmp_path: Path) -> None:
     # Seen by hand: "Thank you! It was a pleasure working for you." was trimmed to the

@@ -430,3 +430,39 @@ def test_the_user_made_the_object_of_what_they_did_is_refused(entry: str, said: 
 ])
 def test_what_the_user_did_and_what_was_done_to_them_as_said_is_kept(entry: str) -> None:
     assert check_grounding(entry, DONE).grounded
+
+
+MARTA = ["Hi, I'm Marta. I teach maths at a secondary school in Porto.",
+         "My partner Jonas is a nurse; we have a cat called Figo."]
+
+
+@pytest.mark.parametrize("mode", ["strict", "lenient"])
+@pytest.mark.parametrize("entry", ["I am Jonas. I have a cat called Figo.", "Name: Jonas",
+                                   "The user's name is Jonas.", "Call me Jonas."])
+def test_the_user_made_someone_they_named_is_refused(entry: str, mode: str) -> None:
+    # Seen by hand: the embedded model saved "I am Jonas. I have a cat called Figo." for
+    # Marta; every word had been said.
+    verdict = check_grounding(entry, MARTA, mode)  # type: ignore[arg-type]
+    assert not verdict.grounded
+    assert verdict.said_instead == ("My partner Jonas is a nurse",)
+    message = refusal_message(verdict)
+    assert "a name that is not theirs" in message
+    suggested = message.split('content "')[1].rstrip('".')
+    assert check_grounding(suggested, MARTA, mode).grounded  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("entry", ["I am Marta. I teach maths in Porto.", "Name: Marta",
+                                   "Partner: Jonas, a nurse.", "We have a cat called Figo.",
+                                   "Jonas is my partner."])
+def test_who_the_user_is_and_who_they_named_are_kept(entry: str) -> None:
+    assert check_grounding(entry, MARTA).grounded
+
+
+def test_a_name_is_the_users_unless_something_says_whose_it_is() -> None:
+    # Nothing tells who the user is: the name may be theirs ("Jonas here").
+    assert check_grounding("Name: Jonas", ["Jonas here, I like green tea."]).grounded
+    assert check_grounding("Name: Jonas", ["Jonas is my brother, I like green tea."],
+                           "lenient").said_instead == ("Jonas is my brother, I like green tea.",)
+    # The user introduced themselves by another name.
+    verdict = check_grounding("Name: Jonas", ["Hi, I'm Marta.", "Jonas called me today."])
+    assert not verdict.grounded and verdict.said_instead == ("Hi, I'm Marta.",)

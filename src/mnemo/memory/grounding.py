@@ -20,7 +20,10 @@ The check is deterministic and offline (no second model call):
   model merges two facts into a false one ("I teach maths at a school in Glasgow", from
   "I teach maths at a school in Bristol" and "my brother lives in Glasgow now"), every
   word of which was said. A name the user introduced themselves by ("I'm Priya") is
-  linked to everything.
+  linked to everything;
+* in every mode but ``off``, an entry may not say the user **is someone else**: "I am
+  Jonas" or "Name: Jonas" when the user introduced themselves by another name, or called
+  Jonas someone of theirs ("my partner Jonas").
 
 ``strict`` refuses a write with any unsupported word; ``lenient`` (for hosted models,
 which hallucinate less and paraphrase more) accepts one with names and numbers intact
@@ -135,6 +138,11 @@ _ENV_SIGNALS = re.compile(
 _INTRODUCED = re.compile(r"\b(?:I['’]m|I am|[Mm]y name is|[Cc]all me|[Nn]ame:)\s+"
                          r"([A-Z][^\W\d_]+)")
 _USER_ONLY_NAMES = re.compile(r"^(?:the )?user\b", re.IGNORECASE)
+# What an entry says the user is called ("I am Jonas", "Name: Jonas", "The user's name is
+# Jonas"); not "I am Jonas's partner", which says whose.
+_SAYS_USER_IS = re.compile(r"(?:\b(?:I['’]m|I am|[Mm]y name is|[Cc]all me|[Nn]ame:)|"
+                           r"\b(?:[Tt]he )?[Uu]ser(?:['’]s name)? is)\s+"
+                           r"([A-Z][^\W\d_]+)\b(?!['’])")
 
 
 @dataclass(frozen=True)
@@ -233,6 +241,24 @@ class Evidence:
         return (any(named.search(text) for text in self._texts)
                 and not any(owner.search(text) for text in self._texts))
 
+    def said_who_user_is(self, name: str) -> str | None:
+        """For a ``name`` (lower-cased) the user never introduced themselves by: the
+        sentence that calls it someone of the user's ("my partner Jonas", "Jonas is my
+        partner"), else the one in which the user introduced themselves by another name;
+        None when neither was said (nothing tells who the user is)."""
+        if name in self.introduced:
+            return None
+        theirs = re.compile(rf"\bmy\s+(?:[^\W\d_]+\s+){{1,2}}{re.escape(name)}\b|"
+                            rf"\b{re.escape(name)}(?:,|\s+is)\s+my\b", re.IGNORECASE)
+        introduction = None
+        for text in self._texts:
+            for sentence in _SENTENCE_END.split(text):
+                if theirs.search(sentence):
+                    return sentence.strip().rstrip(",;:")
+                if introduction is None and _INTRODUCED.search(sentence):
+                    introduction = sentence.strip().rstrip(",;:")
+        return introduction
+
     def user_did(self, stem: str) -> str | None:
         """The sentence in which the user said they (or "we") did the verb of ``stem``,
         unless a text also says it was done to them; else None."""
@@ -310,8 +336,10 @@ def check_grounding(content: str, evidence: Evidence | Sequence[str],
             unsupported.append(char)
     share = supported / checked if checked else 1.0
     unique = tuple(dict.fromkeys(unsupported))
-    # A flipped stance is a falsehood in every mode, however well its words are grounded.
+    # A flipped stance is a falsehood in every mode, however well its words are grounded;
+    # so is the user made someone else.
     pairs = dict(contradictions(stances(text, _canonical_stem), evidence.stances))
+    pairs.update(_someone_else_as_user(text, evidence))
     flipped, said = tuple(pairs), tuple(pairs.values())
     if mode == "strict":
         unlinked = () if unique else _unlinked_names(text, evidence)
@@ -392,6 +420,21 @@ def _user_turned_object(text: str, evidence: Evidence) -> list[tuple[str, str]]:
                 turned.append((sentence.strip(), said))
                 break
     return turned
+
+
+def _someone_else_as_user(text: str, evidence: Evidence) -> list[tuple[str, str]]:
+    """(entry sentence, what the user said) for each sentence of ``text`` that gives the
+    user a name they are not: by hand the embedded model saved "I am Jonas. I have a cat
+    called Figo." for Marta, from "My partner Jonas is a nurse; we have a cat called
+    Figo." (she had said "Hi, I'm Marta.")."""
+    found: list[tuple[str, str]] = []
+    for sentence in _SENTENCE_END.split(text):
+        for name in _SAYS_USER_IS.findall(sentence):
+            said = evidence.said_who_user_is(name.lower())
+            if said is not None:
+                found.append((sentence.strip(), said))
+                break
+    return found
 
 
 def _owner_of_itself(sentence: str, raw: str, at: int, name: str, evidence: Evidence) -> bool:
@@ -567,8 +610,10 @@ def refusal_message(verdict: GroundingVerdict, suggestion: str | None = None) ->
         # Small models copy what a refusal shows them, so it ends with a ready entry made
         # of the user's own words.
         entry, said = verdict.contradicted[0], verdict.said_instead[0]
-        return (f"Not saved: the entry says {entry!r}, but the user said {said!r}, the "
-                f"opposite. Call memory again with what the user said, for example "
+        how = ("gives the user a name that is not theirs" if _SAYS_USER_IS.search(entry)
+               else "says the opposite")
+        return (f"Not saved: the entry says {entry!r}, but the user said {said!r}: the "
+                f"entry {how}. Call memory again with what the user said, for example "
                 f"content \"User: {said}\".")
     words = ", ".join(repr(w) for w in verdict.unsupported[:_MAX_REPORTED])
     more = len(verdict.unsupported) - _MAX_REPORTED
