@@ -211,3 +211,35 @@ def test_a_notice_after_a_streamed_reply_is_printed_too(mnemo_home: Home, tmp_pa
     printed = out.getvalue()
     assert printed.startswith("Can you suggest a name for your basil plant?")
     assert "[The model repeated your question instead of answering it." in printed
+
+
+def test_a_shown_reply_asked_again_is_marked_replaced(mnemo_home: Home, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A streamed reply judged a copy of an earlier answer only once whole was on screen
+    when the model was asked again: the chat says so and starts the new answer on its own
+    line (by hand the two ran together as one). In process, with a scripted model."""
+    import io
+
+    from mnemo.agent import build_agent
+    from mnemo.cli import chat
+    from mnemo.cli.chat_stream import StreamView
+    from mnemo.config import MnemoConfig
+
+    first = ("Hello Ana, nice to meet you! I can help you plan trips, write code, answer "
+             "questions and much more today.")
+    copy = first.replace("Hello", "Hi", 1)  # another opening: streamed before it is judged
+    client = StreamingScriptedClient([first, copy, "Cold and very dusty."],
+                                     context_length=8192)
+    out, err = io.StringIO(), io.StringIO()
+    view = StreamView(out=out, err=err)
+    monkeypatch.setattr(chat, "_view", view)
+    monkeypatch.setattr("sys.stderr", err)
+    with build_agent(MnemoConfig(), home=mnemo_home, cwd=tmp_path, client=client) as agent:
+        agent.caller.on_text = view.text
+        agent.on_event = chat._on_event
+        agent.run_turn("Hi! I'm Ana.")
+        view.start_turn()
+        result = agent.run_turn("What is the weather like on Mars?")
+    assert result.text == "Cold and very dusty."
+    assert out.getvalue().endswith(f"{copy}\nCold and very dusty.")
+    assert "↻ asked the model again: it copied an earlier answer" in err.getvalue()

@@ -547,6 +547,12 @@ class Agent:
                 why = retry or (ANSWER_REPEATED if repeated else ANSWER_COPIED if copied
                                 else ANSWER_RESTATED if restated
                                 else ANSWER_LANGUAGE if foreign else ANSWER_NOW)
+                if self.caller.partial_text.strip():
+                    # Part of it reached the screen before it could be judged (a copy is
+                    # told by its whole): a face says it is replaced, or the answer that
+                    # follows runs on from it (seen by hand).
+                    self._emit("retry", why=_retry_reason(
+                        retry, echo, repeated, bool(copied), restated, foreign))
                 echo = echo or repeated or bool(copied) or restated or foreign
                 hint = "\n\n".join(part for part in (extra, why) if part)
                 message = self._call(hint, None if echo else tools, result,
@@ -1086,6 +1092,19 @@ class Agent:
         if s["preparation"]:
             line += f" · {describe_status(s['preparation'])}"
         return line
+
+
+def _retry_reason(call_as_text: str, echo: bool, repeated: bool, copied: bool,
+                  restated: bool, foreign: bool) -> str:
+    """Why a reply was no answer, in the words a face shows the user (the first that
+    holds, in the order the agent judges them)."""
+    reasons = ((call_as_text, "it wrote a tool call as text"),
+               (echo, "it was empty or copied a tool's output"),
+               (repeated, "it repeated your question"),
+               (copied, "it copied an earlier answer"),
+               (restated, "it retold earlier messages"),
+               (foreign, "it was in another language"))
+    return next((reason for holds, reason in reasons if holds), "it was no answer")
 
 
 def _left_out(message: Message, hide: str) -> bool:

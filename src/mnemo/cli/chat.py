@@ -46,8 +46,10 @@ _view = StreamView()
 
 
 def _on_event(event: str, details: dict[str, Any]) -> None:
-    if event in ("tool", "compaction"):
+    if event in ("tool", "compaction", "retry"):
         _view.break_line()
+    if event == "retry":  # what was shown of the last reply is replaced by the next
+        click.echo(_dim(f"  ↻ asked the model again: {details['why']}"), err=True)
     if event == "tool":
         action = details.get("arguments", {}).get("action")
         label = f"{details['name']}({action})" if action else str(details["name"])
