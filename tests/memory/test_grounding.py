@@ -453,7 +453,8 @@ def test_the_user_made_someone_they_named_is_refused(entry: str, mode: str) -> N
 
 @pytest.mark.parametrize("entry", ["I am Marta. I teach maths in Porto.", "Name: Marta",
                                    "Partner: Jonas, a nurse.", "We have a cat called Figo.",
-                                   "Jonas is my partner."])
+                                   "Jonas is my partner.", "Partner name: Jonas.",
+                                   "Cat's name: Figo.", "Name: Marta. Partner's name: Jonas."])
 def test_who_the_user_is_and_who_they_named_are_kept(entry: str) -> None:
     assert check_grounding(entry, MARTA).grounded
 

@@ -138,10 +138,12 @@ _ENV_SIGNALS = re.compile(
 _INTRODUCED = re.compile(r"\b(?:I['’]m|I am|[Mm]y name is|[Cc]all me|[Nn]ame:)\s+"
                          r"([A-Z][^\W\d_]+)")
 _USER_ONLY_NAMES = re.compile(r"^(?:the )?user\b", re.IGNORECASE)
-# What an entry says the user is called ("I am Jonas", "Name: Jonas", "The user's name is
-# Jonas"); not "I am Jonas's partner", which says whose.
-_SAYS_USER_IS = re.compile(r"(?:\b(?:I['’]m|I am|[Mm]y name is|[Cc]all me|[Nn]ame:)|"
-                           r"\b(?:[Tt]he )?[Uu]ser(?:['’]s name)? is)\s+"
+# What an entry's sentence says the user is called ("I am Jonas", "Name: Jonas", "The
+# user's name is Jonas"); not "I am Jonas's partner", which says whose, nor "Partner
+# name: Jonas" ("Name:" opens the sentence).
+_SAYS_USER_IS = re.compile(r"(?:\b(?:I['’]m|I am|[Mm]y name is|[Cc]all me|"
+                           r"(?:[Tt]he )?[Uu]ser(?:['’]s name)? is)|"
+                           r"^\s*(?:(?:[Tt]he )?[Uu]ser(?:['’]s)? )?[Nn]ame:)\s+"
                            r"([A-Z][^\W\d_]+)\b(?!['’])")
 
 
