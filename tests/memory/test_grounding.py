@@ -459,6 +459,18 @@ def test_who_the_user_is_and_who_they_named_are_kept(entry: str) -> None:
     assert check_grounding(entry, MARTA).grounded
 
 
+@pytest.mark.parametrize("said", ["My dog is named Pixel and I mention him a lot.",
+                                  "My dog's name is Pixel.", "We got a puppy called Pixel.",
+                                  "Pixel, our dog, sleeps all day."])
+def test_the_user_is_not_the_pet_they_named(said: str) -> None:
+    # Seen in bench/local_agent_bench.py: "I'm Pixel. My name is Pixel, and I mention him
+    # a lot." saved from "My dog is named Pixel and I mention him a lot."
+    verdict = check_grounding("I'm Pixel. My name is Pixel.", [said])
+    assert not verdict.grounded and verdict.said_instead == (said, said)
+    # Said of the user themselves, "called" introduces them.
+    assert check_grounding("Name: Marta", ["I'm called Marta, my dog is Pixel."]).grounded
+
+
 def test_a_name_is_the_users_unless_something_says_whose_it_is() -> None:
     # Nothing tells who the user is: the name may be theirs ("Jonas here").
     assert check_grounding("Name: Jonas", ["Jonas here, I like green tea."]).grounded

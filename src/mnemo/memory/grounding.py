@@ -134,9 +134,10 @@ _ENV_SIGNALS = re.compile(
     r"config(?:uration)?|database|endpoint|branch|pipeline|build|compiler|docker|"
     r"kubernetes|env(?:ironment)? var(?:iable)?s?|command|cli|api|package|library|"
     r"python|node|npm|pip|make|ci)\b)", re.IGNORECASE)
-# How people introduce themselves: "I'm Priya", "my name is Priya", "call me Priya".
-_INTRODUCED = re.compile(r"\b(?:I['’]m|I am|[Mm]y name is|[Cc]all me|[Nn]ame:)\s+"
-                         r"([A-Z][^\W\d_]+)")
+# How people introduce themselves: "I'm Priya", "my name is Priya", "call me Priya",
+# "I go by Priya", "I'm called Priya".
+_INTRODUCED = re.compile(r"\b(?:I['’]m|I am|[Mm]y name is|[Cc]all me|[Nn]ame:|I go by|"
+                         r"(?:I['’]m|I am) (?:called|named))\s+([A-Z][^\W\d_]+)")
 _USER_ONLY_NAMES = re.compile(r"^(?:the )?user\b", re.IGNORECASE)
 # What an entry's sentence says the user is called ("I am Jonas", "Name: Jonas", "The
 # user's name is Jonas"); not "I am Jonas's partner", which says whose, nor "Partner
@@ -246,12 +247,16 @@ class Evidence:
     def said_who_user_is(self, name: str) -> str | None:
         """For a ``name`` (lower-cased) the user never introduced themselves by: the
         sentence that calls it someone of the user's ("my partner Jonas", "Jonas is my
-        partner"), else the one in which the user introduced themselves by another name;
+        partner", "my dog is named Pixel") or names someone else by it ("a cat called
+        Figo"), else the one in which the user introduced themselves by another name;
         None when neither was said (nothing tells who the user is)."""
         if name in self.introduced:
             return None
-        theirs = re.compile(rf"\bmy\s+(?:[^\W\d_]+\s+){{1,2}}{re.escape(name)}\b|"
-                            rf"\b{re.escape(name)}(?:,|\s+is)\s+my\b", re.IGNORECASE)
+        named = re.escape(name)
+        theirs = re.compile(
+            rf"\b(?:my|our)\s+(?:[^\W\d_]+(?:['’]s)?\s+){{1,2}}(?:(?:is|was)\s+)?"
+            rf"(?:(?:named|called)\s+)?{named}\b|\b{named}(?:,|\s+is)\s+(?:my|our)\b|"
+            rf"(?<!I['’]m )(?<!I am )\b(?:named|called)\s+{named}\b", re.IGNORECASE)
         introduction = None
         for text in self._texts:
             for sentence in _SENTENCE_END.split(text):
