@@ -469,6 +469,8 @@ def test_the_user_is_not_the_pet_they_named(said: str) -> None:
     assert not verdict.grounded and verdict.said_instead == (said, said)
     # Said of the user themselves, "called" introduces them.
     assert check_grounding("Name: Marta", ["I'm called Marta, my dog is Pixel."]).grounded
+    # A word that is no name, capitalised by the entry, is no one else.
+    assert check_grounding("I'm Vegan.", ["Hi, I'm Marta.", "I'm vegan."]).grounded
 
 
 def test_a_name_is_the_users_unless_something_says_whose_it_is() -> None:

@@ -437,7 +437,9 @@ def _someone_else_as_user(text: str, evidence: Evidence) -> list[tuple[str, str]
     found: list[tuple[str, str]] = []
     for sentence in _SENTENCE_END.split(text):
         for name in _SAYS_USER_IS.findall(sentence):
-            said = evidence.said_who_user_is(name.lower())
+            # Only a name the evidence says as one: "I'm Vegan." capitalises "vegan".
+            said = (evidence.said_who_user_is(name.lower())
+                    if evidence.is_name(name.lower()) else None)
             if said is not None:
                 found.append((sentence.strip(), said))
                 break
