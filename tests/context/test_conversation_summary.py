@@ -121,7 +121,12 @@ def test_phatic_sentences_are_recognised(sentence: str) -> None:
 @pytest.mark.parametrize("sentence", [
     # Without the speakers' names (``mnemo chat``): a greeting's name is the listener's.
     "Hey Mel, how are you?", "Hi Caroline, good to see you!", "Oh my god, that's incredible!",
-    "Glad you liked it!", "That makes me so happy!", "Sending hugs!"])
+    "Glad you liked it!", "That makes me so happy!", "Sending hugs!",
+    # Welcomes, wishes for someone's health, empty promises and a week's mood (a
+    # written conversation of three sessions, read by hand).
+    "Welcome back!", "Welcome home, Tom!", "Lovely choice.", "I hope he recovers quickly.",
+    "Hope you feel better soon!", "Get well soon!", "I'll try.", "Come if you can!",
+    "Crazy week."])
 def test_more_phatic_sentences_are_recognised_without_names(sentence: str) -> None:
     assert is_phatic(sentence)
 
@@ -151,7 +156,11 @@ def test_more_phatic_sentences_are_recognised_without_names(sentence: str) -> No
     "Keep up the payments on the Lisbon flat.", "Have fun in Paris!",
     "We had fun at the lake in Tahoe.", "That's a big change to the API.",
     "Hey Mel, I adopted a dog!", "Oh my god, we won the Boston marathon!",
-    "I liked the Paris trip.", "I love Boston!", "See you in Boston!", "Take care of Max!"])
+    "I liked the Paris trip.", "I love Boston!", "See you in Boston!", "Take care of Max!",
+    "I hope he recovers before the Berlin race.", "Lovely choice of wine from Porto.",
+    "I'll try the sushi place in Alfama.", "Welcome back to the Lisbon office tour.",
+    # A bare question asks: its reply is the answer ("Where?" — "On Maple Street.").
+    "Where?", "When?", "How many?"])
 def test_sentences_that_say_something_are_not_phatic(sentence: str) -> None:
     assert not is_phatic(sentence, ("Caroline", "Melanie"))
 
@@ -237,10 +246,21 @@ def test_questions_are_paired_with_the_reply_that_answers_them_or_not_at_all() -
      "We went to Hawaii last month [Apr 2023]."),
     ("How many kids do you have?", "Three, all girls.", "Three, all girls."),
     ("Who taught you to paint?", "My aunt Rosa, years ago.", "My aunt Rosa, years ago."),
+    # A place at the start of the reply, one of a kind by its name, a name asked for in
+    # other words, and a bare question (a written conversation, read by hand).
+    ("Where's the wedding?", "In Jaipur. I'm flying out on April 15.", "In Jaipur."),
+    ("Which gym do you go to?", "We go to Parkside Boulders.", "We go to Parkside Boulders."),
+    ("Which ryokan did you choose?", "Fukuzumiro. Two nights.", "Fukuzumiro."),
+    ("What are you calling the bakery?", "Crumb & Co.", "Crumb & Co."),
+    ("Where?", "Downtown, on Maple Street, next to the library.",
+     "Downtown, on Maple Street, next to the library."),
     # … and only then: no day for a place, no deferral, no type for an open question.
     ("Where do your kids go to school?", "Anyway, my pottery class starts on Monday.", None),
     ("When is your wedding?", "Not sure yet, maybe next year.", None),
     ("How was the concert?", "The band played for three hours.", None),
+    ("Which day works for you?", "Tuesday is best for the movers.", None),
+    ("Which one did you like more?", "The blue one, definitely.", None),
+    ("Where?", "Honestly the rent was too high for the kids.", None),
 ])
 def test_a_question_for_a_date_place_number_or_name_pairs_with_a_reply_that_gives_one(
         question: str, reply: str, pair: str | None) -> None:
@@ -1600,3 +1620,44 @@ def test_a_chat_in_chinese_gets_the_conversation_sections() -> None:
     assert any("下个月去日本" in line for line in s["Key Decisions"])
     assert any("搬到上海" in line for line in s["Progress/Done"])
     assert any("1小时52分" in line for line in s["Critical Context"])
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # Said on a Sunday: "this Friday" in a plan is the coming one, in a story the past.
+    ("My band plays at the Blue Note this Friday.",
+     "My band plays at the Blue Note this Friday [25 Aug 2023]."),
+    ("This Friday we went to the lake.", "This Friday [18 Aug 2023] we went to the lake."),
+    ("This Sunday is the party.", "This Sunday [20 Aug 2023] is the party."),
+])
+def test_this_weekday_that_has_passed_is_the_coming_one_in_a_plan(text: str,
+                                                                   expected: str) -> None:
+    assert resolve_relative(text, date(2023, 8, 20)) == expected
+
+
+def test_a_request_for_a_list_is_a_question_its_reply_answers() -> None:
+    # By hand: an AI assistant's list of restaurants had left the ask under Pending User
+    # Asks, as if nothing had answered it.
+    turns = chat("We land in Osaka on October 3rd with my husband Carlos.", "Lovely.",
+                 "Can you make me a list of three vegetarian restaurants in Tokyo?",
+                 "Sure: Ain Soph Journey in Shinjuku, T's Tantan in Tokyo Station, and Saido "
+                 "in Jimbocho.")
+    assert pending_asks(turns) == []
+    # A request to do something still waits for it to be done.
+    assert pending_asks(chat("Can you book a table at Saido for Friday?",
+                             "Saido is in Jimbocho.")) == [
+        "Can you book a table at Saido for Friday?"]
+
+
+def test_a_pair_of_the_previous_summary_is_kept_while_there_is_room() -> None:
+    # C10 between people: a live chat's pairs had gone at its next compaction.
+    first = summarize_locally([
+        said("Caroline", "[Session 1, 2:00 pm on 17 March, 2024]\nWhere's the wedding?"),
+        said("Melanie", "In Jaipur. My sister Meera is marrying Dev.")], budget_tokens=600)
+    pair = "Caroline: Where's the wedding? → Melanie: In Jaipur."
+    assert parse_summary_sections(first)["Resolved Questions"] == [pair]
+    then = summarize_locally([said("Caroline", "I bought a new bike for the river path."),
+                              said("Melanie", "I adopted a greyhound named Biscuit.")],
+                             budget_tokens=600, previous_summary=first)
+    sections = parse_summary_sections(then)
+    assert sections["Resolved Questions"] == [pair]
+    assert "Biscuit" in then and "river path" in then

@@ -29,7 +29,7 @@ from __future__ import annotations
 import copy
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from dataclasses import replace as dc_replace
 from datetime import date
@@ -182,20 +182,36 @@ _NOT_A_NAME = (r"(?!(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|
                r"|February|March|April|May|June|July|August|September|October|November"
                r"|December|I)\b)")
 _GIVES_NAME = re.compile(rf"(?<=[a-z,] ){_NOT_A_NAME}[A-Z][a-z]+")
-_GIVES_PLACE = re.compile(rf"\b(?:in|at|to|from|near|visited) (?:the )?{_NOT_A_NAME}[A-Z][a-z]+")
+# (The preposition may open the reply: "In Jaipur.")
+_GIVES_PLACE = re.compile(r"\b(?:[Ii]n|[Aa]t|[Oo]n|to|[Ff]rom|[Nn]ear|visited) (?:the )?"
+                          rf"{_NOT_A_NAME}[A-Z][a-z]+")
+# "Which gym do you go to?", "Which ryokan did you choose?": a question for one of a
+# kind, answered by its name — inside the sentence, after a preposition of place, or as
+# the whole sentence ("Fukuzumiro.", "The Majestic.").
+_ASKS_WHICH = re.compile(r"^(?:which \w+|what (?:are|is|was|did|will) (?:you|they|he|she|we)"
+                         r" (?:call|name)(?:ing|ed)?)\b", re.IGNORECASE)
+_IS_A_NAME = re.compile(rf"(?:The )?{_NOT_A_NAME}[A-Z][\w'’.-]*"
+                        r"(?: (?:&|and|of|the|de) [A-Z][\w'’.-]*| [A-Z][\w'’.-]*){0,3}[.!]?")
+
+
+def _gives_one_by_name(sentence: str) -> bool:
+    return (_GIVES_NAME.search(sentence) is not None or _GIVES_PLACE.search(sentence) is not None
+            or _IS_A_NAME.fullmatch(sentence) is not None)
 
 
 def _typed_answer(question: str, sentences: Sequence[str]) -> str | None:
     """The first of ``sentences`` that gives what ``question`` asks for (a date, a
     place, a number, a name), if the question asks for one of those."""
     question = clean(question)  # "Hey Jon, when …": past the greeting
-    gives = (_GIVES_DATE if _ASKS_WHEN.match(question) else _GIVES_NUMBER
-             if _ASKS_NUMBER.match(question) else _GIVES_PLACE
-             if _ASKS_WHERE.match(question) else _GIVES_NAME
-             if _ASKS_NAME.match(question) else None)
+    gives: Callable[[str], object] | None = (
+        _GIVES_DATE.search if _ASKS_WHEN.match(question) else _GIVES_NUMBER.search
+        if _ASKS_NUMBER.match(question) else _GIVES_PLACE.search
+        if _ASKS_WHERE.match(question) else _GIVES_NAME.search
+        if _ASKS_NAME.match(question) else _gives_one_by_name
+        if _ASKS_WHICH.match(question) else None)
     if gives is None:
         return None
-    return next((s for s in sentences if gives.search(s) and not _DEFERS.search(s)), None)
+    return next((s for s in sentences if gives(s) and not _DEFERS.search(s)), None)
 
 
 def is_ai_assistant(facts: Facts) -> bool:
@@ -425,9 +441,10 @@ class _Reader:
                 # The reply right after a question that asks for a date, a place, a
                 # number or a name, in a sentence that holds one, answers it in other
                 # words ("When is your wedding?" → "It's on June 12th in Porto!").
+                # A question of no content word ("Where?") pairs only this way.
                 best = _typed_answer(ask.text, [s for s, _ in replies]) or ""
                 overlap = needed if best else 0
-            if not ask.words or overlap < needed:
+            if not (ask.words or best) or overlap < needed:
                 # A plain question the reply answers in other words ("What's a good
                 # gift?" → "Cash in an envelope is traditional.") is not open, even
                 # before the asker speaks again: that may be in the turns kept whole.

@@ -532,10 +532,14 @@ def _candidates(facts: Facts, previous: dict[str, list[str]], focus_topic: str |
     lines += _progress_lines(facts, previous, told)
     lines += section("Key Decisions", facts.decisions, 80)
     if is_conversation(facts):  # a pair is worth what its answer tells
+        # The previous summary's pairs compete too, older than every new one (C10: a
+        # live chat lost each pair at its next compaction, however much room was left).
+        earlier = [Item(text, _EARLIER + i)
+                   for i, text in enumerate(previous.get("Resolved Questions", []))]
         lines += _ranked("Resolved Questions", [
             _Candidate(f"pair {item.order}", item.text, item.order, _NOTE_BASE - _PAIR_COST
                        + min(_NOTE_SPAN, _pair_salience(item.text, names)), note=True)
-            for item in facts.resolved])
+            for item in [*earlier, *facts.resolved]])
     else:
         lines += section("Resolved Questions", facts.resolved, 60)
     lines += _ranked("Pending User Asks", _new("ask", facts.pending, 85))

@@ -16,7 +16,8 @@ stand for in brackets after them — ``yesterday [7 May 2023]``, ``last week [we
 29 May 2023]`` — so the summary keeps a
 date a reader can use after the session's own date has been compacted away. A weekday
 with "on" is the one before the session when the sentence tells of the past ("we went
-there on Friday"), the one after it otherwise.
+there on Friday"), the one after it otherwise; "this Friday" is the one of the session's
+week, or the coming one when that has passed and the sentence does not tell of the past.
 
 Chinese says the same in its own words, resolved the same way: ``昨天 [7 May 2023]``,
 ``上周五 [5 May 2023]`` (the Friday of the week before the session's: a Chinese week is
@@ -162,8 +163,11 @@ def _weekday(today: date, target: int, which: str, past: bool) -> date:
         return today - timedelta(days=delta or 7)
     if which == "next" or which == "on":
         return today + timedelta(days=((target - today.weekday()) % 7) or 7)
-    # "this Friday": the one of this week, before or after today
-    return today + timedelta(days=target - today.weekday())
+    # "this Friday": the one of this week, before or after today — unless that one has
+    # passed and the sentence does not tell of the past: "my band plays this Friday",
+    # said on a Sunday, is the coming one.
+    ahead = target - today.weekday()
+    return today + timedelta(days=ahead if ahead >= 0 or past else ahead + 7)
 
 
 def _holiday(name: str, year: int) -> date:

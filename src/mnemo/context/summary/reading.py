@@ -98,7 +98,8 @@ _HEADER = re.compile(r"^\[[^\]\n]{4,120}\]$")
 # to book the vet?") stays open until a reply says it is done.
 # (Matched where ``REQUEST_START`` ends: "can you", "please".)
 _ASKS_TO_TELL = re.compile(
-    r"\s*(?:please |pls |maybe |also )?(?:tell|share|show|describe"
+    r"\s*(?:please |pls |maybe |also )?(?:tell|share|show|describe|list|name"
+    r"|(?:make|write|give) (?:me |us )?a (?:short |quick )?list"
     r"|explain|suggest|recommend|say|clarify|elaborate|walk me through|help me understand"
     r"|give (?:me |us )?(?:some |a few |any |more )?(?:ideas?|tips?|advice|details|examples?"
     r"|suggestions?|info))\b",

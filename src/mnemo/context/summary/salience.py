@@ -116,8 +116,19 @@ _PHATIC_PHRASE = re.compile(
     r"|give it a (?:shot|try|go)|(?:btw,? )?look what i (?:got|made|found|bought)"
     r"|we'?ll (?:get there|make it|reach (?:our|my|your) goals?)"
     # An AI assistant's praise of what it was told: "Great goal!", "Good choice."
-    r"|^(?:good|great|nice|excellent|awesome|smart|wise|solid) (?:question|choice|goal|call"
-    r"|pick|plan|thinking|start)s?(?= *[!.]* *$)"
+    r"|^(?:good|great|nice|excellent|awesome|smart|wise|solid|lovely|wonderful|perfect"
+    r"|fantastic|brilliant|fine) (?:question|choice|goal|call|pick|plan|thinking|start)s?"
+    r"(?= *[!.]* *$)"
+    # A welcome, and a wish for someone's health, which the news itself tells: "Welcome
+    # back!", "I hope he recovers quickly.", "Get well soon!"
+    r"|^welcome (?:back|home)(?= *[!.]* *$)|get well soon"
+    # A promise or an invitation with nothing in it, and a week described by its mood:
+    # "I'll try.", "Come if you can!", "Crazy week."
+    r"|^(?:i'?ll|i will) (?:try|do my best|see)(?= *[!.]* *$)|^come (?:along )?if you can"
+    r"|^(?:(?:such|what) an? )?(?:crazy|busy|long|rough|hectic) (?:day|week|month|year)"
+    r"(?= *[!.]* *$)"
+    r"|^(?:i )?hope (?:you|he|she|they|it)(?:'ll| will)? (?:recovers?|heals?|(?:feels?"
+    r"|gets?) better)(?: (?:soon|quickly|fast))?(?= *[!.]* *$)"
     r"|(?:i'?ll|i will|i'?m going to) (?:keep|bear) (?:that|this|it) in mind"
     r"|(?:oh )?my (?:god|gosh|goodness)"
     r"|i can'?t (?:assist|help) (?:you )?with (?:that|this)(?: request)?"
@@ -456,10 +467,19 @@ _VOCATIVE = re.compile(
 _GREETING_START = re.compile(rf"(?i:{_GREETING})\s")
 
 
+# A bare question for a place, a time, a person or a number ("Where?", "When?") has no
+# content word, yet it asks: the reply that follows is its answer ("Downtown, on Maple
+# Street."), which ``extract.py`` pairs it with.
+_BARE_QUESTION = re.compile(r"(?i:(?:and |so )?(?:where|when|who|what time|how (?:many|much"
+                            r"|long|old|far))(?: exactly)?\?+)")
+
+
 def is_phatic(sentence: str, names: Iterable[str] = ()) -> bool:
     """True when ``sentence`` says nothing a later reader needs (see the docstring)."""
     if not sentence.isascii():
         return not _content(sentence, names)
+    if len(sentence) <= 24 and _BARE_QUESTION.fullmatch(sentence):
+        return False
     if "," in sentence or _GREETING_START.match(sentence):
         sentence = _VOCATIVE.sub("", sentence)
     if len(sentence) <= _REACTION_CHARS and _REACTION.fullmatch(sentence.strip()):
