@@ -17,7 +17,12 @@ from mnemo.context import ContextCompressor, summarize_locally
 from mnemo.context.extract import extract_facts, is_conversation
 from mnemo.context.local_summary import parse_summary_sections, render_sections
 from mnemo.context.summary import salience as salience_module
-from mnemo.context.summary.dates import conversation_started, find_date, resolve_relative
+from mnemo.context.summary.dates import (
+    conversation_started,
+    find_date,
+    header_date,
+    resolve_relative,
+)
 from mnemo.context.summary.notes import carried_notes
 from mnemo.context.summary.reading import CACHE
 from mnemo.context.summary.salience import is_phatic, salience, without_phatic_clauses
@@ -661,7 +666,10 @@ def test_near_identical_facts_are_kept_once() -> None:
 
 def test_sections_mean_what_they_say_between_people() -> None:
     s = parse_summary_sections(summarize_locally(conversation(), budget_tokens=2_000))
-    assert s["Goal"] == ["Participants: Caroline (user), Melanie (assistant)"]
+    # Who talks, and the date of the latest session a header line named (its line may
+    # be summarised away: see test_the_latest_session_date_is_carried_to_the_next_summary).
+    assert s["Goal"] == ["Participants: Caroline (user), Melanie (assistant)",
+                         "Latest session date: 20 Jun 2023"]
     assert any("LGBTQ support group" in x for x in s["Progress/Done"])  # the timeline
     assert any("Yosemite" in x for x in s["Key Decisions"])  # plans
     assert "Progress/In Progress" not in s  # no "last step" quote of a chat message
@@ -1037,7 +1045,9 @@ def test_a_rule_said_as_a_chat_goes_on_keeps_it_a_chat() -> None:
     s = parse_summary_sections(summarize_locally(turns, budget_tokens=2_000,
                                                  previous_summary=earlier))
     text = " ".join(line for lines in s.values() for line in lines)
-    assert "User said:" not in text and "User: We adopted a second cat, Luna" in text
+    assert "User said:" not in text
+    # Dated by the earlier summary's latest session (20 June 2023, a Tuesday).
+    assert "We adopted a second cat, Luna, on Sunday [18 Jun 2023]." in text
     assert any("Never suggest meat dishes" in line
                for line in s["Constraints & Preferences"])
 
@@ -1661,3 +1671,51 @@ def test_a_pair_of_the_previous_summary_is_kept_while_there_is_room() -> None:
     sections = parse_summary_sections(then)
     assert sections["Resolved Questions"] == [pair]
     assert "Biscuit" in then and "river path" in then
+
+
+def test_header_date_is_the_last_header_line_that_names_one() -> None:
+    assert header_date("[Session 1, 8:15 pm on 3 March, 2024]\nHi!\n[Session 2, 2:00 pm on "
+                       "17 March, 2024]\nHello again.") == date(2024, 3, 17)
+    # A date inside a sentence, or brackets that name none, are no header.
+    assert header_date("We met on 3 March 2024 [at the café].\n[Session 2]") is None
+
+
+def test_the_kept_heads_header_dates_the_middle() -> None:
+    # The head keeps the session's header line: before, the middle's "yesterday" was
+    # left undated in every compaction of a transcript of sessions.
+    messages: list[Message] = [
+        said("Caroline", "[Session 1, 8:15 pm on 3 March, 2024]\nHey Mel!"),
+        said("Melanie", "Hi Caroline!")]
+    for i in range(40):
+        messages.append(said("Caroline", "Yesterday I adopted a rescue greyhound named "
+                             "Biscuit." if i == 3 else f"My {i}th cousin lives in Vila {i}, "
+                             f"by the river, and grows {i} kinds of tomatoes."))
+        messages.append(said("Melanie", f"Vila {i} sounds like a quiet place to live."))
+    engine = ContextCompressor(context_length=3_000, summarizer=None)
+    engine.compress(messages)
+    report = engine.last_report
+    assert report is not None and report.summary is not None
+    assert "Yesterday [2 Mar 2024] I adopted a rescue greyhound" in report.summary
+    # The head shows that date itself: the summary need not say it.
+    assert "Latest session date" not in report.summary
+
+
+def test_the_latest_session_date_is_carried_to_the_next_summary() -> None:
+    first = summarize_locally([
+        said("Caroline", "[Session 3, 10:30 am on 2 May, 2024]\nI'm back from India!"),
+        said("Melanie", "Welcome back! How was the wedding in Jaipur?")], budget_tokens=600)
+    assert "Latest session date: 2 May 2024" in first
+    # The header line is summarised away: the next turns are still of 2 May 2024.
+    then = summarize_locally([
+        said("Caroline", "Yesterday I adopted a rescue greyhound named Biscuit."),
+        said("Melanie", "I went climbing last weekend, my arms are sore.")],
+        budget_tokens=600, previous_summary=first)
+    assert "Yesterday [1 May 2024] I adopted a rescue greyhound" in then
+    assert "last weekend [weekend of 27 Apr 2024]" in then
+    assert parse_summary_sections(then)["Goal"].count("Latest session date: 2 May 2024") == 1
+    # A newer header moves it on.
+    later = summarize_locally([
+        said("Caroline", "[Session 4, 9:00 am on 20 May, 2024]\nBiscuit learned to sit.")],
+        budget_tokens=600, previous_summary=then)
+    assert "Latest session date: 20 May 2024" in later and "2 May 2024" not in (
+        " ".join(parse_summary_sections(later)["Goal"]))

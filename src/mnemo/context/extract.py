@@ -131,6 +131,7 @@ class Facts:
     worked: bool = False  # a tool other than ``TALK_TOOLS`` was called
     conversation: bool = False  # people talking rather than work (``is_conversation``)
     replies: set[int] = field(default_factory=set)  # texts that answer a question (orders)
+    dated: date | None = None  # the date the latest header line of the turns names
 
 
 _LABELS = {"user": "User", "assistant": "Assistant"}
@@ -343,7 +344,7 @@ class _Reader:
         speaker = self.speaker(message, role)
         prose = read_prose(text, role, self.names())
         if prose.date is not None:
-            self.today = prose.date
+            self.today = self.facts.dated = prose.date
         self.texts.append((text, prose))
         # A text right after the other speaker asked something is a reply: what it says
         # is what was asked about, and a reader is likely to ask again (salience.py).

@@ -53,7 +53,7 @@ from mnemo.context.failures import error_lines, error_shape
 from mnemo.context.prompt import PROGRESS_SUBSECTIONS, TEMPLATE_SECTIONS
 from mnemo.context.shrink import CUT_MARKER_START
 from mnemo.context.summary.cache import collector_paused
-from mnemo.context.summary.dates import RESOLVED_DATE
+from mnemo.context.summary.dates import RESOLVED_DATE, find_date, format_date
 from mnemo.context.summary.notes import (
     TIMELINE_DAY,
     Note,
@@ -86,6 +86,10 @@ _LATEST = "Latest request in these turns: "
 _FOCUS = "Focus of this compaction: "
 _LAST_STEP = "Last step in these turns: "
 _PARTICIPANTS = "Participants: "
+# The date of the latest session a header line named ("[Session 3, 2 May 2024]"): once
+# that line is summarised away, the next compaction's "yesterday" is still dated by it
+# (in a live chat of LoCoMo, each later summary had lost every date of its sessions).
+_SESSION_DATE = "Latest session date: "
 _SAID = "User said: "
 _NOTED = "Assistant noted: "
 # "User said" lines restate the turns: they take at most this share of the characters
@@ -215,6 +219,7 @@ def _summary(turns: Sequence[Message], budget_tokens: int, previous_summary: str
              focus_topic: str | None, extra_context: str, session_date: date | None,
              known_words: frozenset[str] = frozenset(), marked: bool | None = None) -> str:
     previous = parse_summary_sections(previous_summary or "")
+    session_date = _carried_date(previous) or session_date
     facts = extract_facts(turns, prior_pending=previous.get("Pending User Asks", []),
                           continued=_of_conversation(previous), session_date=session_date)
     previous = _latest_request_said(facts, previous)
@@ -788,13 +793,16 @@ def _goal_lines(facts: Facts, previous: dict[str, list[str]], focus_topic: str |
                 told: Callable[[str], tuple[str, float]] | None = None) -> list[_Line]:
     # A new latest request replaces the old one; without one, the old one still holds.
     earlier = _fresh_only(previous.get("Goal", []), *((_LATEST,) if facts.asks else ()),
-                          _FOCUS, _PARTICIPANTS)
+                          _FOCUS, _PARTICIPANTS, _SESSION_DATE)
     lines = [_Line("Goal", text, _EARLIER + i, told(text)[1], note=True) if told
              else _Line("Goal", text, _EARLIER + i, 100) for i, text in enumerate(earlier)]
     if any(name not in ("User", "Assistant") for name in facts.participants.values()):
         who = ", ".join(f"{name} ({role})" for role, name in sorted(
             facts.participants.items(), key=lambda p: p[0] != "user"))
         lines.append(_Line("Goal", f"{_PARTICIPANTS}{who}", 2 * _EARLIER, 100))
+    dated = facts.dated or _carried_date(previous)
+    if dated is not None:
+        lines.append(_Line("Goal", f"{_SESSION_DATE}{format_date(dated)}", 2 * _EARLIER, 100))
     if is_conversation(facts):
         # People talking, no work being done: the notes say what it was about; quoting
         # the first and latest message would only repeat two of them.
@@ -808,6 +816,12 @@ def _goal_lines(facts: Facts, previous: dict[str, list[str]], focus_topic: str |
     if focus_topic:
         lines.append(_Line("Goal", f"{_FOCUS}{focus_topic}", 2 * _EARLIER, 100))
     return lines
+
+
+def _carried_date(previous: dict[str, list[str]]) -> date | None:
+    """The latest session date ``previous`` (a summary's sections) states, if any."""
+    return next((find_date(line) for line in previous.get("Goal", [])
+                 if line.startswith(_SESSION_DATE)), None)
 
 
 def _latest_request_said(facts: Facts, previous: dict[str, list[str]]

@@ -33,7 +33,7 @@ import re
 from collections.abc import Callable
 from datetime import date, timedelta
 
-__all__ = ["RESOLVED_DATE", "conversation_started", "find_date", "format_date",
+__all__ = ["RESOLVED_DATE", "conversation_started", "find_date", "format_date", "header_date",
            "resolve_relative"]
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
@@ -109,6 +109,18 @@ def conversation_started(system_text: str) -> date | None:
     2026-12-01 (Tuesday)"), if it says so."""
     match = _STARTED.search(system_text)
     return _to_date(match.groups(), "iso") if match else None
+
+
+_HEADER_LINE = re.compile(r"^\[[^\]\n]{4,120}\]$", re.MULTILINE)
+
+
+def header_date(text: str) -> date | None:
+    """The date the last header line of ``text`` names ("[Session 3, 1:14 pm on 25 May,
+    2023]" alone on its line), if any."""
+    found = None
+    for match in _HEADER_LINE.finditer(text):
+        found = find_date(match.group()) or found
+    return found
 
 
 def format_date(day: date) -> str:
