@@ -21,11 +21,18 @@ from mnemo.context.summary.dates import (
     conversation_started,
     find_date,
     header_date,
+    middle_date,
     resolve_relative,
 )
 from mnemo.context.summary.notes import carried_notes
 from mnemo.context.summary.reading import CACHE
-from mnemo.context.summary.salience import is_phatic, salience, without_phatic_clauses
+from mnemo.context.summary.salience import (
+    is_dietary,
+    is_phatic,
+    is_standing_rule,
+    salience,
+    without_phatic_clauses,
+)
 from mnemo.errors import UsageError
 from mnemo.messages import Message
 from mnemo.prompt.guidance import date_line
@@ -266,6 +273,14 @@ def test_questions_are_paired_with_the_reply_that_answers_them_or_not_at_all() -
     ("Which day works for you?", "Tuesday is best for the movers.", None),
     ("Which one did you like more?", "The blue one, definitely.", None),
     ("Where?", "Honestly the rent was too high for the kids.", None),
+    # A question for an amount shares its words with a sentence that gives none: the
+    # reply's sentence that gives one answers it (LoCoMo 26: "It's amazing how art can
+    # show things …" had answered "How long have you been creating art?").
+    ("How long have you been creating art?",
+     "It's amazing how art can show things that are hard to put into words. Since I was "
+     "17 or so.", "Since I was 17 or so."),
+    ("How long have you been creating art?",
+     "It's amazing how art can show things that are hard to put into words.", None),
 ])
 def test_a_question_for_a_date_place_number_or_name_pairs_with_a_reply_that_gives_one(
         question: str, reply: str, pair: str | None) -> None:
@@ -725,8 +740,37 @@ def test_a_rule_the_user_sets_for_an_ai_assistant_is_a_constraint() -> None:
     assert "You'll have it back on Thursday [3 Dec 2026]" in notes
 
 
+@pytest.mark.parametrize(("sentence", "rule"), [
+    # A rule put as "no … please" or "avoid … in my …" (a written chat, read by hand:
+    # the allergy had stood among the notes, Constraints & Preferences empty).
+    ("Oh, and I'm lactose intolerant, so no whey protein please.", True),
+    ("No onions, please.", True), ("Please no emojis.", True),
+    ("Avoid dairy in my meal plans.", True),
+    ("Please avoid peanuts in any recipe you suggest.", True),
+    ("No problem, please.", False), ("I have no idea, please help.", False),
+    ("We avoid the highway in the mornings.", False),
+    ("I said no to the job, please understand.", False)])
+def test_a_rule_said_as_no_or_avoid(sentence: str, rule: bool) -> None:
+    assert is_standing_rule(sentence) is rule
+
+
+def test_a_note_does_not_open_with_the_connective_that_tied_it_to_the_sentence_before(
+) -> None:
+    turns = chat("I'm training for the Valencia half marathon.", "Great goal!",
+                 "Oh, and I'm lactose intolerant, so no whey protein please.",
+                 "Understood, I'll stick to pea protein.",
+                 "Also I switched my long run to Saturdays because of work.")
+    s = parse_summary_sections(summarize_locally(turns, budget_tokens=1_000))
+    assert any(line.startswith("User: I'm lactose intolerant")
+               for line in s["Constraints & Preferences"])
+    text = "\n".join(line for lines in s.values() for line in lines)
+    assert "I switched my long run to Saturdays" in text
+    assert "And I'm" not in text and "Also I switched" not in text
+
+
 @pytest.mark.parametrize("sentence", [
     "Noted.", "Understood.", "Noted, thanks.", "Great goal!", "Good choice!",
+    "Excellent progress!", "Great idea!", "Awesome advice!",
     "Good question!", "Certainly!", "Understood, I will keep that in mind.",
     "Thanks, I'll keep that in mind!"])
 def test_an_ai_assistants_acknowledgement_is_phatic(sentence: str) -> None:
@@ -1719,3 +1763,56 @@ def test_the_latest_session_date_is_carried_to_the_next_summary() -> None:
         budget_tokens=600, previous_summary=then)
     assert "Latest session date: 20 May 2024" in later and "2 May 2024" not in (
         " ".join(parse_summary_sections(later)["Goal"]))
+
+
+def test_one_sentence_of_a_reply_answers_one_of_its_questions() -> None:
+    # LoCoMo 26: both questions had been paired with the first sentence.
+    turns = [said("Caroline", "[Session 1, 8 May, 2023]\nWhat was the best part of the "
+                              "beach trip? Do you go to the beach often with the kids?"),
+             said("Melanie", "Seeing my kids' faces so happy at the beach was the best! "
+                             "We don't go often, usually only once or twice a year."),
+             said("Caroline", "I bought a new bike for the river path.")]
+    pairs = parse_summary_sections(summarize_locally(turns, budget_tokens=1_000))[
+        "Resolved Questions"]
+    assert pairs == [
+        "Caroline: What was the best part of the beach trip? → Melanie: Seeing my kids' "
+        "faces so happy at the beach was the best!",
+        "Caroline: Do you go to the beach often with the kids? → Melanie: We don't go "
+        "often, usually only once or twice a year."]
+
+
+@pytest.mark.parametrize(("sentence", "dietary"), [
+    ("Carlos is vegetarian, and I can't eat shellfish.", True),
+    ("I'm lactose intolerant.", True), ("Oskar is severely allergic to eggs.", True),
+    ("We don't eat pork.", True),
+    ("Kyoto has many temples that serve vegetarian Buddhist cuisine.", False),
+    ("The vegan place on Rua Augusta closed.", False)])
+def test_what_someone_must_not_eat_is_told_from_a_mention(sentence: str,
+                                                          dietary: bool) -> None:
+    assert is_dietary(sentence) is dietary
+    assert (salience_module.kind(sentence) == "preference") is dietary
+
+
+def test_what_the_user_must_not_eat_holds_in_a_small_summary_of_a_chat_with_an_ai() -> None:
+    # By hand, a live chat with an AI in a small window: "Twelve days." and "Fukuzumiro."
+    # had kept their place, and the shellfish allergy had gone.
+    turns = chat("I'm planning a trip to Japan with my husband Carlos in October.",
+                 "How long will you stay?", "Twelve days. We fly home from Tokyo on the 15th.",
+                 "Do you have any dietary restrictions?",
+                 "Carlos is vegetarian, and I can't eat shellfish.",
+                 "Kyoto has many shojin ryori temples that serve vegetarian Buddhist cuisine.",
+                 "We booked the ryokan in Hakone yesterday! Fukuzumiro, two nights.",
+                 "Lovely choice.", "My budget is about 4000 euros for both of us.",
+                 "The JR Special Rapid from Osaka to Kyoto takes about 30 minutes.")
+    s = parse_summary_sections(summarize_locally(turns, budget_tokens=120))
+    assert s.get("Constraints & Preferences") == [
+        "User: Carlos is vegetarian, and I can't eat shellfish."]
+
+
+def test_the_middle_is_dated_by_the_heads_header_else_by_the_system_prompt() -> None:
+    system: Message = {"role": "system", "content": "Conversation started: 2026-12-01 (Tuesday)"}
+    head = said("Caroline", "[Session 2, 2:00 pm on 17 March, 2024]\nHi Mel!")
+    assert middle_date([system, head, said("Melanie", "Hi!")], 1, 2) == date(2024, 3, 17)
+    plain = said("Caroline", "Hi Mel!")
+    assert middle_date([system, plain, said("Melanie", "Hi!")], 1, 2) == date(2026, 12, 1)
+    assert middle_date([plain], 0, 1) is None

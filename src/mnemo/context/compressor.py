@@ -62,14 +62,14 @@ from mnemo.context.pruning import prune_tool_results
 from mnemo.context.repair import Origins, Repair, repair_messages, split_merged_summaries
 from mnemo.context.report import MIN_MIDDLE_TOKENS, Draft, check_messages, report_status
 from mnemo.context.summary.cache import collector_paused
-from mnemo.context.summary.dates import conversation_started, header_date
+from mnemo.context.summary.dates import middle_date
 from mnemo.errors import (
     ProviderAuthError,
     ProviderConnectionError,
     ProviderTimeoutError,
     UsageError,
 )
-from mnemo.messages import Message, content_text
+from mnemo.messages import Message
 from mnemo.tokens import estimate_message_tokens_rough, estimate_tokens_rough
 
 if TYPE_CHECKING:
@@ -406,12 +406,7 @@ class ContextCompressor(ContextEngine):
         # Steps 2 and 3: the boundaries of the middle.
         system_end = system_offset(pruned_list)
         head_end = find_head_end(pruned_list, self.protect_first_n)
-        # A chat's turns carry no dates: the system prompt says when it started. A
-        # transcript of sessions dates them by header lines, and the one the kept head
-        # holds dates the middle until a header there says another.
-        session_date = header_date("\n".join(
-            content_text(m) for m in pruned_list[system_end:head_end])) or conversation_started(
-            "\n".join(content_text(m) for m in pruned_list[:system_end]))
+        session_date = middle_date(pruned_list, system_end, head_end)
         measure = self._measure(pruned_list, tokens)
         tail_budget = self._tail_budget(measure, head_end)
         tail_start = find_tail_start(pruned_list, measure, head_end, tail_budget)

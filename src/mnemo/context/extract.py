@@ -200,6 +200,18 @@ def _gives_one_by_name(sentence: str) -> bool:
             or _IS_A_NAME.fullmatch(sentence) is not None)
 
 
+# What a sentence that shares the words of a question for an amount or a length needs
+# besides: a number, a date or a span ("How long have you been creating art?" is not
+# answered by "It's amazing how art can show things that are hard to put into words.").
+_ASKS_AMOUNT = re.compile(r"^how (?:many|much|old|long|far)\b", re.IGNORECASE)
+_GIVES_SPAN = re.compile(r"\b(?:since|ages|years?|months?|weeks?|days?|hours?|minutes?"
+                         r"|while|forever|decades?|km|miles?)\b", re.IGNORECASE)
+
+
+def _gives_amount(sentence: str) -> bool:
+    return any(p.search(sentence) for p in (_GIVES_NUMBER, _GIVES_DATE, _GIVES_SPAN))
+
+
 def _typed_answer(question: str, sentences: Sequence[str]) -> str | None:
     """The first of ``sentences`` that gives what ``question`` asks for (a date, a
     place, a number, a name), if the question asks for one of those."""
@@ -425,6 +437,7 @@ class _Reader:
         before, asked_at = self.before
         done_at = asked_at if prose.done and before and before != role else None
         still_open: list[_Ask] = []
+        used: set[str] = set()  # a sentence answers one question of the text it replies to
         for ask in self.open_asks:
             if ask.asker == role:  # the asker speaks again: a plain question moved on
                 if ask.request:
@@ -435,15 +448,17 @@ class _Reader:
             # A sentence made only of the question's words ("Quick dinner for tonight."
             # after "Can you suggest a quick dinner for tonight?") repeats it: no answer.
             best, overlap = max(((s, len(ask.words & w)) for s, w in replies
-                                 if not w <= ask.words),
+                                 if not w <= ask.words and s not in used),
                                 key=lambda p: p[1], default=("", 0))
+            if best and _ASKS_AMOUNT.match(clean(ask.text)) and not _gives_amount(best):
+                overlap = 0  # its words but no amount: the search below may find one
             if (not ask.words or overlap < needed) and not ask.request and (
                     before == ask.asker and asked_at == ask.order):
                 # The reply right after a question that asks for a date, a place, a
                 # number or a name, in a sentence that holds one, answers it in other
                 # words ("When is your wedding?" → "It's on June 12th in Porto!").
                 # A question of no content word ("Where?") pairs only this way.
-                best = _typed_answer(ask.text, [s for s, _ in replies]) or ""
+                best = _typed_answer(ask.text, [s for s, _ in replies if s not in used]) or ""
                 overlap = needed if best else 0
             if not (ask.words or best) or overlap < needed:
                 # A plain question the reply answers in other words ("What's a good
@@ -453,6 +468,7 @@ class _Reader:
                 if not answered and not (ask.request and ask.order == done_at):
                     still_open.append(ask)
                 continue
+            used.add(best)
             if ask.text.lower() not in self.answered:
                 self.answered.add(ask.text.lower())
                 asker = self.facts.participants.get(ask.asker)

@@ -48,9 +48,9 @@ from mnemo.context.model_summary import summarise_with_model
 from mnemo.context.prepare_predict import certain_end, fingerprints, rebind, rekey
 from mnemo.context.prompt import summary_budget
 from mnemo.context.repair import repair_messages
-from mnemo.context.summary.dates import conversation_started
+from mnemo.context.summary.dates import middle_date
 from mnemo.errors import CallStoppedError
-from mnemo.messages import Message, content_text
+from mnemo.messages import Message
 from mnemo.tokens import estimate_message_tokens_rough
 
 __all__ = [
@@ -191,8 +191,7 @@ class Job:
         try:
             return completed(body, whole.turns, budget_tokens=budget,
                              previous_summary=whole.previous,
-                             session_date=conversation_started("\n".join(
-                                 content_text(m) for m in s.messages[:s.first])),
+                             session_date=middle_date(s.messages, s.first, s.head_end),
                              model_previous=model_previous)
         except Exception as exc:
             log.warning("background summary not completed (%s: %s); the model's as it is",

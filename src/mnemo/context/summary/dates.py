@@ -30,11 +30,13 @@ Every pattern is bounded, so a pass is linear in the text.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import date, timedelta
 
+from mnemo.messages import Message, content_text
+
 __all__ = ["RESOLVED_DATE", "conversation_started", "find_date", "format_date", "header_date",
-           "resolve_relative"]
+           "middle_date", "resolve_relative"]
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
            "september", "october", "november", "december")
@@ -112,6 +114,15 @@ def conversation_started(system_text: str) -> date | None:
 
 
 _HEADER_LINE = re.compile(r"^\[[^\]\n]{4,120}\]$", re.MULTILINE)
+
+
+def middle_date(messages: Sequence[Message], first: int, head_end: int) -> date | None:
+    """What a compaction dates its middle by, until a header line there says another:
+    the last header line of the kept head (``messages[first:head_end]``: a transcript of
+    sessions), else the date the system prompt (``messages[:first]``) says the
+    conversation started (a chat's turns carry no dates)."""
+    return header_date("\n".join(content_text(m) for m in messages[first:head_end])) or (
+        conversation_started("\n".join(content_text(m) for m in messages[:first])))
 
 
 def header_date(text: str) -> date | None:

@@ -37,9 +37,9 @@ from functools import lru_cache
 from mnemo.context.textscan import CJK_CLASS, STOPWORDS, sentences
 
 __all__ = ["INTERCEPT", "PRONOUNS", "WEIGHTS", "cjk_runs", "clean", "condensed", "fact_key",
-           "is_instruction", "is_phatic", "is_standing_rule", "kind", "named_after_not",
-           "replacements", "salience", "sentence_features", "slot_keys", "subject_key",
-           "undone_in", "undone_names", "without_phatic_clauses"]
+           "is_dietary", "is_instruction", "is_phatic", "is_standing_rule", "kind",
+           "named_after_not", "replacements", "salience", "sentence_features", "slot_keys",
+           "subject_key", "undone_in", "undone_names", "without_phatic_clauses"]
 
 # Words that carry no fact in chit-chat: evaluation, feelings about the other person's
 # news, agreement, small talk. A sentence made only of these (and function words) is
@@ -117,7 +117,8 @@ _PHATIC_PHRASE = re.compile(
     r"|we'?ll (?:get there|make it|reach (?:our|my|your) goals?)"
     # An AI assistant's praise of what it was told: "Great goal!", "Good choice."
     r"|^(?:good|great|nice|excellent|awesome|smart|wise|solid|lovely|wonderful|perfect"
-    r"|fantastic|brilliant|fine) (?:question|choice|goal|call|pick|plan|thinking|start)s?"
+    r"|fantastic|brilliant|fine) (?:question|choice|goal|call|pick|plan|thinking|start"
+    r"|progress|idea|advice|tip|suggestion|point)s?"
     r"(?= *[!.]* *$)"
     # A welcome, and a wish for someone's health, which the news itself tells: "Welcome
     # back!", "I hope he recovers quickly.", "Get well soon!"
@@ -238,6 +239,23 @@ _PREFERENCE = re.compile(
     r"|adore|can't stand)\b|\bmy (?:favou?rite|go-to)\b|\bfavou?rite\b|\bi'm (?:a )?(?:big )?fan\b",
     re.IGNORECASE,
 )
+# What someone eats or must not: "Carlos is vegetarian, and I can't eat shellfish.", "I'm
+# lactose intolerant" — not "Kyoto has temples that serve vegetarian cuisine".
+_DIET = re.compile(
+    r"\b(?:i'?m|i am|we'?re|we are|he'?s|she'?s|they'?re|is|are)\s+(?:(?:a|an|strict|also"
+    r"|both|very|severely)\s+)*(?:vegetarian|vegan|pescatarian|gluten[- ]free|allergic"
+    r"|(?:lactose |gluten )?intolerant|celiac|coeliac|diabetic)\b"
+    r"|\b(?:i|we|he|she|they)\s+(?:can'?t|cannot|don'?t|do not|doesn'?t|does not|never)"
+    r"\s+eat\b",
+    re.IGNORECASE,
+)
+
+
+def is_dietary(sentence: str) -> bool:
+    """True when ``sentence`` tells what someone eats or must not eat."""
+    return _DIET.search(sentence) is not None
+
+
 _FIRST_PERSON_FACT = re.compile(
     r"\b(?:i'm|i am|i've|i have|i had|i was|i work|i live|i do|we have|we're|we are"
     r"|my [a-z]+(?:'s)? (?:name )?(?:is|are|was)|my (?:wife|husband|partner|kids?|son"
@@ -256,9 +274,15 @@ _SUBJECT = re.compile(r"\bmy ((?:[a-z]+ ){0,2}?[a-z]+?)(?:'s)? (?:name )?(?:is|a
                       re.IGNORECASE)
 
 
+# A connective that only ties the sentence to the one before: "Oh, and I'm lactose
+# intolerant" is "I'm lactose intolerant" once it stands alone in a summary.
+_CONNECTIVE = re.compile(r"^(?:and|also|plus|but)\b,?\s+(?=\w)", re.IGNORECASE)
+
+
 def clean(sentence: str) -> str:
-    """``sentence`` without its leading interjections ("Wow,", "Hey Mel!", "Haha")."""
-    stripped = _INTERJECTION.sub("", sentence).strip()
+    """``sentence`` without its leading interjections ("Wow,", "Hey Mel!", "Haha") and
+    the connective after them ("And", "Also")."""
+    stripped = _CONNECTIVE.sub("", _INTERJECTION.sub("", sentence).strip())
     if stripped == sentence.strip():
         return stripped
     return stripped[:1].upper() + stripped[1:] if stripped else ""
@@ -361,6 +385,11 @@ _STANDING_RULE = re.compile(
     r"|(?:^|[,;:]\s*|\b(?:so|and|but|also)\s+)(?:please\s+|pls\s+)?(?:(?:keep|bear) (?:that"
     r"|this|it) in mind|remember (?:that )?(?:i|i'm|my|we)\b)"
     r"|\b(?:from now on|going forward|next time you)\b"
+    # "… so no whey protein please", "please no onions", "Avoid dairy in my meal plans."
+    r"|(?:^|[,;:]\s*|\b(?:so|and|but|also)\s+)(?:please\s+no|no(?!\s+(?:problem|worries"
+    r"|thanks|idea|way|one|need)\b)(?:\s+[a-z'’-]+){1,3},?\s+please)\b"
+    r"|(?:^|[,;:]\s*|\b(?:so|and|but|also)\s+)(?:please\s+)?avoid\s+[a-z'’-]+"
+    r"(?:\s+[a-z'’-]+){0,3}\s+(?:in|for|with) (?:my|our|the|any|your)\b"
     r"|\bi(?:'d| would)? (?:like|want|need|prefer) (?:you to (?:always|never|only|keep|use"
     r"|answer|reply|call|write)|(?:your |short |shorter |brief )?(?:answers|replies"
     r"|responses))\b|\b(?:keep|make) (?:your )?(?:answers|replies|responses) (?:short"
@@ -379,7 +408,7 @@ _STANDING_RULE = re.compile(
 # this search costs a tenth of the rule's, whose branches are tried at every character.
 _STANDING_WORDS = re.compile(
     r"always|never|only|don|do not|stop|in mind|remember|from now on|going forward"
-    r"|next time you|you to|answers|replies|responses|call me"
+    r"|next time you|you to|answers|replies|responses|call me|please|avoid"
 )
 
 
@@ -592,7 +621,7 @@ def kind(sentence: str) -> str:
     """``event``, ``preference``, ``plan`` or ``fact`` (see the docstring)."""
     if not sentence.isascii() and (found := _cjk_kind(sentence)):
         return found
-    if _PREFERENCE.search(sentence):
+    if _PREFERENCE.search(sentence) or _DIET.search(sentence):
         return "preference"
     if _PLAN.search(sentence) and not _PAST_EVENT.search(sentence):
         return "plan"
