@@ -499,15 +499,18 @@ class Agent:
         extra = "\n\n".join(part for part in (recall, nudge) if part)
         self._append({"role": "user", "content": text})
         result = TurnResult(text="")
-        try:
-            # Background summaries wait until the turn has answered (C17): one sent between
-            # a tool round and the next call would make that call wait for it.
-            with self.gate.turn_call():
+        # Background summaries wait until the turn has answered (C17): one sent between
+        # a tool round and the next call would make that call wait for it.
+        with self.gate.turn_call():
+            try:
                 self._loop(result, extra)
-        except BaseException as exc:  # Ctrl-C or a failed call: the turn still ends well-formed
-            self._close_unanswered(exc)
-            raise
-        self._prepare()
+            except BaseException as exc:  # Ctrl-C or a failed call: still well-formed
+                self._close_unanswered(exc)
+                raise
+            # Still inside the turn: a job begun before this last look would work from
+            # the turn as it stood before its answer, and what it prepared could be
+            # thrown away as "the conversation changed" (a flaky test showed it).
+            self._prepare()
         if result.memory_written:
             self.nudger.wrote()
         self.manager.sync_all(text, result.text)
