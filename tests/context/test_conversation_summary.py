@@ -1816,3 +1816,28 @@ def test_the_middle_is_dated_by_the_heads_header_else_by_the_system_prompt() -> 
     plain = said("Caroline", "Hi Mel!")
     assert middle_date([system, plain, said("Melanie", "Hi!")], 1, 2) == date(2026, 12, 1)
     assert middle_date([plain], 0, 1) is None
+
+
+@pytest.mark.parametrize(("question", "note"), [
+    # What a question opens with telling is a note (by hand, the plan had gone with the
+    # question: "can we meet?" was let go once answered, and the trip with it).
+    ("I am flying to Hangzhou next Friday for work, can we meet?",
+     "Caroline: I am flying to Hangzhou next Friday [12 May 2023] for work."),
+    ("我下周五要去杭州出差，我们可以见面吗？", "Caroline: 我下周五 [19 May 2023]要去杭州出差。"),
+])
+def test_the_statement_a_question_opens_with_is_a_note(question: str, note: str) -> None:
+    turns = [said("Caroline", "[Session 1, 8 May, 2023]\nI adopted a puppy called Max."),
+             said("Melanie", "I started pottery classes in Lisbon."),
+             said("Caroline", question), said("Melanie", "Sure, I'm free that evening."),
+             said("Caroline", "I also bought a new bike for the river path.")]
+    summary = summarize_locally(turns, budget_tokens=1_000)
+    assert note.split(": ", 1)[1] in summary
+
+
+@pytest.mark.parametrize("question", [
+    "Hey Jon, how was Paris?", "In that case, what do you suggest?", "你好，最近怎么样？",
+    "What did you do last weekend, did you go hiking?"])
+def test_a_question_without_a_statement_before_it_adds_no_note(question: str) -> None:
+    from mnemo.context.summary.reading import read_prose
+    prose = read_prose(question, "user", ("Caroline", "Melanie"))
+    assert question not in prose.unclaimed and len(prose.unclaimed) == 0

@@ -350,6 +350,9 @@ def _read_prose(text: str, role: str, names: Sequence[str]) -> Prose:
             remaining.append(sentence)
         if read.ask:
             asks.append((sentence, read.request))
+            told = _told_before_asking(sentence, names)
+            if told is not None:
+                unclaimed.append(told)
         if not read.claimed:
             unclaimed.append(sentence)
     errors = tuple(best_error_lines(error_lines(text), 3)) if role == "user" else ()
@@ -376,6 +379,28 @@ class _Sentence(NamedTuple):
 
 
 _HEADER_LINE = _Sentence(header=True)
+
+
+# A question that opens with what the asker tells: "I'm flying to Hangzhou next Friday
+# for work, can we meet?", "我下周五要去杭州出差，我们可以见面吗？". The ask is claimed (a
+# question, paired or let go), and the plan went with it: the clause before it is a note.
+_TOLD_THEN_ASKED = re.compile(r"^(?P<told>[^?？]{6,}?)(?:,\s+|，\s*)(?P<ask>[^,，]{3,}[?？])$")
+_ASKS_FIRST = re.compile(r"^(?:who|what|when|where|why|how|which|do|does|did|is|are|was|were"
+                         r"|have|has|can|could|would|will|should|shall|any|anything)\b",
+                         re.IGNORECASE)
+
+
+def _told_before_asking(sentence: str, names: tuple[str, ...]) -> str | None:
+    """The statement a question opens with, ended as a sentence, if it has one."""
+    match = _TOLD_THEN_ASKED.match(sentence)
+    if match is None:
+        return None
+    told = match.group("told").strip()
+    if told.isascii() and told.count(" ") < 3:  # "In that case, …", "I see, …"
+        return None
+    if _ASKS_FIRST.match(told) or REQUEST_START.match(told) or is_phatic(told, names):
+        return None
+    return told + ("。" if not told.isascii() else ".")
 
 
 # A sentence is read the same way in every text it stands in, and an agent's turns
