@@ -81,15 +81,17 @@ class Draft:
         """Input summaries that are in ``out`` unchanged although made anew: a summary
         merged into a turn is taken apart for the steps and merged again
         (``repair.split_merged_summaries``) — kept, not removed."""
-        made = [split_summary_message(message) for message, origin
+        made = [(message.get("role"), split_summary_message(message)) for message, origin
                 in zip(out, origins, strict=True)
                 if origin is None and is_summary_message(message)]
         if not made:
             return set()
-        # (Compared taken apart: the summary's own blank lines at its end are not kept.)
+        # (Compared taken apart: the summary's own blank lines at its end are not kept.
+        # And in the same role: the same text made anew as the other role — a summary in
+        # the head folded into the next one — replaced the input's, it was not kept.)
         return {i for i, message in enumerate(self.messages)
                 if i not in present and is_summary_message(message)
-                and split_summary_message(message) in made}
+                and (message.get("role"), split_summary_message(message)) in made}
 
     def skip(self, reason: str) -> None:
         """No summary this time, for ``reason``; the repairs made, if any, are named too."""
