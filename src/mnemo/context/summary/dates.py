@@ -113,7 +113,8 @@ def conversation_started(system_text: str) -> date | None:
     return _to_date(match.groups(), "iso") if match else None
 
 
-_HEADER_LINE = re.compile(r"^\[[^\]\n]{4,120}\]$", re.MULTILINE)
+# A transcript's session header: "[Session 3, 1:14 pm on 25 May, 2023]" alone on its line.
+HEADER_LINE = re.compile(r"^\[[^\]\n]{4,120}\]$", re.MULTILINE)
 
 
 def middle_date(messages: Sequence[Message], first: int, head_end: int) -> date | None:
@@ -129,7 +130,7 @@ def header_date(text: str) -> date | None:
     """The date the last header line of ``text`` names ("[Session 3, 1:14 pm on 25 May,
     2023]" alone on its line), if any."""
     found = None
-    for match in _HEADER_LINE.finditer(text):
+    for match in HEADER_LINE.finditer(text):
         found = find_date(match.group()) or found
     return found
 

@@ -37,7 +37,7 @@ from mnemo.context.markers import PRUNED_TOOL_PLACEHOLDER
 from mnemo.context.prompt import CONTENT_MAX, truncate_for_summary
 from mnemo.context.pruning import key_arguments, parse_call
 from mnemo.context.summary.cache import MessageCache, text_key
-from mnemo.context.summary.dates import find_date
+from mnemo.context.summary.dates import HEADER_LINE, find_date
 from mnemo.context.summary.notes import Note, take_notes
 from mnemo.context.summary.results import (
     RESTS,
@@ -91,7 +91,6 @@ _CLAIM_WORDS = re.compile(
     r"|agreed|let's|lets|switch"
     r"|todo|to-do|next|still need|remaining|left to do|follow|later we|after that"
 )
-_HEADER = re.compile(r"^\[[^\]\n]{4,120}\]$")
 # A request to tell something ("can you share more about the game?", "could you suggest a
 # gift?") is a question: its reply is the answer, in whatever words, and it is not left
 # open once the asker moves on. A request to do something ("can you remind me on Friday
@@ -378,7 +377,7 @@ class _Sentence(NamedTuple):
         return self.preference or self.decision or self.remaining or self.ask
 
 
-_HEADER_LINE = _Sentence(header=True)
+_UNDATED_HEADER = _Sentence(header=True)
 
 
 # A question that opens with what the asker tells: "I'm flying to Hangzhou next Friday
@@ -410,9 +409,9 @@ def _told_before_asking(sentence: str, names: tuple[str, ...]) -> str | None:
 @lru_cache(maxsize=65_536)
 def _sentence(sentence: str, role: str, names: tuple[str, ...]) -> _Sentence | None:
     """What ``sentence`` is (see ``_Sentence``); None when it is phatic."""
-    if _HEADER.match(sentence):
+    if HEADER_LINE.fullmatch(sentence):
         found = find_date(sentence)
-        return _Sentence(header=True, date=found) if found else _HEADER_LINE
+        return _Sentence(header=True, date=found) if found else _UNDATED_HEADER
     if is_phatic(sentence, names):
         return None
     low = sentence.lower()
