@@ -220,14 +220,15 @@ def _summary(turns: Sequence[Message], budget_tokens: int, previous_summary: str
              focus_topic: str | None, extra_context: str, session_date: date | None,
              known_words: frozenset[str] = frozenset(), marked: bool | None = None) -> str:
     previous = parse_summary_sections(previous_summary or "")
-    session_date = _carried_date(previous) or session_date
+    carried_date = _carried_date(previous)
+    session_date = carried_date or session_date
     facts = extract_facts(turns, prior_pending=previous.get("Pending User Asks", []),
                           continued=_of_conversation(previous), session_date=session_date)
     previous = _latest_request_said(facts, previous)
     if is_conversation(facts):
         previous = _notes_carried(facts, previous)
     previous = _without_taken_back(facts, previous)
-    candidates = _candidates(facts, previous, focus_topic, extra_context)
+    candidates = _candidates(facts, previous, focus_topic, extra_context, carried_date)
     about = topic_matcher(focus_topic) if focus_topic else None
     for line, secret in zip(candidates, may_hold_secrets([c.text for c in candidates]),
                             strict=True):
@@ -524,7 +525,9 @@ def _as_note(names: tuple[str, ...]) -> Callable[[str], tuple[str, float]]:
 
 
 def _candidates(facts: Facts, previous: dict[str, list[str]], focus_topic: str | None,
-                extra_context: str) -> list[_Line]:
+                extra_context: str, carried: date | None) -> list[_Line]:
+    """Every line the summary could hold, weighed; ``carried``: the session date the
+    previous summary stated."""
     names = tuple(facts.participants.values())
     told = _as_note(names) if is_conversation(facts) else None
 
@@ -532,7 +535,7 @@ def _candidates(facts: Facts, previous: dict[str, list[str]], focus_topic: str |
         return _ranked(name, _earlier(previous.get(name, []), told or _fixed("line", base))
                        + _new("line", items, base))
 
-    lines = _goal_lines(facts, previous, focus_topic, told)
+    lines = _goal_lines(facts, previous, focus_topic, carried, told)
     in_goal = {line.order for line in lines if line.order >= 0}  # asks the Goal quotes
     lines += section("Constraints & Preferences", facts.preferences, 90)
     lines += _progress_lines(facts, previous, told)
@@ -794,6 +797,7 @@ def _said_kind(text: str) -> str:
 
 
 def _goal_lines(facts: Facts, previous: dict[str, list[str]], focus_topic: str | None,
+                carried: date | None,
                 told: Callable[[str], tuple[str, float]] | None = None) -> list[_Line]:
     # A new latest request replaces the old one; without one, the old one still holds.
     earlier = _fresh_only(previous.get("Goal", []), *((_LATEST,) if facts.asks else ()),
@@ -804,7 +808,7 @@ def _goal_lines(facts: Facts, previous: dict[str, list[str]], focus_topic: str |
         who = ", ".join(f"{name} ({role})" for role, name in sorted(
             facts.participants.items(), key=lambda p: p[0] != "user"))
         lines.append(_Line("Goal", f"{_PARTICIPANTS}{who}", 2 * _EARLIER, 100))
-    dated = facts.dated or _carried_date(previous)
+    dated = facts.dated or carried
     if dated is not None:
         lines.append(_Line("Goal", f"{_SESSION_DATE}{format_date(dated)}", 2 * _EARLIER, 100))
     if is_conversation(facts):
