@@ -52,7 +52,7 @@ from mnemo.context.summary.reading import (
     read_result,
 )
 from mnemo.context.summary.resume import Resumes, turn_chain
-from mnemo.context.summary.salience import PRONOUNS, clean
+from mnemo.context.summary.salience import PRONOUNS, cjk_runs, clean
 from mnemo.context.textscan import PREFERENCE, keywords, one_line, sentences
 from mnemo.messages import Message, content_text, tool_calls_of
 
@@ -195,6 +195,25 @@ _IS_A_NAME = re.compile(rf"(?:The )?{_NOT_A_NAME}[A-Z][\w'’.-]*"
                         r"(?: (?:&|and|of|the|de) [A-Z][\w'’.-]*| [A-Z][\w'’.-]*){0,3}[.!]?")
 
 
+# "What should we see in Kyoto?", "What do you recommend for a first visit?", "Any tips
+# for the hike?": a question for advice, answered by the reply right after it in words
+# of its own — by a sentence that names something ("Fushimi Inari, Kinkaku-ji and the
+# bamboo grove."), else by its first that does not put the answer off ("Cash in an
+# envelope is traditional."). Before, such a question was let go unpaired and the
+# advice stood alone, apart from what it answered.
+_ASKS_ADVICE = re.compile(
+    r"^(?:what (?:should|shall|could|can|would) (?:i|we) (?:\w+ )?(?:see|do|visit|eat|try"
+    r"|order|read|watch|cook|make|buy|get|bring|wear|pack|take)"
+    r"|what (?:do|would) you (?:recommend|suggest)"
+    r"|(?:any|some) (?:recommendations?|suggestions?|tips|ideas|advice)"
+    r"|what(?:'s| is| are) (?:a |some )?good)\b", re.IGNORECASE)
+
+
+def _advice(sentences: Sequence[str]) -> str | None:
+    offered = [s for s in sentences if not _DEFERS.search(s)]
+    return next((s for s in offered if _gives_one_by_name(s)), offered[0] if offered else None)
+
+
 def _gives_one_by_name(sentence: str) -> bool:
     return (_GIVES_NAME.search(sentence) is not None or _GIVES_PLACE.search(sentence) is not None
             or _IS_A_NAME.fullmatch(sentence) is not None)
@@ -212,10 +231,35 @@ def _gives_amount(sentence: str) -> bool:
     return any(p.search(sentence) for p in (_GIVES_NUMBER, _GIVES_DATE, _GIVES_SPAN))
 
 
+# The same in Chinese, where a question's words are pairs of characters and seldom the
+# reply's: "你们什么时候出发？" → "十月三号从上海出发。", "京都有什么好玩的？" → "伏见稻荷大社、
+# 金阁寺和岚山竹林都很值得去。" (by hand no Chinese question was ever paired). A question for
+# a date or a number pairs with a sentence that gives one; one for a place, a person or
+# advice (a place in Chinese has no mark to find it by) with the reply's first sentence
+# that does not put it off.
+_CJK_NUMERAL = "[0-9０-９一二两三四五六七八九十百千万半几]"
+_CJK_ASKS: tuple[tuple[re.Pattern[str], Callable[[str], object]], ...] = (
+    (re.compile("什么时候|几点|哪天|哪一天|何时|几号|几月|哪年"),
+     re.compile(f"{_CJK_NUMERAL}+ ?[年月号日点]|星期|礼拜|周[一二三四五六日末]|昨天|今天|明天"
+                "|后天|前天|上周|下周|这周|去年|明年|今年|早上|晚上|下午|上午").search),
+    (re.compile("多少|几个|几天|几岁|几年|几次|多久|多长|多大|多远"),
+     re.compile(_CJK_NUMERAL).search),
+    (re.compile("哪里|哪儿|在哪|去哪|住哪|哪个|哪家|谁|推荐|建议|有什么好|应该"),
+     bool),
+)
+_CJK_DEFERS = re.compile("不知道|不确定|不清楚|还没定|让我想想|我查一下|我想想|说不好")
+
+
 def _typed_answer(question: str, sentences: Sequence[str]) -> str | None:
     """The first of ``sentences`` that gives what ``question`` asks for (a date, a
-    place, a number, a name), if the question asks for one of those."""
+    place, a number, a name, advice), if the question asks for one of those."""
     question = clean(question)  # "Hey Jon, when …": past the greeting
+    if _ASKS_ADVICE.match(question):
+        return _advice(sentences)
+    if not question.isascii() and cjk_runs(question):
+        cjk = next((gives for asks, gives in _CJK_ASKS if asks.search(question)), None)
+        return None if cjk is None else next(
+            (s for s in sentences if cjk(s) and not _CJK_DEFERS.search(s)), None)
     gives: Callable[[str], object] | None = (
         _GIVES_DATE.search if _ASKS_WHEN.match(question) else _GIVES_NUMBER.search
         if _ASKS_NUMBER.match(question) else _GIVES_PLACE.search
@@ -473,8 +517,10 @@ class _Reader:
                 self.answered.add(ask.text.lower())
                 asker = self.facts.participants.get(ask.asker)
                 answer = answer_text(best, self.today, self.names())
-                line = (f"{asker}: {ask.text} → {speaker}: {answer}" if asker
-                        else f"{ask.text} → {answer}")
+                # ("Thanks, and where should we stay?": the question, past its thanks.)
+                question = clean(ask.text) or ask.text
+                line = (f"{asker}: {question} → {speaker}: {answer}" if asker
+                        else f"{question} → {answer}")
                 self.add(self.facts.resolved, "resolved", line, order)
         self.open_asks = still_open
 

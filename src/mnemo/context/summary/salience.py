@@ -204,7 +204,8 @@ def _is_sound(word: str) -> bool:
 _INTERJECTION = re.compile(
     r"^(?:(?:hey|hi|hello|wow|whoa|oh|ooh|aw+|ah|yeah|yep|yes|no|ok(?:ay)?|haha(?:ha)*"
     r"|lol|omg|hmm+|well|so|gosh|yay|cool|nice|great|awesome|sure|totally|definitely"
-    r"|thanks|thank you)(?: [A-Z][a-z]{1,20})?[!,.…]+\s*)+",
+    r"|thanks|thank you|honestly|anyway|alright|by the way|btw)(?: [A-Z][a-z]{1,20})?"
+    r"[!,.…]+\s*)+",
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’]*|\d[\d,.:/-]*")
@@ -251,9 +252,14 @@ _DIET = re.compile(
 )
 
 
+# … and in Chinese: "卡洛斯吃素，我对贝类过敏。" (by hand it stayed a note, and gave way).
+_CJK_DIET = re.compile("吃素|素食者|素食主义|过敏|不吃|不能吃|忌口|乳糖不耐|不耐受|清真|糖尿病")
+
+
 def is_dietary(sentence: str) -> bool:
     """True when ``sentence`` tells what someone eats or must not eat."""
-    return _DIET.search(sentence) is not None
+    return _DIET.search(sentence) is not None or (
+        not sentence.isascii() and _CJK_DIET.search(sentence) is not None)
 
 
 _FIRST_PERSON_FACT = re.compile(
@@ -631,7 +637,7 @@ def kind(sentence: str) -> str:
 
 
 def _cjk_kind(sentence: str) -> str | None:
-    if _CJK_PREFERENCE.search(sentence):
+    if _CJK_PREFERENCE.search(sentence) or _CJK_DIET.search(sentence):
         return "preference"
     past = _CJK_EVENT.search(sentence)
     if _CJK_PLAN.search(sentence) and not past:
