@@ -24,7 +24,7 @@ from mnemo.context.summary.dates import (
     middle_date,
     resolve_relative,
 )
-from mnemo.context.summary.notes import carried_notes
+from mnemo.context.summary.notes import carried_notes, change_of, text_stems, value_taken_back
 from mnemo.context.summary.reading import CACHE
 from mnemo.context.summary.salience import (
     is_dietary,
@@ -681,6 +681,71 @@ def test_a_correction_takes_back_the_older_notes_it_names() -> None:
     assert "beagles in Lisbon" in summarize_locally(
         [{"role": "user", "content": "My night shifts are on Tuesdays."}],
         budget_tokens=400, previous_summary=goal + previous)
+
+
+@pytest.mark.parametrize(("sentence", "undone"), [
+    ("We'll stay 10 days instead of 12.", ("12",)),
+    ("We'll stay ten days instead of twelve.", ("12",)),
+    ("My meeting with the landlord moved from Tuesday to Thursday.", ("tuesday",)),
+    ("Actually, it's 2,500 euros now, not 3,000.", ("3,000",)),
+    ("The flight was moved from the 3rd to the 5th.", ("3",)),
+    ("Dinner got pushed from 7 pm to 8 pm.", ("7",)),
+    ("I'm not 100% sure now.", ()),  # a share, not a value taken back
+    ("I work from Monday to Friday.", ()),  # nothing moved
+    ("I do not run 5 km every day.", ()),  # nothing changed
+])
+def test_a_correction_names_the_amount_day_or_month_it_takes_back(
+        sentence: str, undone: tuple[str, ...]) -> None:
+    assert salience_module.undone_values(sentence) == undone
+
+
+def test_a_correction_takes_back_older_lines_with_that_value_about_the_same_thing() -> None:
+    # By hand: "How long will you stay? → Twelve days." stood beside "We'll stay 10 days
+    # instead of 12.", and "on Tuesday" beside the meeting moved to Thursday.
+    turns: list[Message] = [
+        {"role": "user", "content": "I'm planning a trip to Japan with Lena in April."},
+        {"role": "assistant", "content": "Lovely! How long will you stay?"},
+        {"role": "user", "content": "Twelve days."},
+        {"role": "assistant", "content": "Twelve days is a good length for a first visit."},
+        {"role": "user", "content": "I meet my landlord about the lease on Tuesday."},
+        {"role": "assistant", "content": "Good luck with the landlord."},
+        {"role": "user", "content": "My daughter Mia turns 12 in May, and she wants a party "
+                                    "at the climbing gym by the river with all her friends."},
+        {"role": "assistant", "content": "A climbing party sounds like a lot of fun."},
+        {"role": "user", "content": "We'll stay 10 days instead of 12."},
+        {"role": "assistant", "content": "Ten days, noted."},
+        {"role": "user", "content": "The meeting with my landlord moved from Tuesday to "
+                                    "Thursday."},
+        {"role": "assistant", "content": "OK."},
+    ]
+    summary = summarize_locally(turns, budget_tokens=1_000)
+    assert "10 days instead of 12" in summary and "from Tuesday to Thursday" in summary
+    assert "Twelve days" not in summary  # the pair
+    notes = [note.text for note in extract_facts(turns).notes]
+    assert not any("Twelve days" in note or "lease on Tuesday" in note for note in notes)
+    # The same value about another thing stays.
+    assert any("Mia turns 12 in May" in note for note in notes)
+    # A value carried in the previous summary is taken back as well.
+    previous = ("## Resolved Questions\n- How long will you stay? → Twelve days.\n\n"
+                "## Critical Context\n- User: My daughter Mia turns 12 in May.\n")
+    later = summarize_locally(turns[8:10], budget_tokens=1_000, previous_summary=previous)
+    assert "Twelve days" not in later and "Mia turns 12 in May" in later
+    # Without a correction, nothing is taken back.
+    assert "Twelve days" in summarize_locally(turns[:8], budget_tokens=1_000)
+
+
+@pytest.mark.parametrize(("older", "taken_back"), [
+    ("We land on October 3rd.", True),
+    ("User: we land on the 3rd, early in the morning.", True),
+    ("We land in Osaka on October 3rd.", False),  # the city would be lost with it
+    ("We land on October 3rd and fly home on the 15th.", False),  # and the return
+    ("My niece turns 3 in October.", False),  # the same value about another thing
+])
+def test_a_value_is_taken_back_only_from_a_line_the_correction_tells_whole(
+        older: str, taken_back: bool) -> None:
+    change = change_of("Change of plan: we land on October 5th instead of the 3rd.", 9)
+    found = value_taken_back(older, text_stems(older), "", {("", "3"): [change]})
+    assert found == (9 if taken_back else None)
 
 
 def test_near_identical_facts_are_kept_once() -> None:

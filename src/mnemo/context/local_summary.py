@@ -56,12 +56,16 @@ from mnemo.context.summary.cache import collector_paused
 from mnemo.context.summary.dates import RESOLVED_DATE, find_date, format_date
 from mnemo.context.summary.notes import (
     TIMELINE_DAY,
+    Change,
     Note,
     carried_notes,
+    change_of,
     content_words,
     latest_notes,
     rare_words,
+    text_stems,
     told_in,
+    value_taken_back,
 )
 from mnemo.context.summary.salience import (
     condensed,
@@ -70,6 +74,7 @@ from mnemo.context.summary.salience import (
     salience,
     slot_keys,
     undone_names,
+    undone_values,
 )
 from mnemo.context.summary.secrets import may_hold_secrets, redact_secrets
 from mnemo.context.summary.wrapped import unwrapped
@@ -228,6 +233,7 @@ def _summary(turns: Sequence[Message], budget_tokens: int, previous_summary: str
     if is_conversation(facts):
         previous = _notes_carried(facts, previous)
     previous = _without_taken_back(facts, previous)
+    previous = _without_changed_values(facts, previous)
     candidates = _candidates(facts, previous, focus_topic, extra_context, carried_date)
     about = topic_matcher(focus_topic) if focus_topic else None
     for line, secret in zip(candidates, may_hold_secrets([c.text for c in candidates]),
@@ -640,6 +646,36 @@ def _without_taken_back(facts: Facts, previous: dict[str, list[str]]
         return previous
     return {section: [line for line in lines if undone_names(line)
                       or not undone & content_words(line)]
+            for section, lines in previous.items()}
+
+
+def _without_changed_values(facts: Facts, previous: dict[str, list[str]]
+                            ) -> dict[str, list[str]]:
+    """``previous``, and the pairs, decisions and preferences of ``facts``, without the
+    lines older than a correction that name the amount, day or month it took back, about
+    the same thing (``notes.value_taken_back``: "We'll stay 10 days instead of 12." takes
+    back "How long will you stay? → Twelve days."). By hand both stood in the summary.
+    (Notes are taken back in ``notes.latest_notes``, by speaker; a line here has none,
+    so any correction counts.)"""
+    changes = [(change_of(note.text, note.order), key[1:]) for note in facts.notes
+               for key in note.keys if key.startswith("~")]
+    for items in (facts.decisions, facts.preferences, facts.resolved):
+        changes += [(change_of(item.text, item.order), value) for item in items
+                    for value in undone_values(item.text)]
+    if not changes:
+        return previous
+
+    def taken_back(text: str, order: int) -> bool:
+        later: dict[tuple[str, str], list[Change]] = {}
+        for change, value in changes:
+            if change.at > order:
+                later.setdefault(("", value), []).append(change)
+        return bool(later) and value_taken_back(text, text_stems(text), "", later) is not None
+
+    for name in ("decisions", "preferences", "resolved"):
+        setattr(facts, name, [item for item in getattr(facts, name)
+                              if not taken_back(item.text, item.order)])
+    return {section: [line for line in lines if not taken_back(line, -1)]
             for section, lines in previous.items()}
 
 

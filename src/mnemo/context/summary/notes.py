@@ -30,17 +30,21 @@ from mnemo.context.summary.salience import (
     fact_key,
     is_phatic,
     kind,
+    names_in,
     salience,
     slot_keys,
     subject_key,
     undone_names,
+    undone_values,
+    values_in,
     without_phatic_clauses,
 )
 from mnemo.context.textscan import STOPWORDS, one_line, sentences
 from mnemo.memory.grounding import NUMBER_WORDS
 
-__all__ = ["TIMELINE_DAY", "Note", "answer_text", "asked_stems", "carried_notes",
-           "content_words", "echoes", "latest_notes", "rare_words", "take_notes", "told_in"]
+__all__ = ["TIMELINE_DAY", "Change", "Note", "answer_text", "asked_stems", "carried_notes",
+           "change_of", "content_words", "echoes", "latest_notes", "rare_words", "take_notes",
+           "text_stems", "told_in", "value_taken_back"]
 
 _WORD = re.compile(r"[a-z][a-z'’]{2,}|\d+")
 _MIN_CHARS = 6  # shorter, a sentence tells nothing a reader needs ("Ok.", "Me too.")
@@ -130,7 +134,8 @@ def _noted(raw: str, today: date | None, names: tuple[str, ...], checked: bool
     # Only a sentence with "my " in it can say what its subject is (``subject_key``).
     subject = subject_key(text) if "my " in text.lower() else None
     keys = (("=" + fact_key(text),) + (("my " + subject,) if subject else ()) + slot_keys(text)
-            + tuple("!" + name for name in undone_names(text)))
+            + tuple("!" + name for name in undone_names(text))
+            + tuple("~" + value for value in undone_values(text)))
     return text, keys, content_words(text)
 
 
@@ -213,9 +218,20 @@ def latest_notes(notes: Sequence[Note], *, ai_assistant: bool = False) -> list[N
     # → that note: an older note of theirs with the name in it no longer holds.
     undone: dict[tuple[str, str], int] = {}
     gone: list[Note] = []  # the user's notes a newer one repeats, replaces or takes back
+    # An amount, day or month a newer note of the speaker took back ("10 days instead of
+    # 12": a "~" key) → that note (``change_of``): an older note of theirs about the same
+    # thing with that value no longer holds.
+    changed: dict[tuple[str, str], list[Change]] = {}
     for note in reversed(notes):
         keys = [(note.speaker, key) for key in note.keys]
         hit = next((k for k in keys if k in seen), None)
+        if hit is None and changed:
+            whose = "user" if ai_assistant and note.role == "assistant" else note.speaker
+            at = value_taken_back(note.text, _stems(note), whose, changed)
+            if at is not None:
+                replacing.add(at)
+                gone.append(note)
+                continue
         if hit is None and undone:
             # (An AI assistant's notes are about the user's plans: "Lisbon is lovely in
             # May" no longer holds either. Between people they are the other's own.)
@@ -232,7 +248,12 @@ def latest_notes(notes: Sequence[Note], *, ai_assistant: bool = False) -> list[N
             continue
         # A "+" key replaces older notes of that key, and no newer note replaces it.
         for who, key in keys:
-            if key.startswith("!"):
+            if key.startswith("~"):
+                entry = change_of(note.text, len(kept), _stems(note))
+                changed.setdefault((who, key[1:]), []).append(entry)
+                if ai_assistant and note.role == "user":
+                    changed.setdefault(("user", key[1:]), []).append(entry)
+            elif key.startswith("!"):
                 undone.setdefault((who, key[1:]), len(kept))
                 if ai_assistant and note.role == "user":
                     undone.setdefault(("user", key[1:]), len(kept))
@@ -244,6 +265,51 @@ def latest_notes(notes: Sequence[Note], *, ai_assistant: bool = False) -> list[N
     kept.reverse()
     # An AI's echo of any earlier user note includes one of the message just before.
     return _without_restated(kept, gone) if ai_assistant else _without_echoes(kept)
+
+
+# Words of the change itself, which tell nothing of what changed.
+_CHANGE_STEMS = frozenset(("inste", "rathe", "now", "actua", "longe", "moved", "chang",
+                           "switc", "pushe", "postp", "resch", "shift"))
+
+
+@dataclass(frozen=True)
+class Change:
+    """A correction that took back an amount, a day or a month (``undone_values``)."""
+
+    at: int  # where it stands: a mark of the caller's (its place, its order)
+    about: frozenset[str]  # its stems but its values and the words of the change
+    told: frozenset[str]  # the values and names it holds
+
+
+def change_of(text: str, at: int, stems: AbstractSet[str] | None = None) -> Change:
+    """The correction ``text`` (its stems ``stems``, else read from it) at ``at``: "We'll
+    stay 10 days instead of 12." is about "stay days" and tells 10 and 12."""
+    values = values_in(text)
+    cut = {value[:5] for value in values}
+    about = frozenset(stem for stem in (text_stems(text) if stems is None else stems)
+                      if stem not in cut and stem not in _CHANGE_STEMS
+                      and not stem[:1].isdigit())
+    return Change(at, about, values | names_in(text))
+
+
+def text_stems(text: str) -> frozenset[str]:
+    """The stems of ``text``'s content words, as a note's (``_stems``)."""
+    return _stems_of(content_words(text))
+
+
+def value_taken_back(text: str, stems: AbstractSet[str], whose: str,
+                     changed: Mapping[tuple[str, str], Sequence[Change]]) -> int | None:
+    """The mark of the newer correction that takes back a value ``text`` (of ``whose``,
+    about ``stems``) names, if any: one about a thing the text is about too, that tells
+    every other value and name of the text. "We land in Osaka on October 3rd and fly
+    home on the 15th." outlives "we land on October 5th instead of the 3rd": the return
+    and the city would be lost with it."""
+    values = values_in(text)
+    for value in values:
+        for change in changed.get((whose, value), ()):
+            if change.about & stems and (values | names_in(text)) - {value} <= change.told:
+                return change.at
+    return None
 
 
 def _without_restated(notes: list[Note], gone: Sequence[Note] = ()) -> list[Note]:

@@ -35,11 +35,13 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from mnemo.context.textscan import CJK_CLASS, STOPWORDS, sentences
+from mnemo.memory.grounding import NUMBER_WORDS
 
 __all__ = ["INTERCEPT", "PRONOUNS", "WEIGHTS", "cjk_runs", "clean", "condensed", "fact_key",
            "is_dietary", "is_instruction", "is_phatic", "is_standing_rule", "kind",
-           "named_after_not", "replacements", "salience", "sentence_features", "slot_keys",
-           "subject_key", "undone_in", "undone_names", "without_phatic_clauses"]
+           "named_after_not", "names_in", "replacements", "salience", "sentence_features",
+           "slot_keys", "subject_key", "undone_in", "undone_names", "undone_values", "value_word",
+           "values_in", "without_phatic_clauses"]
 
 # Words that carry no fact in chit-chat: evaluation, feelings about the other person's
 # news, agreement, small talk. A sentence made only of these (and function words) is
@@ -726,6 +728,74 @@ def undone_names(sentence: str) -> tuple[str, ...]:
     if not _CHANGE_CUE.search(sentence):
         return ()
     return named_after_not(sentence)
+
+
+# A correction takes back an amount, a day or a month as well: "We'll stay 10 days
+# instead of 12.", "My meeting with the landlord moved from Tuesday to Thursday.", "It's
+# 2,500 euros now, not 3,000." By hand the summary kept "How long will you stay? → Twelve
+# days." beside "We'll stay 10 days instead of 12." A bare "not" needs the change cue
+# ("not 100% sure" takes nothing back); "instead of", "rather than" and "moved from … to"
+# are cues themselves.
+_VALUE = (r"\d[\d,.:]*(?:st|nd|rd|th| ?[ap]m)?|one|two|three|four|five|six|seven|eight|nine"
+          r"|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|monday|tuesday|wednesday"
+          r"|thursday|friday|saturday|sunday|january|february|march|april|may|june|july"
+          r"|august|september|october|november|december")
+_UNDONE_VALUE = re.compile(
+    rf"\b(?:instead of|rather than)\s+(?:(?:the|on|at|in|for|by)\s+)?({_VALUE})\b"
+    rf"|\b(?:moved|changed|switched|pushed|postponed|rescheduled|shifted)\b(?:\s+[\w']+){{0,4}}?"
+    rf"\s+from\s+(?:(?:the|on|at)\s+)?({_VALUE})\s+to\b"
+    rf"|\b(?:not|no longer)\s+(?:(?:the|on|at|in|for|by)\s+)?({_VALUE})\b(?![%\w])",
+    re.IGNORECASE)
+
+
+def undone_values(sentence: str) -> tuple[str, ...]:
+    """The amounts, days and months (``value_word``) a correction says no longer hold."""
+    low = sentence.lower()
+    if "instead" not in low and "rather" not in low and "from" not in low and (
+            "not" not in low and "longer" not in low):
+        return ()
+    found: list[str] = []
+    for match in _UNDONE_VALUE.finditer(sentence):
+        if match.group(3) and not _CHANGE_CUE.search(sentence):
+            continue
+        found.append(value_word(next(g for g in match.groups() if g)))
+    return tuple(found)
+
+
+def value_word(word: str) -> str:
+    """An amount, day or month in one spelling: lower-cased, digits for a number word
+    ("Twelve" is "12"), no trailing punctuation ("3,000." is "3,000")."""
+    word = word.lower().rstrip(".,:;")
+    number = _LEADING_NUMBER.match(word)  # "3rd", "7 pm": the number
+    return number.group().rstrip(".,:") if number else NUMBER_WORDS.get(word, word)
+
+
+_LEADING_NUMBER = re.compile(r"\d[\d,.:]*")
+_VALUE_WORD = re.compile(rf"\b(?:{_VALUE})\b(?!%)", re.IGNORECASE)
+
+
+def values_in(text: str) -> frozenset[str]:
+    """The amounts, days and months ``text`` names (``value_word``), which a later
+    correction can take back (``undone_values``)."""
+    return frozenset(value_word(m.group()) for m in _VALUE_WORD.finditer(text))
+
+
+def names_in(text: str) -> frozenset[str]:
+    """The capitalised words inside the sentences of ``text`` (lower-cased), not the one
+    opening a sentence, a line's label or an answer ("User: …", "… → Twelve days."), nor
+    "I", a day or a month: the names it holds."""
+    found: set[str] = set()
+    for match in _CAPITALISED.finditer(text):
+        before = text[:match.start()].rstrip()
+        word = match.group().lower()
+        if (not before or before[-1] in _OPENS_A_SENTENCE or word == "i"
+                or word.startswith(("i'", "i’")) or _VALUE_WORD.fullmatch(word)):
+            continue
+        found.add(word)
+    return frozenset(found)
+
+
+_OPENS_A_SENTENCE = frozenset(".?!:;→-–—\"“(")
 
 
 def undone_in(text: str) -> frozenset[str]:
