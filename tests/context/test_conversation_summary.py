@@ -15,7 +15,11 @@ import pytest
 
 from mnemo.context import ContextCompressor, summarize_locally
 from mnemo.context.extract import extract_facts, is_conversation
-from mnemo.context.local_summary import parse_summary_sections, render_sections
+from mnemo.context.local_summary import (
+    parse_summary_sections,
+    render_sections,
+    revised_by_later,
+)
 from mnemo.context.summary import salience as salience_module
 from mnemo.context.summary.dates import (
     conversation_started,
@@ -24,7 +28,7 @@ from mnemo.context.summary.dates import (
     middle_date,
     resolve_relative,
 )
-from mnemo.context.summary.notes import carried_notes, change_of, text_stems, value_taken_back
+from mnemo.context.summary.notes import carried_notes, change_of, text_stems, value_change
 from mnemo.context.summary.reading import CACHE
 from mnemo.context.summary.salience import (
     is_dietary,
@@ -734,18 +738,74 @@ def test_a_correction_takes_back_older_lines_with_that_value_about_the_same_thin
     assert "Twelve days" in summarize_locally(turns[:8], budget_tokens=1_000)
 
 
-@pytest.mark.parametrize(("older", "taken_back"), [
-    ("We land on October 3rd.", True),
-    ("User: we land on the 3rd, early in the morning.", True),
-    ("We land in Osaka on October 3rd.", False),  # the city would be lost with it
-    ("We land on October 3rd and fly home on the 15th.", False),  # and the return
-    ("My niece turns 3 in October.", False),  # the same value about another thing
+@pytest.mark.parametrize(("older", "after"), [
+    ("We land on October 3rd.", ""),
+    ("User: we land on the 3rd, early in the morning.", ""),
+    # A line that holds more than the correction tells keeps it, the change marked.
+    ("We land in Osaka on October 3rd.",
+     "We land in Osaka on October 3rd. [Since changed: 5th, not 3rd.]"),
+    ("We land on October 3rd and fly home on the 15th.",
+     "We land on October 3rd and fly home on the 15th. [Since changed: 5th, not 3rd.]"),
+    ("My niece turns 3 in October.", None),  # the same value about another thing
 ])
-def test_a_value_is_taken_back_only_from_a_line_the_correction_tells_whole(
-        older: str, taken_back: bool) -> None:
+def test_a_value_taken_back_ends_a_line_or_is_marked_in_it(older: str,
+                                                           after: str | None) -> None:
     change = change_of("Change of plan: we land on October 5th instead of the 3rd.", 9)
-    found = value_taken_back(older, text_stems(older), "", {("", "3"): [change]})
-    assert found == (9 if taken_back else None)
+    found = value_change(older, text_stems(older), "", {("", "3"): [change]})
+    assert found == (None if after is None else (9, after))
+
+
+@pytest.mark.parametrize(("sentence", "swaps"), [
+    ("We'll stay 10 days instead of 12.", (("12", "12", "10"),)),
+    ("We stay ten days instead of twelve.", (("12", "twelve", "ten"),)),
+    ("Moved from Tuesday to Thursday.", (("tuesday", "Tuesday", "Thursday"),)),
+    ("Actually our budget is now 3500 euros, not 4000.", (("4000", "4000", "3500"),)),
+    ("We arrive on 5 October instead of 3 October.", (("3", "3", "5"),)),
+    ("Not five, we now need six chairs.", (("5", "five", ""),)),  # nothing of its kind
+])
+def test_a_correction_says_what_takes_the_place_of_the_value_it_takes_back(
+        sentence: str, swaps: tuple[tuple[str, str, str], ...]) -> None:
+    assert salience_module.value_swaps(sentence) == swaps
+
+
+def test_what_the_user_corrects_in_the_turns_kept_whole_is_revised_in_the_summary() -> None:
+    # By hand (3,072 tokens): "Actually our budget is now 3500 euros, not 4000." was the
+    # newest turn, kept whole, the summary beside it still said "Our budget is about 4000
+    # euros", and the embedded model answered 4000.
+    summary = ("## Goal\n- We land in Osaka on October 3rd and fly home on the 15th.\n\n"
+               "## Critical Context\n- User: Our budget is about 4000 euros.\n"
+               "- User: We're going to Lisbon in May.\n- User: My niece turns 3 in "
+               "October.\n- (none)\n")
+    later: list[Message] = [
+        {"role": "user", "content": "Change of plan: we land on October 5th instead of the "
+                                    "3rd. Actually our budget is now 3500 euros, not 4000."},
+        {"role": "assistant", "content": "Lisbon instead of Porto might be better."},
+        {"role": "user", "content": "It's Porto now, not Lisbon."}]
+    revised = revised_by_later(summary, later)
+    assert revised == ("## Goal\n- We land in Osaka on October 3rd and fly home on the "
+                       "15th. [Since changed: 5th, not 3rd.]\n\n## Critical Context\n"
+                       "- User: My niece turns 3 in October.\n- (none)\n")
+    # The assistant corrects nothing; without the user's corrections nothing changes.
+    assert revised_by_later(summary, later[1:2]) == summary
+
+
+def test_a_compaction_revises_its_summary_by_a_correction_in_the_kept_turns() -> None:
+    filler = [f"Day {i}: we walk along the river and look at the boats in the harbour."
+              for i in range(12)]
+    turns = chat(*[text for line in filler[:4] for text in (line, "Sounds lovely.")],
+                 "Our budget for the trip is about 4000 euros, excluding flights.", "Noted.",
+                 *[text for line in filler[4:] for text in (line, "Sounds lovely.")],
+                 "Actually our budget is now 3500 euros, not 4000.", "Understood.")
+    engine = ContextCompressor(context_length=3_072)
+    engine.threshold_tokens = 400
+    out = engine.compress(turns)
+    report = engine.last_report
+    assert report is not None and report.summary is not None
+    assert "not 4000" in out[-2]["content"]  # kept whole …
+    assert "about 4000 euros" not in report.summary  # … and the summary agrees
+    assert not any("about 4000 euros" in str(m["content"]) for m in out)
+    # (Summarised without the correction, the budget is there.)
+    assert "about 4000 euros" in summarize_locally(turns[2:-2], budget_tokens=1_000)
 
 
 def test_near_identical_facts_are_kept_once() -> None:

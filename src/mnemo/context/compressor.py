@@ -43,7 +43,7 @@ from mnemo.context.boundaries import (
 from mnemo.context.engine import ContextEngine, Summarizer, usage_tokens
 from mnemo.context.failures import keep_failure_lines
 from mnemo.context.lcm_nodes import Span, take_apart_span
-from mnemo.context.local_summary import summarize_locally
+from mnemo.context.local_summary import revised_by_later, summarize_locally
 from mnemo.context.markers import (
     COMPACTION_NOTE,
     FALLBACK_NOTICE,
@@ -482,7 +482,9 @@ class ContextCompressor(ContextEngine):
             draft.skipped_reason, draft.unreachable = outcome.skipped, True
             return self._finish(draft, [dict(m) for m in messages],  # type: ignore[misc]
                                 None)
-        body = f"{header}\n\n{outcome.body}" if header else outcome.body
+        # What the user corrected in the turns kept whole no longer holds in the summary.
+        revised = revised_by_later(outcome.body, work[tail_start:])
+        body = f"{header}\n\n{revised}" if header else revised
         out, origins = assemble(pruned_list, system_end, head_end, tail_start, body)
         final = repair_messages(out, origins)
         draft.stubs = final.stubs
@@ -492,10 +494,10 @@ class ContextCompressor(ContextEngine):
                 draft, [i for i in pruned if head_end <= i < tail_start],
                 "the summary would not be smaller than the turns it replaces")
         self._adopt(work, final.messages if swap is not None and swap.prepared is not None
-                    and not header and outcome.body == swap.prepared.body else None,
+                    and not header and revised == swap.prepared.body else None,
                     final.origins, tail_start)
-        self._previous_summary = strip_fallback_notice(outcome.body)
-        draft.summary = outcome.body
+        self._previous_summary = strip_fallback_notice(revised)
+        draft.summary = revised
         draft.fallback = outcome.fallback
         return self._finish(draft, final.messages, final.origins)
 

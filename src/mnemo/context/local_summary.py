@@ -65,7 +65,7 @@ from mnemo.context.summary.notes import (
     rare_words,
     text_stems,
     told_in,
-    value_taken_back,
+    value_change,
 )
 from mnemo.context.summary.salience import (
     condensed,
@@ -73,16 +73,17 @@ from mnemo.context.summary.salience import (
     is_standing_rule,
     salience,
     slot_keys,
+    undone_in,
     undone_names,
     undone_values,
 )
 from mnemo.context.summary.secrets import may_hold_secrets, redact_secrets
 from mnemo.context.summary.wrapped import unwrapped
-from mnemo.context.textscan import CJK_CLASS, one_line, topic_matcher
+from mnemo.context.textscan import CJK_CLASS, one_line, sentences, topic_matcher
 from mnemo.messages import Message, content_text
 
 __all__ = ["TOOL_COUNT", "parse_summary_sections", "redact_secrets", "render_sections",
-           "summarize_locally"]
+           "revised_by_later", "summarize_locally"]
 
 _NONE = "(none)"
 # The most of a summary's room the empty template may take with its "(none)" lines.
@@ -651,12 +652,13 @@ def _without_taken_back(facts: Facts, previous: dict[str, list[str]]
 
 def _without_changed_values(facts: Facts, previous: dict[str, list[str]]
                             ) -> dict[str, list[str]]:
-    """``previous``, and the pairs, decisions and preferences of ``facts``, without the
-    lines older than a correction that name the amount, day or month it took back, about
-    the same thing (``notes.value_taken_back``: "We'll stay 10 days instead of 12." takes
-    back "How long will you stay? → Twelve days."). By hand both stood in the summary.
-    (Notes are taken back in ``notes.latest_notes``, by speaker; a line here has none,
-    so any correction counts.)"""
+    """``previous``, and the pairs, decisions and preferences of ``facts``, as they stand
+    after the newer corrections that take back an amount, a day or a month they name,
+    about the same thing (``notes.value_change``): "We'll stay 10 days instead of 12."
+    takes back "How long will you stay? → Twelve days." (both stood in a trip chat's
+    summary), and marks the change in a line that still holds for the rest. (Notes are
+    taken back in ``notes.latest_notes``, by speaker; a line here has none, so any
+    correction counts.)"""
     changes = [(change_of(note.text, note.order), key[1:]) for note in facts.notes
                for key in note.keys if key.startswith("~")]
     for items in (facts.decisions, facts.preferences, facts.resolved):
@@ -665,18 +667,81 @@ def _without_changed_values(facts: Facts, previous: dict[str, list[str]]
     if not changes:
         return previous
 
-    def taken_back(text: str, order: int) -> bool:
+    def changed(text: str, order: int) -> str | None:
+        """``text`` as it stands after the corrections later than ``order``."""
         later: dict[tuple[str, str], list[Change]] = {}
         for change, value in changes:
             if change.at > order:
                 later.setdefault(("", value), []).append(change)
-        return bool(later) and value_taken_back(text, text_stems(text), "", later) is not None
+        return _by_sentence(text, lambda part: _value_revised(part, later)) if later else text
 
     for name in ("decisions", "preferences", "resolved"):
-        setattr(facts, name, [item for item in getattr(facts, name)
-                              if not taken_back(item.text, item.order)])
-    return {section: [line for line in lines if not taken_back(line, -1)]
+        setattr(facts, name, [Item(text, item.order) for item in getattr(facts, name)
+                              if (text := changed(item.text, item.order)) is not None])
+    return {section: [text for line in lines if (text := changed(line, -1)) is not None]
             for section, lines in previous.items()}
+
+
+def _value_revised(sentence: str, changed: dict[tuple[str, str], list[Change]]) -> str | None:
+    """``sentence`` after the corrections ``changed``: None when it no longer holds, the
+    sentence with the change marked when it holds but for a value (``value_change``)."""
+    found = value_change(sentence, text_stems(sentence), "", changed)
+    return sentence if found is None else found[1] or None
+
+
+# A summary line's label: "User: ", "Caroline: ", "8 May 2023 · Caroline: ".
+_LINE_LABEL = re.compile(r"^(?:\d{1,2} [A-Z][a-z]{2} \d{4} · )?[^:→\n]{1,40}: ")
+
+
+def _by_sentence(text: str, revise: Callable[[str], str | None]) -> str | None:
+    """``text`` (a summary line: a label, then the sentences of one speaker's notes) with
+    ``revise`` applied to each sentence, None when none is left; a pair ("… → …") is
+    revised whole. A line holds many notes: one that no longer holds takes only itself
+    out."""
+    if "→" in text:
+        return revise(text)
+    label = _LINE_LABEL.match(text)
+    head = label.group() if label else ""
+    parts = sentences(text[len(head):])
+    kept = [revised for part in parts if (revised := revise(part)) is not None]
+    if kept == parts:
+        return text
+    return f"{head}{' '.join(kept)}" if kept else None
+
+
+def revised_by_later(summary: str, later: Sequence[Message]) -> str:
+    """``summary`` as it stands after the corrections the user makes in ``later`` (the
+    turns kept whole after it): a line naming what one takes back goes ("it's Porto now,
+    not Lisbon"), and so does one whose amount, day or month it takes back — or the
+    change is marked in it (``notes.value_change``) — sentence by sentence, as a line
+    holds many notes. By hand (3,072 tokens) the user's
+    "Actually our budget is now 3500 euros, not 4000." was the newest turn, kept whole,
+    while the summary beside it still said "Our budget is about 4000 euros", and the
+    embedded model answered 4000. Only the user's turns count: an assistant's "Lisbon
+    instead of Porto might be better" corrects nothing."""
+    said = [content_text(m) for m in later if m.get("role") == "user"]
+    names = {name for text in said for name in undone_in(text)}
+    by_value: dict[tuple[str, str], list[Change]] = {}
+    for text in said:
+        for sentence in sentences(text):
+            for value in undone_values(sentence):
+                by_value.setdefault(("", value), []).append(change_of(sentence, 0))
+    if not names and not by_value:
+        return summary
+
+    def revise(sentence: str) -> str | None:
+        if names and names & content_words(sentence) and not undone_names(sentence):
+            return None
+        return _value_revised(sentence, by_value) if by_value else sentence
+
+    lines: list[str] = []
+    for line in summary.split("\n"):
+        text = line[2:] if line.startswith("- ") else ""
+        if not text or text == _NONE:
+            lines.append(line)
+        elif (revised := _by_sentence(text, revise)) is not None:
+            lines.append(line if revised == text else f"- {revised}")
+    return "\n".join(lines)
 
 
 def _notes_carried(facts: Facts, previous: dict[str, list[str]]) -> dict[str, list[str]]:

@@ -36,6 +36,7 @@ from mnemo.context.summary.salience import (
     subject_key,
     undone_names,
     undone_values,
+    value_swaps,
     values_in,
     without_phatic_clauses,
 )
@@ -44,7 +45,7 @@ from mnemo.memory.grounding import NUMBER_WORDS
 
 __all__ = ["TIMELINE_DAY", "Change", "Note", "answer_text", "asked_stems", "carried_notes",
            "change_of", "content_words", "echoes", "latest_notes", "rare_words", "take_notes",
-           "text_stems", "told_in", "value_taken_back"]
+           "text_stems", "told_in", "value_change"]
 
 _WORD = re.compile(r"[a-z][a-z'’]{2,}|\d+")
 _MIN_CHARS = 6  # shorter, a sentence tells nothing a reader needs ("Ok.", "Me too.")
@@ -227,11 +228,13 @@ def latest_notes(notes: Sequence[Note], *, ai_assistant: bool = False) -> list[N
         hit = next((k for k in keys if k in seen), None)
         if hit is None and changed:
             whose = "user" if ai_assistant and note.role == "assistant" else note.speaker
-            at = value_taken_back(note.text, _stems(note), whose, changed)
-            if at is not None:
-                replacing.add(at)
+            found = value_change(note.text, _stems(note), whose, changed)
+            if found is not None and not found[1]:
+                replacing.add(found[0])
                 gone.append(note)
                 continue
+            if found is not None:  # still holds, but for the value: marked
+                note = replace(note, text=found[1])
         if hit is None and undone:
             # (An AI assistant's notes are about the user's plans: "Lisbon is lovely in
             # May" no longer holds either. Between people they are the other's own.)
@@ -274,11 +277,12 @@ _CHANGE_STEMS = frozenset(("inste", "rathe", "now", "actua", "longe", "moved", "
 
 @dataclass(frozen=True)
 class Change:
-    """A correction that took back an amount, a day or a month (``undone_values``)."""
+    """A correction that took back an amount, a day or a month (``value_swaps``)."""
 
     at: int  # where it stands: a mark of the caller's (its place, its order)
     about: frozenset[str]  # its stems but its values and the words of the change
     told: frozenset[str]  # the values and names it holds
+    swaps: tuple[tuple[str, str, str], ...]  # ``value_swaps``
 
 
 def change_of(text: str, at: int, stems: AbstractSet[str] | None = None) -> Change:
@@ -289,7 +293,7 @@ def change_of(text: str, at: int, stems: AbstractSet[str] | None = None) -> Chan
     about = frozenset(stem for stem in (text_stems(text) if stems is None else stems)
                       if stem not in cut and stem not in _CHANGE_STEMS
                       and not stem[:1].isdigit())
-    return Change(at, about, values | names_in(text))
+    return Change(at, about, values | names_in(text), value_swaps(text))
 
 
 def text_stems(text: str) -> frozenset[str]:
@@ -297,18 +301,24 @@ def text_stems(text: str) -> frozenset[str]:
     return _stems_of(content_words(text))
 
 
-def value_taken_back(text: str, stems: AbstractSet[str], whose: str,
-                     changed: Mapping[tuple[str, str], Sequence[Change]]) -> int | None:
-    """The mark of the newer correction that takes back a value ``text`` (of ``whose``,
-    about ``stems``) names, if any: one about a thing the text is about too, that tells
-    every other value and name of the text. "We land in Osaka on October 3rd and fly
-    home on the 15th." outlives "we land on October 5th instead of the 3rd": the return
-    and the city would be lost with it."""
+def value_change(text: str, stems: AbstractSet[str], whose: str,
+                 changed: Mapping[tuple[str, str], Sequence[Change]]) -> tuple[int, str] | None:
+    """What a newer correction does to ``text`` (of ``whose``, about ``stems``) when it
+    takes back a value the text names and is about a thing the text is about too: (its
+    mark; "" when it tells every other value and name of the text, which then no longer
+    holds at all, else the text with the change marked). "We land in Osaka on October
+    3rd and fly home on the 15th." after "we land on October 5th instead of the 3rd"
+    keeps the city and the return: "… on the 15th. [Since changed: 5th, not 3rd.]"."""
     values = values_in(text)
     for value in values:
         for change in changed.get((whose, value), ()):
-            if change.about & stems and (values | names_in(text)) - {value} <= change.told:
-                return change.at
+            if not change.about & stems:
+                continue
+            if (values | names_in(text)) - {value} <= change.told:
+                return change.at, ""
+            old, new = next((w, n) for v, w, n in change.swaps if v == value)
+            mark = f"{new}, not {old}" if new else f"not {old}"
+            return change.at, f"{text.rstrip()} [Since changed: {mark}.]"
     return None
 
 

@@ -40,8 +40,8 @@ from mnemo.memory.grounding import NUMBER_WORDS
 __all__ = ["INTERCEPT", "PRONOUNS", "WEIGHTS", "cjk_runs", "clean", "condensed", "fact_key",
            "is_dietary", "is_instruction", "is_phatic", "is_standing_rule", "kind",
            "named_after_not", "names_in", "replacements", "salience", "sentence_features",
-           "slot_keys", "subject_key", "undone_in", "undone_names", "undone_values", "value_word",
-           "values_in", "without_phatic_clauses"]
+           "slot_keys", "subject_key", "undone_in", "undone_names", "undone_values", "value_swaps",
+           "value_word", "values_in", "without_phatic_clauses"]
 
 # Words that carry no fact in chit-chat: evaluation, feelings about the other person's
 # news, agreement, small talk. A sentence made only of these (and function words) is
@@ -732,10 +732,10 @@ def undone_names(sentence: str) -> tuple[str, ...]:
 
 # A correction takes back an amount, a day or a month as well: "We'll stay 10 days
 # instead of 12.", "My meeting with the landlord moved from Tuesday to Thursday.", "It's
-# 2,500 euros now, not 3,000." By hand the summary kept "How long will you stay? → Twelve
-# days." beside "We'll stay 10 days instead of 12." A bare "not" needs the change cue
-# ("not 100% sure" takes nothing back); "instead of", "rather than" and "moved from … to"
-# are cues themselves.
+# 2,500 euros now, not 3,000." A written trip chat's summary kept "How long will you
+# stay? → Twelve days." beside "We'll stay 10 days instead of 12." A bare "not" needs the
+# change cue ("not 100% sure" takes nothing back); "instead of", "rather than" and "moved
+# from … to" are cues themselves.
 _VALUE = (r"\d[\d,.:]*(?:st|nd|rd|th| ?[ap]m)?|one|two|three|four|five|six|seven|eight|nine"
           r"|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|monday|tuesday|wednesday"
           r"|thursday|friday|saturday|sunday|january|february|march|april|may|june|july"
@@ -750,16 +750,48 @@ _UNDONE_VALUE = re.compile(
 
 def undone_values(sentence: str) -> tuple[str, ...]:
     """The amounts, days and months (``value_word``) a correction says no longer hold."""
+    return tuple(old for old, _, _ in value_swaps(sentence))
+
+
+def value_swaps(sentence: str) -> tuple[tuple[str, str, str], ...]:
+    """What a correction takes back and puts in its place: (the value taken back, as
+    ``value_word``; as written; the value said in its place as written, or ""). "We land
+    on October 5th instead of the 3rd." gives ("3", "3rd", "5th"), "moved from Tuesday to
+    Thursday" ("tuesday", "Tuesday", "Thursday"), "now 3500 euros, not 4000" ("4000",
+    "4000", "3500"): the new value is the nearest of the same kind (a number, a day, a
+    month) before it, or after "to"."""
     low = sentence.lower()
     if "instead" not in low and "rather" not in low and "from" not in low and (
             "not" not in low and "longer" not in low):
         return ()
-    found: list[str] = []
+    found: list[tuple[str, str, str]] = []
     for match in _UNDONE_VALUE.finditer(sentence):
         if match.group(3) and not _CHANGE_CUE.search(sentence):
             continue
-        found.append(value_word(next(g for g in match.groups() if g)))
+        group = next(i for i in (1, 2, 3) if match.group(i))
+        written = match.group(group)
+        old = value_word(written)
+        if group == 2:  # "from X to Y": Y follows
+            after = _VALUE_WORD.search(sentence, match.end())
+            new = after.group() if after and _value_kind(after.group()) == _value_kind(
+                written) else ""
+        else:
+            before = [m.group() for m in _VALUE_WORD.finditer(sentence, 0, match.start())
+                      if _value_kind(m.group()) == _value_kind(written)
+                      and value_word(m.group()) != old]
+            new = before[-1] if before else ""
+        found.append((old, written, new))
     return tuple(found)
+
+
+_DAYS = frozenset(("monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
+                   "sunday"))
+
+
+def _value_kind(written: str) -> str:
+    word = written.lower()
+    return "day" if word in _DAYS else "number" if (
+        word[:1].isdigit() or word in NUMBER_WORDS or word == "one") else "month"
 
 
 def value_word(word: str) -> str:
