@@ -1336,6 +1336,29 @@ def _saved(number: int, content: str) -> list[Message]:
                    '{"success": true, "target": "user", "message": "Entry added."}')
 
 
+def test_a_refused_memory_call_is_neither_done_nor_blocked() -> None:
+    # By hand: the embedded model's three refused memory calls, one saving a name it made
+    # up ("I'm Lisa …"), were listed under Done.
+    refused = ('{"success": false, "error": "Not saved: the entry says things nobody in '
+               'this conversation said (\'Lisa\')."}')
+    turns: list[Message] = [
+        {"role": "user", "content": "Hi, I'm Lena and we're off to Japan in October."},
+        *_called("m1", "memory", {"action": "add", "target": "user",
+                                  "content": "I'm Lisa and I travel to Japan."}, refused),
+        {"role": "assistant", "content": "Hello Lena!"},
+        {"role": "user", "content": "We land in Osaka on October 3rd."},
+        *_called("d1", "deploy", {"command": "deploy --prod"},
+                 '{"ok": false, "message": "the build is red"}'),
+        {"role": "assistant", "content": "The deploy failed."},
+    ]
+    s = parse_summary_sections(summarize_locally(turns, budget_tokens=2_000))
+    progress = " ".join(s.get("Progress/Done", []) + s.get("Progress/Blocked", []))
+    assert "Lisa" not in progress
+    assert "memory ×1 (1 failed)" in s["Tools & Patterns"]
+    # Any other tool that says in JSON it failed is blocked, with what it said.
+    assert any("the build is red" in line for line in s["Progress/Blocked"])
+
+
 def test_a_chat_that_uses_the_memory_tool_is_still_a_conversation() -> None:
     # As `mnemo chat` sends it: roles only, and a memory call after what the user says
     # about themselves.

@@ -984,6 +984,10 @@ def _progress_lines(facts: Facts, previous: dict[str, list[str]],
     for key, note in facts.actions.items():
         if talk and note.name in TALK_TOOLS and not note.last_failed:
             continue  # what was saved is in the notes already; the count under Tools
+        if note.name in TALK_TOOLS and note.last_failed:
+            # A refused memory write blocks nothing of the user's, and its entry is what
+            # the model made up ("I'm Lisa …", by hand): the count under Tools says it.
+            continue
         if note.last_failed:
             blocked.append(_Candidate("blocked", f"{key} → {note.last_error}", note.last, 74))
         elif note.kind == "read":  # one line per reading tool: the files are listed below

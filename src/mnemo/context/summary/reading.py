@@ -20,6 +20,7 @@ the last compaction costs a lookup the next time:
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -521,10 +522,34 @@ def _read_result(text: str, kind: str) -> Result:
         lines = [ln for ln in truncate_for_summary(text).split("\n")[2:] if ln.strip()]
         return Result(tuple(lines), one_line(lines[0], 200) if lines and kind != "read"
                       else "")
+    failed = _json_failure(text)
+    if failed:
+        return Result((), failed)
     # A read returns a file's text: an error in it is content, not a failure, unless
     # the tool says so on its first line ("Error: no such file").
     head = error_lines(first_line(text)) if kind == "read" else []
     return Result(*kept_lines(view_error_lines(text), head, read=kind == "read"))
+
+
+# A tool that answers in JSON says it failed with a flag ('{"success": false, "error":
+# "Not saved: …"}', as mnemo's own tools do). By hand, three refused memory calls of the
+# embedded model — one saving a name it made up — were listed under Done.
+_FAILED_FLAG = re.compile(r'^\s*\{[^{}]{0,300}?"(?:success|ok)"\s*:\s*false\b')
+_JSON_FAILURE_MAX = 20_000
+
+
+def _json_failure(text: str) -> str:
+    """The error a JSON tool result that says it failed gives (one line), else ""."""
+    if not _FAILED_FLAG.match(text) or len(text) > _JSON_FAILURE_MAX:
+        return ""
+    try:
+        found = json.loads(text)
+    except ValueError:
+        return ""
+    if not isinstance(found, dict) or found.get("success", found.get("ok")) is not False:
+        return ""
+    said = found.get("error") or found.get("message") or "failed"
+    return one_line(str(said), 200)
 
 
 def _rest_result(rest: Rest, kind: str) -> Result:
