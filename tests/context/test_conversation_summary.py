@@ -1955,6 +1955,20 @@ def test_what_someone_must_not_eat_is_told_from_a_mention(sentence: str,
     assert (salience_module.kind(sentence) == "preference") is dietary
 
 
+def test_a_paired_question_is_printed_once() -> None:
+    # By hand, "What should we eat in Osaka?" stood as a pair and as a note of the user.
+    turns = chat("I'm planning a trip to Japan with Lena in April.", "Lovely! How long?",
+                 "Twelve days.", "Great.",
+                 "Thanks! What should we see in Kyoto?",
+                 "Fushimi Inari, Kinkaku-ji and the Arashiyama bamboo grove.",
+                 "Is the rail pass worth it?", "Let me check the prices.")
+    summary = summarize_locally(turns, budget_tokens=1_000)
+    assert summary.count("What should we see in Kyoto?") == 1
+    assert "What should we see in Kyoto? → Fushimi Inari" in summary
+    # A question nothing answered is still told.
+    assert "Is the rail pass worth it?" in summary
+
+
 def test_questions_in_chinese_pair_with_the_reply_that_answers_them() -> None:
     # By hand no Chinese question was ever paired: its words (pairs of characters) are
     # seldom the reply's.

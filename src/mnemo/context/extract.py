@@ -589,6 +589,12 @@ class _Reader:
                 self.add(bucket, kind, sentence, order)
             for bucket in (self.facts.preferences, self.facts.decisions):
                 bucket.sort(key=lambda item: item.order)
+        # A question that was paired is printed with its answer: as a note of its own it
+        # only says it again (by hand, "What should we eat in Osaka?" stood twice in a
+        # 3,072-token chat's summary).
+        paired = {clean(asked).lower() for asked in self.answered}
+        if paired:
+            notes = [n for n in notes if n.text.lower() not in paired]
         self.facts.notes = latest_notes(notes, ai_assistant=is_ai_assistant(facts))
         return self.facts
 
