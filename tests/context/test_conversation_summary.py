@@ -706,22 +706,15 @@ def test_a_correction_names_the_amount_day_or_month_it_takes_back(
 def test_a_correction_takes_back_older_lines_with_that_value_about_the_same_thing() -> None:
     # By hand: "How long will you stay? → Twelve days." stood beside "We'll stay 10 days
     # instead of 12.", and "on Tuesday" beside the meeting moved to Thursday.
-    turns: list[Message] = [
-        {"role": "user", "content": "I'm planning a trip to Japan with Lena in April."},
-        {"role": "assistant", "content": "Lovely! How long will you stay?"},
-        {"role": "user", "content": "Twelve days."},
-        {"role": "assistant", "content": "Twelve days is a good length for a first visit."},
-        {"role": "user", "content": "I meet my landlord about the lease on Tuesday."},
-        {"role": "assistant", "content": "Good luck with the landlord."},
-        {"role": "user", "content": "My daughter Mia turns 12 in May, and she wants a party "
-                                    "at the climbing gym by the river with all her friends."},
-        {"role": "assistant", "content": "A climbing party sounds like a lot of fun."},
-        {"role": "user", "content": "We'll stay 10 days instead of 12."},
-        {"role": "assistant", "content": "Ten days, noted."},
-        {"role": "user", "content": "The meeting with my landlord moved from Tuesday to "
-                                    "Thursday."},
-        {"role": "assistant", "content": "OK."},
-    ]
+    turns = chat("I'm planning a trip to Japan with Lena in April.",
+                 "Lovely! How long will you stay?",
+                 "Twelve days.", "Twelve days is a good length for a first visit.",
+                 "I meet my landlord about the lease on Tuesday.", "Good luck with the landlord.",
+                 "My daughter Mia turns 12 in May, and she wants a party at the climbing gym "
+                 "by the river with all her friends.",
+                 "A climbing party sounds like a lot of fun.",
+                 "We'll stay 10 days instead of 12.", "Ten days, noted.",
+                 "The meeting with my landlord moved from Tuesday to Thursday.", "OK.")
     summary = summarize_locally(turns, budget_tokens=1_000)
     assert "10 days instead of 12" in summary and "from Tuesday to Thursday" in summary
     assert "Twelve days" not in summary  # the pair
@@ -776,11 +769,9 @@ def test_what_the_user_corrects_in_the_turns_kept_whole_is_revised_in_the_summar
                "## Critical Context\n- User: Our budget is about 4000 euros.\n"
                "- User: We're going to Lisbon in May.\n- User: My niece turns 3 in "
                "October.\n- (none)\n")
-    later: list[Message] = [
-        {"role": "user", "content": "Change of plan: we land on October 5th instead of the "
-                                    "3rd. Actually our budget is now 3500 euros, not 4000."},
-        {"role": "assistant", "content": "Lisbon instead of Porto might be better."},
-        {"role": "user", "content": "It's Porto now, not Lisbon."}]
+    later = chat("Change of plan: we land on October 5th instead of the 3rd. Actually our "
+                 "budget is now 3500 euros, not 4000.",
+                 "Lisbon instead of Porto might be better.", "It's Porto now, not Lisbon.")
     revised = revised_by_later(summary, later)
     assert revised == ("## Goal\n- We land in Osaka on October 3rd and fly home on the "
                        "15th. [Since changed: 5th, not 3rd.]\n\n## Critical Context\n"
