@@ -31,7 +31,7 @@ def _turns() -> list[dict]:
              "staging config sets WEBHOOK_TIMEOUT=30? Docs: https://docs.example.com/webhooks"),
         assistant("The retries go through the Redis queue named billing-retries."),
         user("Never deploy on Fridays. Run `git push origin feature/retries` when done."),
-        assistant("Understood."),
+        assistant("Understood: no deploys on Fridays."),
     ]
 
 

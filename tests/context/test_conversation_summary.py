@@ -32,6 +32,7 @@ from mnemo.context.summary.notes import carried_notes, change_of, text_stems, va
 from mnemo.context.summary.reading import CACHE
 from mnemo.context.summary.salience import (
     is_dietary,
+    is_limitation,
     is_phatic,
     is_standing_rule,
     salience,
@@ -2025,3 +2026,65 @@ def test_a_question_without_a_statement_before_it_adds_no_note(question: str) ->
     from mnemo.context.summary.reading import read_prose
     prose = read_prose(question, "user", ("Caroline", "Melanie"))
     assert question not in prose.unclaimed and len(prose.unclaimed) == 0
+
+
+@pytest.mark.parametrize("sentence", [
+    "That helps!", "Thanks, that helps!", "That helps a lot.", "This really helped!",
+    "Thank you for your input.", '"Thank you for your input."',
+    "Feel free to ask if you have more questions."])
+def test_thanks_for_an_answer_and_an_offer_of_more_are_phatic(sentence: str) -> None:
+    assert is_phatic(sentence)
+
+
+@pytest.mark.parametrize("sentence", [
+    "That helped us find the hotel.", "Yoga helps.", "Feel free to share the recipe with Anna.",
+    "If you have questions about the visa, ask Anna."])
+def test_help_with_a_fact_is_not_phatic(sentence: str) -> None:
+    assert not is_phatic(sentence)
+
+
+@pytest.mark.parametrize(("sentence", "limited"), [
+    ("Mia is afraid of heights on the tall wall, so only bouldering.", True),
+    ("My dad can't walk far.", True), ("She uses a wheelchair.", True),
+    ("I get carsick on winding roads.", True), ("Tom has a fear of flying.", True),
+    ("Carlos is vegetarian.", True), ("我恐高。", True),
+    ("I'm afraid I can't make it on Friday.", False), ("The movie was scary.", False),
+    ("I was scared of the dog as a kid.", False), ("I can't take the train before 9.", False)])
+def test_what_someone_cannot_do_is_told_from_a_mention(sentence: str, limited: bool) -> None:
+    assert is_limitation(sentence) is limited
+
+
+def test_what_the_user_cannot_do_outranks_their_thanks_in_a_small_summary() -> None:
+    # By hand (``mnemo chat``, 3,072 tokens) "Mia is afraid of heights …" was one note
+    # among others and gave way in a merge, while "That helps!" stayed.
+    turns = chat("My daughter Mia turns 12 in May, and she wants a climbing party.",
+                 "A climbing party sounds like fun!",
+                 "The climbing gym in Leiden charges 18 euros per kid.", "Okay.",
+                 "Thanks, that helps!", "You're welcome!",
+                 "Mia is afraid of heights on the tall wall, so only bouldering.", "Got it.")
+    summary = summarize_locally(turns, budget_tokens=150)
+    s = parse_summary_sections(summary)
+    assert any("afraid of heights" in line for line in s["Constraints & Preferences"])
+    assert "helps" not in summary
+
+
+def test_a_reply_that_is_all_chit_chat_is_no_last_step() -> None:
+    # By hand a chat's first compaction (laid out as work: too few texts to tell) said
+    # "Last step in these turns: Hi! How can I assist you today?".
+    turns: list[Message] = [
+        {"role": "user", "content": "Hello!"},
+        {"role": "assistant", "content": None, "tool_calls": [{
+            "id": "m1", "type": "function", "function": {"name": "read_file", "arguments":
+                '{"path": "notes.txt"}'}}]},
+        {"role": "tool", "tool_call_id": "m1", "content": "shopping list"},
+        {"role": "assistant", "content": "Hi! How can I assist you today?"}]
+    s = parse_summary_sections(summarize_locally(turns, budget_tokens=1_000))
+    assert not any(line.startswith("Last step") for line in s.get("Progress/In Progress", []))
+
+
+def test_a_question_and_a_reply_that_share_only_a_word_of_time_are_no_pair() -> None:
+    # By hand: "Where could we eat afterwards?" → "The climbing party will be held after
+    # Noor and Sami, …" (the 0.5B model's reply) was printed as answered.
+    turns = chat("Where could we eat afterwards?",
+                 "The climbing party will be held after Noor and Sami, with no restrictions.")
+    assert extract_facts(turns).resolved == []

@@ -155,8 +155,11 @@ _SHORT_LINE = 200
 
 
 # A question and a reply that share only a pronoun ("what's her name?" — "I'll call
-# her!") are not about the same thing: what pairs them is the words of their topic.
-_PRONOUN_STEMS = frozenset(p[:5] for p in PRONOUNS)
+# her!") or a word of time ("Where could we eat afterwards?" — "The party will be held
+# after Noor and Sami.", paired by hand) are not about the same thing: what pairs them
+# is the words of their topic.
+_NOT_TOPIC = frozenset(p[:5] for p in PRONOUNS) | frozenset(
+    ("after", "befor", "later", "soon", "again", "maybe"))
 
 
 # What a question asks for, by its opening, and what a sentence that gives it holds.
@@ -277,7 +280,7 @@ def is_ai_assistant(facts: Facts) -> bool:
 
 
 def _topic(sentence: str) -> frozenset[str]:
-    return keywords(sentence) - _PRONOUN_STEMS
+    return keywords(sentence) - _NOT_TOPIC
 
 
 # A reply that puts the answer off or does not have it leaves the question open.
@@ -465,7 +468,8 @@ class _Reader:
             for sentence, _request in prose.asks[-1:]:
                 self.open_asks.append(_Ask(one_line(sentence, 300), order,
                                            _topic(sentence), False, "assistant"))
-            facts.last_intent = Item(one_line(text, 300), order)
+            # "Hi! How can I assist you today?" is no step of any work: nothing is one.
+            facts.last_intent = Item(one_line(text, 300), order) if prose.kept else None
             self.keep_values(prose.values, order, by_user=False)
         for call in tool_calls_of(message):
             self.tool_call(call, order)

@@ -69,7 +69,7 @@ from mnemo.context.summary.notes import (
 )
 from mnemo.context.summary.salience import (
     condensed,
-    is_dietary,
+    is_limitation,
     is_standing_rule,
     salience,
     slot_keys,
@@ -849,12 +849,13 @@ def _note_lines(facts: Facts, in_goal: set[int]) -> list[_Line]:
             base = _NOTE_BASE + gain - (room == "noted" and not person)
             section = _NOTE_SECTIONS[note.kind]
             if not person and note.role == "user" and (
-                    is_standing_rule(note.text) or is_dietary(note.text)):
+                    is_standing_rule(note.text) or is_limitation(note.text)):
                 # A rule the user set for an AI assistant's answers ("please only
                 # suggest vegetarian recipes") binds every answer to come: it weighs as
                 # a rule does in a work session, and is no restatement of the turns.
                 # So does what the user and theirs must not eat ("Carlos is vegetarian,
-                # and I can't eat shellfish."), which every suggestion has to respect.
+                # and I can't eat shellfish.") or cannot do ("Mia is afraid of heights"),
+                # which every suggestion has to respect.
                 # Nor is it left out because another line mentions its words: a rule
                 # stated only in passing elsewhere is no rule (``_fit``'s ``known``).
                 rule, gain, base, room = True, 0.0, _RULE_BASE, ""
