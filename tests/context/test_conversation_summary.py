@@ -741,6 +741,10 @@ def test_a_correction_takes_back_older_lines_with_that_value_about_the_same_thin
     ("We land on October 3rd and fly home on the 15th.",
      "We land on October 3rd and fly home on the 15th. [Since changed: 5th, not 3rd.]"),
     ("My niece turns 3 in October.", None),  # the same value about another thing
+    # Marked before and carried again beside its correction: marked once (by hand the
+    # line ended "[Since changed: 11, not 9.] [Since changed: 11, not 9.]").
+    ("We land in Osaka on October 3rd. [Since changed: 5th, not 3rd.]",
+     "We land in Osaka on October 3rd. [Since changed: 5th, not 3rd.]"),
 ])
 def test_a_value_taken_back_ends_a_line_or_is_marked_in_it(older: str,
                                                            after: str | None) -> None:
@@ -2088,3 +2092,44 @@ def test_a_question_and_a_reply_that_share_only_a_word_of_time_are_no_pair() -> 
     turns = chat("Where could we eat afterwards?",
                  "The climbing party will be held after Noor and Sami, with no restrictions.")
     assert extract_facts(turns).resolved == []
+
+
+def test_a_model_line_of_a_chat_competes_sentence_by_sentence() -> None:
+    # By hand (``mnemo chat``, 3,072 tokens) the embedded model's summary put the user's
+    # "Her best friend Noor is coming, and Noor's brother Sami too." in its Goal line,
+    # after a sentence the user's own note told again; the next local merge weighed the
+    # line as a whole, dropped it, and with it the only word of who was coming.
+    previous = ("## Goal\n- The user wants a climbing party for her daughter Mia in May. "
+                "Her best friend Noor is coming, and Noor's brother Sami too.\n\n"
+                "## Critical Context\n- User: My daughter Mia turns 12 in May, and she "
+                "wants a climbing party. The climbing gym in Leiden charges 18 euros per "
+                "kid.\n")
+    turns = chat("We invited 9 kids in total.", "Okay, 9 kids.",
+                 "Mia is afraid of heights on the tall wall, so only bouldering.", "Got it.")
+    summary = summarize_locally(turns, budget_tokens=150, previous_summary=previous)
+    assert "Noor's brother Sami" in summary
+    assert "afraid of heights" in summary
+
+
+def test_a_reply_in_markdown_is_read_as_its_sentences() -> None:
+    # By hand the embedded model answered in the summary's own layout, and its notes read
+    # "- Mia has turned from 10 to 12. - The conversation was brief … ### In Progress - …".
+    from mnemo.context.summary.reading import read_prose
+    reply = ("Here is the plan.\n\n### Done\n- We booked the gym in Leiden.\n"
+             "## Day 2: Kyoto temples and the bamboo grove\n1. Fushimi Inari early\n"
+             "2) Kinkaku-ji at noon\n3 kids came along.\n#")
+    assert read_prose(reply, "assistant", ()).kept == (
+        "Here is the plan.", "We booked the gym in Leiden.",
+        "Day 2: Kyoto temples and the bamboo grove", "Fushimi Inari early",
+        "Kinkaku-ji at noon", "3 kids came along.")
+
+
+def test_an_ai_assistant_retelling_the_chat_leaves_no_note() -> None:
+    turns = chat("My daughter Mia turns 12 in May, and she wants a climbing party.",
+                 "How lovely!", "Her best friend Noor is coming.",
+                 "There are no new invites or questions from the user. The conversation "
+                 "was brief and focused on her daughter's party. The gym in Leiden is "
+                 "open until 9 pm.")
+    summary = summarize_locally(turns, budget_tokens=1_000)
+    assert "the user" not in summary and "conversation was brief" not in summary
+    assert "The gym in Leiden is open until 9 pm." in summary

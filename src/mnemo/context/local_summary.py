@@ -797,6 +797,13 @@ def _notes_carried(facts: Facts, previous: dict[str, list[str]]) -> dict[str, li
     return rest
 
 
+# An AI assistant talks to the user, not about "the user" or "the conversation": such a
+# sentence of its reply is the summary it was shown, retold (by hand the embedded model
+# answered "There are no new invites or questions from the user." and "The conversation
+# was brief and focused on her daughter's status.", and both became its notes).
+_ABOUT_THE_CHAT = re.compile(r"\bthe (?:user|conversation)\b", re.IGNORECASE)
+
+
 def _note_lines(facts: Facts, in_goal: set[int]) -> list[_Line]:
     """Notes of conversation. Between people (``is_conversation``) they fill the
     sections by kind and rank by salience; in a work session they are what the user
@@ -819,6 +826,9 @@ def _note_lines(facts: Facts, in_goal: set[int]) -> list[_Line]:
         if note.role == "user" and note.order in in_goal:
             continue  # the Goal quotes that message
         if note.text in pending:
+            continue
+        if talk and not person and note.role == "assistant" and _ABOUT_THE_CHAT.search(
+                note.text):
             continue
         room = "said" if note.role == "user" else "noted"
         label = (f"{note.speaker}: " if talk or note.speaker not in ("User", "Assistant")

@@ -30,6 +30,7 @@ __all__ = [
     "DECISION",
     "FILE_NAME",
     "ITEM_CHARS",
+    "MARKDOWN_MARKS",
     "NOT_CONFIG_KEYS",
     "PATH",
     "PATH_KEYS",
@@ -44,6 +45,7 @@ __all__ = [
     "one_line",
     "sentences",
     "topic_matcher",
+    "without_markdown",
 ]
 
 ITEM_CHARS = 400  # longest single item kept from a sentence or line
@@ -145,6 +147,27 @@ def one_line(text: str, limit: int = ITEM_CHARS) -> str:
 def sentences(text: str) -> list[str]:
     split = _ASCII_SENTENCE_SPLIT.split if text.isascii() else _SENTENCE_SPLIT.split
     return [s.strip() for s in split(text) if s.strip()]
+
+
+# A line of Markdown: a heading or a list item. A short heading labels what follows
+# ("### Done", "## Day 2") and is no sentence; a list item is the sentence after its
+# mark. By hand the embedded model wrote its reply in a summary's layout, and its notes
+# read "- Mia has turned from 10 to 12. - The conversation was brief … ### In Progress".
+MARKDOWN_MARKS = frozenset("-*•#0123456789")  # what such a line opens with
+_LIST_MARK = re.compile(r"(?:[-*•]|\d{1,2}[.)])\s+")
+_HEADING = re.compile(r"#{1,6}(?:\s+|$)")
+_SHORT_HEADING_SPACES = 3  # a heading of up to four words is a label
+
+
+def without_markdown(line: str) -> str:
+    """``line`` (a sentence from ``sentences``) without its Markdown mark; "" for a
+    short heading or a lone list number ("1.", cut from its item by ``sentences``)."""
+    heading = _HEADING.match(line)
+    if heading is not None:
+        rest = line[heading.end():].strip(" #")
+        return rest if rest.count(" ") >= _SHORT_HEADING_SPACES else ""
+    mark = _LIST_MARK.match(line + " ")
+    return line[mark.end():] if mark else line
 
 
 def latin_keywords(text: str) -> frozenset[str]:

@@ -40,7 +40,7 @@ from mnemo.context.summary.salience import (
     values_in,
     without_phatic_clauses,
 )
-from mnemo.context.textscan import STOPWORDS, one_line, sentences
+from mnemo.context.textscan import STOPWORDS, one_line, sentences, without_markdown
 from mnemo.memory.grounding import NUMBER_WORDS
 
 __all__ = ["TIMELINE_DAY", "Change", "Note", "answer_text", "asked_stems", "carried_notes",
@@ -194,7 +194,8 @@ def carried_notes(lines: Sequence[str], speakers: Mapping[str, str], first_order
             others.append(line)
             continue
         for speaker, text in zip(parts[1::2], parts[2::2], strict=True):
-            notes += take_notes(sentences(text), speaker=speaker,
+            said = [s for s in map(without_markdown, sentences(text)) if s]
+            notes += take_notes(said, speaker=speaker,
                                 role=speakers.get(speaker, "user"), order=order, today=None,
                                 names=names, day=dated.group(1) if dated else "")
             order += 1
@@ -317,8 +318,10 @@ def value_change(text: str, stems: AbstractSet[str], whose: str,
             if (values | names_in(text)) - {value} <= change.told:
                 return change.at, ""
             old, new = next((w, n) for v, w, n in change.swaps if v == value)
-            mark = f"{new}, not {old}" if new else f"not {old}"
-            return change.at, f"{text.rstrip()} [Since changed: {mark}.]"
+            mark = f" [Since changed: {f'{new}, ' if new else ''}not {old}.]"
+            # A line marked before still names the old value: carried into the next
+            # compaction beside its correction, it was marked twice (seen by hand).
+            return change.at, text if mark in text else text.rstrip() + mark
     return None
 
 

@@ -54,6 +54,7 @@ from mnemo.context.textscan import (
     CONFIG,
     DECISION,
     FILE_NAME,
+    MARKDOWN_MARKS,
     NOT_CONFIG_KEYS,
     PATH,
     PATH_KEYS,
@@ -63,6 +64,7 @@ from mnemo.context.textscan import (
     URL,
     one_line,
     sentences,
+    without_markdown,
 )
 from mnemo.textjson import CALL_MARKS, call_line_names, made_of_json
 
@@ -324,6 +326,10 @@ def _read_prose(text: str, role: str, names: Sequence[str]) -> Prose:
     unclaimed: list[str] = []
     names = tuple(names)
     for sentence in sentences(text):
+        if sentence[0] in MARKDOWN_MARKS:
+            sentence = without_markdown(sentence)
+            if not sentence:
+                continue
         read = _sentence(sentence, role, names)
         if read is None:  # phatic
             continue
