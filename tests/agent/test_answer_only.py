@@ -204,3 +204,10 @@ def test_a_summary_heading_an_answer_ends_on_is_cut() -> None:
         COPIED_SUMMARY) == "I'm learning Portuguese."
     assert without_copied_note("## Goal\nShip the parser by Friday.", COPIED_SUMMARY) == (
         "## Goal\nShip the parser by Friday.")
+    # By hand: an answer went on in the summary's layout, its Progress parts and a last
+    # heading of one "#".
+    echo = ("Her best friend Noor is coming.\n\n### Done\n- Mia has turned from 10 to 12."
+            "\n\n### In Progress\n- The conversation is being detailed.\n\n### Blocked\n")
+    assert without_copied_note(echo, COPIED_SUMMARY) == "Her best friend Noor is coming."
+    assert without_copied_note("Noor cannot eat gluten.\n\n# Tools & Patterns\n- (none)",
+                               COPIED_SUMMARY) == "Noor cannot eat gluten."

@@ -2133,3 +2133,11 @@ def test_an_ai_assistant_retelling_the_chat_leaves_no_note() -> None:
     summary = summarize_locally(turns, budget_tokens=1_000)
     assert "the user" not in summary and "conversation was brief" not in summary
     assert "The gym in Leiden is open until 9 pm." in summary
+
+
+def test_the_summarys_empty_mark_copied_into_a_reply_is_no_note() -> None:
+    # By hand the embedded model ended a reply with "# Tools & Patterns\n- (none)", and the
+    # next summary's note read "Noor cannot eat gluten-free food on her lunch. (none)".
+    from mnemo.context.summary.reading import read_prose
+    reply = "Noor cannot eat gluten-free food.\n\n# Tools & Patterns\n- (none)"
+    assert read_prose(reply, "assistant", ()).kept == ("Noor cannot eat gluten-free food.",)

@@ -115,12 +115,17 @@ _SUMMARY_END = SUMMARY_END_MARKER.strip(" -\n")
 # by hand (3,072-token window): a reply went on with "- User: We now live in York…" and
 # "## Tools & Patterns", the summary's last lines. Headings general enough to open an
 # answer ("## Goal", "## Progress") count only with what the summary writes under them.
-COPIED_SUMMARY = (SUMMARY_PREFIX[:30], *(f"## {name}" for name in TEMPLATE_SECTIONS
+# A heading is found whatever its level: the embedded model wrote "# Tools & Patterns".
+COPIED_SUMMARY = (SUMMARY_PREFIX[:30], *(f"# {name}" for name in TEMPLATE_SECTIONS
                                          if name not in ("Goal", "Progress")),
                   "- User: ", "- Assistant: ",
                   # "## Goal" as the summary writes it, with its first bullet under it (by
                   # hand: an answer went on "## Goal\n- To help Biscuit remember …").
                   "## Goal\n- ", "## Progress\n### ",
+                  # … and the parts of Progress (by hand the embedded model answered in
+                  # the summary's layout, "### Done\n- Mia has turned from 10 to 12.\n…
+                  # ### In Progress\n- …", and the next summaries read it as its notes).
+                  "### Done\n- ", "### In Progress\n", "### Blocked\n",
                   # The marker after a summary, in the cases the model writes it ("---
                   # End of Context Summary ---" after an answer, by hand).
                   _SUMMARY_END, "End of Context Summary", _SUMMARY_END.capitalize())
