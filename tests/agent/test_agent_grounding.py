@@ -637,6 +637,44 @@ def test_an_entry_that_already_says_not_is_not_stale(mnemo_home: Home, tmp_path:
     assert "corrected a saved memory entry" not in _last_user_text(client.requests[0].messages)
 
 
+def test_a_corrected_amount_replaces_the_entry_that_held_it(mnemo_home: Home,
+                                                           tmp_path: Path) -> None:
+    """By hand "Our budget is about 4000 euros" outlived "Actually our budget is now 3500
+    euros, not 4000." in USER.md, for every later session. The turn's reminder now gives
+    the replace; an add of the new amount replaces the entry; an entry that holds the
+    same number about another thing stays."""
+    budget = "Our budget is about 4000 euros, excluding flights."
+    client = ScriptedChatClient([add("Our budget is now 3500 euros."), "Noted: 3500 euros."])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.memory.add("user", budget)
+        agent.memory.add("user", "I swim 4000 metres every week.")
+        result = agent.run_turn("Actually our budget is now 3500 euros, not 4000.")
+    call = {"name": "memory", "arguments": {"action": "replace", "target": "user",
+                                            "old_text": budget,
+                                            "content": budget.replace("4000", "3500")}}
+    assert json.dumps(call) in _last_user_text(client.requests[0].messages)
+    answer = json.loads(result.tool_runs[0].result)
+    assert answer["success"] and "took back" in answer["note"]
+    assert user_md(mnemo_home) == ("Our budget is now 3500 euros.\n§\n"
+                                   "I swim 4000 metres every week.")
+
+
+@pytest.mark.parametrize(("said", "write"), [
+    # The value about another thing: "turns 12" is no stay of 12 days.
+    ("We'll stay 10 days instead of 12.", "We will stay 10 days."),
+    # The 3rd of the landing is no birthday on the 3rd.
+    ("Actually we land on October 5th instead of the 3rd.", "We land on October 5th."),
+])
+def test_an_entry_about_another_thing_outlives_a_corrected_value(
+        said: str, write: str, mnemo_home: Home, tmp_path: Path) -> None:
+    client = ScriptedChatClient([add(write), "Noted."])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.memory.add("user", "My daughter turns 12 on the 3rd of May.")
+        agent.run_turn(said)
+    assert "corrected a saved memory entry" not in _last_user_text(client.requests[0].messages)
+    assert user_md(mnemo_home) == f"My daughter turns 12 on the 3rd of May.\n§\n{write}"
+
+
 def _last_user_text(messages: list[Message]) -> str:
     return next(content_text(m) for m in reversed(messages) if m.get("role") == "user")
 

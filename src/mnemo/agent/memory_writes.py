@@ -19,12 +19,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from mnemo.context.markers import own_text
+from mnemo.context.summary.notes import change_of, text_stems
 from mnemo.context.summary.salience import (
     is_instruction,
     is_phatic,
     named_after_not,
     replacements,
     undone_in,
+    undone_values,
+    value_swaps,
+    value_word,
+    values_in,
+    with_value,
 )
 from mnemo.context.textscan import one_line, sentences
 from mnemo.memory import MemoryManager, MemoryStore
@@ -141,7 +147,7 @@ class MemoryWrites:
         elif verdict is not None:
             return verdict
         return self._run(intended, args.get("target"), manager, notes,
-                         _taken_back(messages)), False
+                         _latest_said(messages)), False
 
     def _check(self, args: dict[str, Any], messages: Sequence[Message]
                ) -> tuple[str, bool] | _Trim | None:
@@ -207,10 +213,10 @@ class MemoryWrites:
         return None
 
     def _run(self, args: dict[str, Any], asked_target: Any, manager: MemoryManager,
-             notes: list[str], taken_back: tuple[str, ...] = ()) -> str:
+             notes: list[str], said: str = "") -> str:
         """Run a checked call: routed to the right store, a repeated fact not stored
-        again, a correction of a saved entry made its replace (``taken_back``: the names
-        the user's latest message took back)."""
+        again, a correction of a saved entry made its replace (``said``: the user's
+        latest message, which may take back a name or a value)."""
         routed = _route(args, self.memory)
         if routed.get("action") == "add" and routed.get("target") in TARGETS:
             content = str(routed.get("content") or "")
@@ -227,7 +233,7 @@ class MemoryWrites:
                 notes.append("Left out what was already saved; added only "
                              f"{one_line(new, 120)!r}.")
                 routed = {**routed, "content": new}
-        routed = self._as_correction(routed, taken_back, notes)
+        routed = self._as_correction(routed, said, notes)
         result = manager.handle_tool_call("memory", routed)
         if routed.get("target") != asked_target and routed.get("action") == "add":
             notes.append(f"Saved under target {routed['target']!r}: facts about the user go "
@@ -237,16 +243,21 @@ class MemoryWrites:
             notes.append(f"The entry was in target {routed['target']!r}; changed there.")
         return _with_note(result, " ".join(notes)) if notes else result
 
-    def _as_correction(self, args: dict[str, Any], taken_back: tuple[str, ...],
+    def _as_correction(self, args: dict[str, Any], said: str,
                        notes: list[str]) -> dict[str, Any]:
-        """``args``, made the replace of the entry it corrects when the user's latest
-        message took back what that entry says: an add, or a replace whose ``old_text``
-        matches nothing. By hand the user said "Actually Ravi moved: he lives in Glasgow
-        now, not Manchester.", the embedded model added "My brother Ravi now lives in
-        Glasgow now." beside "My brother Ravi lives in Manchester.", and answered
-        "Where does my brother live?" with Manchester, from the memory block."""
+        """``args``, made the replace of the entry it corrects when ``said``, the user's
+        latest message, took back what that entry says: an add, or a replace whose
+        ``old_text`` matches nothing. By hand the user said "Actually Ravi moved: he
+        lives in Glasgow now, not Manchester.", the embedded model added "My brother
+        Ravi now lives in Glasgow now." beside "My brother Ravi lives in Manchester.",
+        and answered "Where does my brother live?" with Manchester, from the memory
+        block. The same for an amount, a day or a month ("our budget is now 3500
+        euros, not 4000": ``_value_corrected``)."""
         target, action = args.get("target"), args.get("action")
-        if not taken_back or target not in TARGETS or action not in ("add", "replace"):
+        taken_back = tuple(undone_in(said))
+        changes = _values_taken_back(said)
+        if not (taken_back or changes) or target not in TARGETS or action not in (
+                "add", "replace"):
             return args
         entries = self.memory.entries_for(target)
         old_text = str(args.get("old_text") or "").strip()
@@ -254,14 +265,16 @@ class MemoryWrites:
             return args  # the model named the entry itself
         content = str(args.get("content") or "")
         negated = [name for sentence in sentences(content) for name in named_after_not(sentence)]
-        stale = corrected_entry(content, taken_back, entries, negated)
-        if stale is None and action == "replace":
+        stale = corrected_entry(content, taken_back, entries, negated) if taken_back else None
+        if stale is None and taken_back and action == "replace":
             # The turn's reminder named the entry to replace (``stale_entries``); a small
             # model given it wrote the new fact as old_text ("My brother Ravi lives in
             # Glasgow.", by hand) and the replace missed.
             named = [entry for entry in entries if _naming(entry, set(taken_back))]
             if len(named) == 1 and not _naming(content, set(taken_back)):
                 stale = named[0]
+        if stale is None:
+            stale = _value_corrected(content, changes, entries)
         if stale is None:
             return args
         notes[:] = [note for note in notes if note != _ADDED_INSTEAD]
@@ -309,23 +322,33 @@ class MemoryWrites:
     def stale_entries(self, text: str) -> list[tuple[str, str]]:
         """The saved entries (either store: target, entry) that ``text``, the user's
         message, says no longer hold: they name what it takes back ("…, not
-        Manchester"), other than after a "not" of their own."""
+        Manchester"), other than after a "not" of their own, or the amount, day or month
+        it takes back, about the same thing ("our budget is now 3500 euros, not 4000":
+        "Our budget is about 4000 euros.", not "I swim 4000 m a week.")."""
         taken = set(undone_in(text))
-        if not taken:
+        changes = _values_taken_back(text)
+        if not taken and not changes:
             return []
         return [(target, entry) for target in TARGETS
-                for entry in self.memory.entries_for(target) if _naming(entry, taken)]
+                for entry in self.memory.entries_for(target)
+                if (taken and _naming(entry, taken))
+                or any(_holds_value(entry, change) for change in changes)]
 
     @staticmethod
     def suggested_correction(text: str, entry: str) -> str | None:
         """``entry`` as ``text``, the user's correction, leaves it: the name said in the
         place of the one taken back ("My brother Ravi lives in Glasgow." after "Actually
         Ravi moved: he lives in Glasgow now, not Manchester."); None when ``text`` puts
-        no name in its place ("we're not going to Lisbon any more")."""
+        no name in its place ("we're not going to Lisbon any more"). A value the same way:
+        "Our budget is about 3500 euros." after "our budget is now 3500 euros, not
+        4000"."""
         for sentence in sentences(text):
             for old, new in replacements(sentence):
                 if _naming(entry, {old}):
                     return re.sub(rf"\b{re.escape(old)}\b", new, entry, flags=re.IGNORECASE)
+        for change in _values_taken_back(text):
+            if change.new and _holds_value(entry, change):
+                return with_value(entry, change.old, change.new)
         return None
 
     def _corrected_copies(self, messages: Sequence[Message]) -> list[str]:
@@ -394,10 +417,53 @@ def _latest_said(messages: Sequence[Message]) -> str:
     return ""
 
 
-def _taken_back(messages: Sequence[Message]) -> tuple[str, ...]:
-    """The names (lower-cased) the user's latest message says no longer hold ("he lives
-    in Glasgow now, not Manchester": ``salience.undone_names``)."""
-    return tuple(undone_in(_latest_said(messages)))
+@dataclass(frozen=True)
+class _ValueChange:
+    """An amount, a day or a month a user's message takes back (``value_swaps``)."""
+
+    old: str  # as ``value_word``
+    new: str  # what the message puts in its place, as written; "" for nothing
+    about: frozenset[str]  # the stems of what it is about (``notes.change_of``)
+
+
+def _values_taken_back(said: str) -> list[_ValueChange]:
+    """What ``said`` takes back of amounts, days and months: "Actually our budget is now
+    3500 euros, not 4000." takes back 4000 of the budget, for 3500. By hand the entry
+    "Our budget is about 4000 euros" outlived that correction, and every later session
+    would have read it."""
+    found: list[_ValueChange] = []
+    for sentence in sentences(said):
+        swaps = value_swaps(sentence)
+        if swaps:
+            about = change_of(sentence, 0).about
+            found += [_ValueChange(old, new, about) for old, _, new in swaps]
+    return found
+
+
+def _holds_value(entry: str, change: _ValueChange) -> bool:
+    """True when ``entry`` names the value ``change`` takes back as holding (not only as
+    taken back itself: "3500 euros, not 4000") and is about the same thing: it shares
+    a word with the correction besides the values ("My daughter turns 12 in May." holds
+    nothing "we'll stay 10 days instead of 12" takes back)."""
+    return (change.old in values_in(entry) and bool(change.about & text_stems(entry))
+            and not any(change.old in undone_values(part) for part in sentences(entry)))
+
+
+def _value_corrected(content: str, changes: Sequence[_ValueChange],
+                     entries: Sequence[str]) -> str | None:
+    """The one entry that ``content``, a write in the turn of ``changes``, corrects: the
+    entry holds a value taken back, and ``content`` puts the new value in its place
+    about the same thing without holding the old one. An unrelated fact saved in that
+    turn replaces nothing: it names no new value of the same thing."""
+    told = values_in(content)
+    for change in changes:
+        if (not change.new or value_word(change.new) not in told
+                or not change.about & text_stems(content) or _holds_value(content, change)):
+            continue
+        held = [entry for entry in entries if _holds_value(entry, change)]
+        if len(held) == 1:
+            return held[0]
+    return None
 
 
 def _naming(entry: str, names: set[str]) -> bool:

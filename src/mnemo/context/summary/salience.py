@@ -41,7 +41,8 @@ __all__ = ["INTERCEPT", "PRONOUNS", "WEIGHTS", "cjk_runs", "clean", "condensed",
            "is_dietary", "is_instruction", "is_limitation", "is_phatic", "is_standing_rule",
            "kind", "named_after_not", "names_in", "replacements", "salience",
            "sentence_features", "slot_keys", "subject_key", "undone_in", "undone_names",
-           "undone_values", "value_swaps", "value_word", "values_in", "without_phatic_clauses"]
+           "undone_values", "value_swaps", "value_word", "values_in", "with_value",
+           "without_phatic_clauses"]
 
 # Words that carry no fact in chit-chat: evaluation, feelings about the other person's
 # news, agreement, small talk. A sentence made only of these (and function words) is
@@ -844,6 +845,15 @@ def values_in(text: str) -> frozenset[str]:
     """The amounts, days and months ``text`` names (``value_word``), which a later
     correction can take back (``undone_values``)."""
     return frozenset(value_word(m.group()) for m in _VALUE_WORD.finditer(text))
+
+
+def with_value(text: str, old: str, new: str) -> str:
+    """``text`` with its first value that is ``old`` (``value_word``) written as ``new``:
+    "Our budget is about 4000 euros." with 4000 as 3500."""
+    for match in _VALUE_WORD.finditer(text):
+        if value_word(match.group()) == old:
+            return text[:match.start()] + new + text[match.end():]
+    return text
 
 
 def names_in(text: str) -> frozenset[str]:
