@@ -2141,3 +2141,18 @@ def test_the_summarys_empty_mark_copied_into_a_reply_is_no_note() -> None:
     from mnemo.context.summary.reading import read_prose
     reply = "Noor cannot eat gluten-free food.\n\n# Tools & Patterns\n- (none)"
     assert read_prose(reply, "assistant", ()).kept == ("Noor cannot eat gluten-free food.",)
+
+
+def test_a_note_in_chinese_said_again_one_character_apart_is_kept_once() -> None:
+    # By hand (``mnemo chat``, 3,072 tokens) the embedded model restated one sentence in
+    # five replies, a character or two apart, and three of them stood among the notes.
+    from mnemo.context.summary.notes import latest_notes
+    older = "我叫林娜和我的丈夫Carlos October正在旅行到大阪，十五号从东京回国。"
+    newer = "我是 Nina和我的丈夫 Carlos October正在旅行到大阪，十五号从东京回国。"
+    line = f"Assistant: {older} 京都有很多好玩的地方。 {newer}"
+    notes, _ = carried_notes([line], {"Assistant": "assistant", "User": "user"}, 0)
+    assert [note.text for note in latest_notes(notes)] == ["京都有很多好玩的地方。", newer]
+    # Sentences that only share a frame stay ("我们十月三号到大阪。", "我们十月五号到东京。").
+    other, _ = carried_notes(["User: 我们十月三号到大阪。 我们十月五号到东京。"],
+                             {"User": "user"}, 0)
+    assert len(latest_notes(other)) == 2

@@ -40,7 +40,13 @@ from mnemo.context.summary.salience import (
     values_in,
     without_phatic_clauses,
 )
-from mnemo.context.textscan import STOPWORDS, one_line, sentences, without_markdown
+from mnemo.context.textscan import (
+    STOPWORDS,
+    cjk_bigrams,
+    one_line,
+    sentences,
+    without_markdown,
+)
 from mnemo.memory.grounding import NUMBER_WORDS
 
 __all__ = ["TIMELINE_DAY", "Change", "Note", "answer_text", "asked_stems", "carried_notes",
@@ -224,9 +230,19 @@ def latest_notes(notes: Sequence[Note], *, ai_assistant: bool = False) -> list[N
     # 12": a "~" key) → that note (``change_of``): an older note of theirs about the same
     # thing with that value no longer holds.
     changed: dict[tuple[str, str], list[Change]] = {}
+    # The character pairs of each speaker's newest kept notes in Chinese (``_near_copy``).
+    grams: dict[str, list[frozenset[str]]] = {}
     for note in reversed(notes):
         keys = [(note.speaker, key) for key in note.keys]
         hit = next((k for k in keys if k in seen), None)
+        if hit is None and not note.text.isascii():
+            pairs = cjk_bigrams(note.text)
+            newer = grams.setdefault(note.speaker, [])
+            if _near_copy(pairs, newer):
+                gone.append(note)
+                continue
+            newer.append(pairs)
+            del newer[:-_NEAR_COPY_WINDOW]
         if hit is None and changed:
             whose = "user" if ai_assistant and note.role == "assistant" else note.speaker
             found = value_change(note.text, _stems(note), whose, changed)
@@ -269,6 +285,24 @@ def latest_notes(notes: Sequence[Note], *, ai_assistant: bool = False) -> list[N
     kept.reverse()
     # An AI's echo of any earlier user note includes one of the message just before.
     return _without_restated(kept, gone) if ai_assistant else _without_echoes(kept)
+
+
+# A note in Chinese that shares this much of its character pairs with a newer note of
+# its speaker says the same again in other characters: by hand the embedded model
+# restated one sentence three times ("我叫 Nina和我的丈夫Carlos October正在旅行到大阪，
+# 十五号从东京回国。", "我是 Nina和我的丈夫 Carlos …"), one character apart, and each
+# took a place among the notes (their keys are their runs, and the runs differ). Only
+# the newest notes of a speaker are compared: a repeat follows what it repeats closely.
+_NEAR_COPY_SHARE = 0.75
+_NEAR_COPY_WINDOW = 32
+
+
+def _near_copy(pairs: frozenset[str], newer: Sequence[frozenset[str]]) -> bool:
+    """True when ``pairs`` (a note's CJK character pairs) are mostly those of one of
+    ``newer`` (see ``_NEAR_COPY_SHARE``)."""
+    if len(pairs) < 4:  # too short to tell a copy from a like sentence
+        return False
+    return any(len(pairs & other) >= _NEAR_COPY_SHARE * len(pairs | other) for other in newer)
 
 
 # Words of the change itself, which tell nothing of what changed.
