@@ -211,3 +211,6 @@ def test_a_summary_heading_an_answer_ends_on_is_cut() -> None:
     assert without_copied_note(echo, COPIED_SUMMARY) == "Her best friend Noor is coming."
     assert without_copied_note("Noor cannot eat gluten.\n\n# Tools & Patterns\n- (none)",
                                COPIED_SUMMARY) == "Noor cannot eat gluten."
+    # … and a value correction's mark, its values made up.
+    assert without_copied_note("We fly home on the 15th. [Since changed: 4500 euros, not "
+                               "3500 euros.]", COPIED_SUMMARY) == "We fly home on the 15th."

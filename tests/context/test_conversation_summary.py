@@ -2129,10 +2129,11 @@ def test_an_ai_assistant_retelling_the_chat_leaves_no_note() -> None:
                  "How lovely!", "Her best friend Noor is coming.",
                  "There are no new invites or questions from the user. The conversation "
                  "was brief and focused on her daughter's party. The gym in Leiden is "
-                 "open until 9 pm.")
+                 "open until 9 pm. The user manual of the gym asks for closed shoes.")
     summary = summarize_locally(turns, budget_tokens=1_000)
-    assert "the user" not in summary and "conversation was brief" not in summary
+    assert "from the user" not in summary and "conversation was brief" not in summary
     assert "The gym in Leiden is open until 9 pm." in summary
+    assert "The user manual of the gym asks for closed shoes." in summary
 
 
 def test_the_summarys_empty_mark_copied_into_a_reply_is_no_note() -> None:

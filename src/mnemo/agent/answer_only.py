@@ -25,6 +25,7 @@ from typing import Any
 
 from mnemo.context.markers import SUMMARY_END_MARKER, SUMMARY_PREFIX
 from mnemo.context.prompt import TEMPLATE_SECTIONS
+from mnemo.context.summary.notes import CHANGE_MARK
 from mnemo.context.textscan import one_line
 from mnemo.memory.tool import ACTIONS as MEMORY_ACTIONS
 from mnemo.messages import Message, content_text, tool_calls_of
@@ -126,6 +127,10 @@ COPIED_SUMMARY = (SUMMARY_PREFIX[:30], *(f"# {name}" for name in TEMPLATE_SECTIO
                   # the summary's layout, "### Done\n- Mia has turned from 10 to 12.\n…
                   # ### In Progress\n- …", and the next summaries read it as its notes).
                   "### Done\n- ", "### In Progress\n", "### Blocked\n",
+                  # … and a value correction's mark, which the model copied with the
+                  # values made up: "… fly home on the 15th. [Since changed: 4500 euros,
+                  # not 3500 euros.]" (by hand).
+                  CHANGE_MARK,
                   # The marker after a summary, in the cases the model writes it ("---
                   # End of Context Summary ---" after an answer, by hand).
                   _SUMMARY_END, "End of Context Summary", _SUMMARY_END.capitalize())

@@ -800,8 +800,11 @@ def _notes_carried(facts: Facts, previous: dict[str, list[str]]) -> dict[str, li
 # An AI assistant talks to the user, not about "the user" or "the conversation": such a
 # sentence of its reply is the summary it was shown, retold (by hand the embedded model
 # answered "There are no new invites or questions from the user." and "The conversation
-# was brief and focused on her daughter's status.", and both became its notes).
-_ABOUT_THE_CHAT = re.compile(r"\bthe (?:user|conversation)\b", re.IGNORECASE)
+# was brief and focused on her daughter's status.", and both became its notes). Not
+# "the user manual" or "the user interface": a thing, not the person.
+_ABOUT_THE_CHAT = re.compile(
+    r"\bthe (?:user(?!\s+(?:manual|guide|interface|experience|account|name|id|agreement"
+    r"|group|forum|base|reviews?|rating)s?\b)|conversation)\b", re.IGNORECASE)
 
 
 def _note_lines(facts: Facts, in_goal: set[int]) -> list[_Line]:

@@ -49,9 +49,9 @@ from mnemo.context.textscan import (
 )
 from mnemo.memory.grounding import NUMBER_WORDS
 
-__all__ = ["TIMELINE_DAY", "Change", "Note", "answer_text", "asked_stems", "carried_notes",
-           "change_of", "content_words", "echoes", "latest_notes", "rare_words", "take_notes",
-           "text_stems", "told_in", "value_change"]
+__all__ = ["CHANGE_MARK", "TIMELINE_DAY", "Change", "Note", "answer_text", "asked_stems",
+           "carried_notes", "change_of", "content_words", "echoes", "latest_notes",
+           "rare_words", "take_notes", "text_stems", "told_in", "value_change"]
 
 _WORD = re.compile(r"[a-z][a-z'’]{2,}|\d+")
 _MIN_CHARS = 6  # shorter, a sentence tells nothing a reader needs ("Ok.", "Me too.")
@@ -305,6 +305,10 @@ def _near_copy(pairs: frozenset[str], newer: Sequence[frozenset[str]]) -> bool:
     return any(len(pairs & other) >= _NEAR_COPY_SHARE * len(pairs | other) for other in newer)
 
 
+# How a line that still holds, but for a value taken back, is marked (``value_change``).
+CHANGE_MARK = "[Since changed: "
+
+
 # Words of the change itself, which tell nothing of what changed.
 _CHANGE_STEMS = frozenset(("inste", "rathe", "now", "actua", "longe", "moved", "chang",
                            "switc", "pushe", "postp", "resch", "shift"))
@@ -352,7 +356,7 @@ def value_change(text: str, stems: AbstractSet[str], whose: str,
             if (values | names_in(text)) - {value} <= change.told:
                 return change.at, ""
             old, new = next((w, n) for v, w, n in change.swaps if v == value)
-            mark = f" [Since changed: {f'{new}, ' if new else ''}not {old}.]"
+            mark = f" {CHANGE_MARK}{f'{new}, ' if new else ''}not {old}.]"
             # A line marked before still names the old value: carried into the next
             # compaction beside its correction, it was marked twice (seen by hand).
             return change.at, text if mark in text else text.rstrip() + mark
