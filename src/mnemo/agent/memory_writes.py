@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mnemo.context.markers import own_text
-from mnemo.context.summary.notes import change_of, text_stems
+from mnemo.context.summary.notes import Change, text_stems, value_changes
 from mnemo.context.summary.salience import (
     is_instruction,
     is_phatic,
@@ -27,7 +27,6 @@ from mnemo.context.summary.salience import (
     replacements,
     undone_in,
     undone_values,
-    value_swaps,
     value_word,
     values_in,
     with_value,
@@ -255,7 +254,7 @@ class MemoryWrites:
         euros, not 4000": ``_value_corrected``)."""
         target, action = args.get("target"), args.get("action")
         taken_back = tuple(undone_in(said))
-        changes = _values_taken_back(said)
+        changes = value_changes(said)
         if not (taken_back or changes) or target not in TARGETS or action not in (
                 "add", "replace"):
             return args
@@ -326,13 +325,14 @@ class MemoryWrites:
         it takes back, about the same thing ("our budget is now 3500 euros, not 4000":
         "Our budget is about 4000 euros.", not "I swim 4000 m a week.")."""
         taken = set(undone_in(text))
-        changes = _values_taken_back(text)
+        changes = value_changes(text)
         if not taken and not changes:
             return []
         return [(target, entry) for target in TARGETS
                 for entry in self.memory.entries_for(target)
                 if (taken and _naming(entry, taken))
-                or any(_holds_value(entry, change) for change in changes)]
+                or any(_holds_value(entry, change, old)
+                       for change in changes for old, _, _ in change.swaps)]
 
     @staticmethod
     def suggested_correction(text: str, entry: str) -> str | None:
@@ -346,9 +346,10 @@ class MemoryWrites:
             for old, new in replacements(sentence):
                 if _naming(entry, {old}):
                     return re.sub(rf"\b{re.escape(old)}\b", new, entry, flags=re.IGNORECASE)
-        for change in _values_taken_back(text):
-            if change.new and _holds_value(entry, change):
-                return with_value(entry, change.old, change.new)
+        for change in value_changes(text):
+            for old, _, new in change.swaps:
+                if new and _holds_value(entry, change, old):
+                    return with_value(entry, old, new)
         return None
 
     def _corrected_copies(self, messages: Sequence[Message]) -> list[str]:
@@ -417,39 +418,18 @@ def _latest_said(messages: Sequence[Message]) -> str:
     return ""
 
 
-@dataclass(frozen=True)
-class _ValueChange:
-    """An amount, a day or a month a user's message takes back (``value_swaps``)."""
-
-    old: str  # as ``value_word``
-    new: str  # what the message puts in its place, as written; "" for nothing
-    about: frozenset[str]  # the stems of what it is about (``notes.change_of``)
-
-
-def _values_taken_back(said: str) -> list[_ValueChange]:
-    """What ``said`` takes back of amounts, days and months: "Actually our budget is now
-    3500 euros, not 4000." takes back 4000 of the budget, for 3500. By hand the entry
-    "Our budget is about 4000 euros" outlived that correction, and every later session
-    would have read it."""
-    found: list[_ValueChange] = []
-    for sentence in sentences(said):
-        swaps = value_swaps(sentence)
-        if swaps:
-            about = change_of(sentence, 0).about
-            found += [_ValueChange(old, new, about) for old, _, new in swaps]
-    return found
+def _holds_value(entry: str, change: Change, old: str) -> bool:
+    """True when ``entry`` names ``old``, a value ``change`` takes back, as holding (not
+    only as taken back itself: "3500 euros, not 4000") and is about the same thing: it
+    shares a word with the correction besides the values ("My daughter turns 12 in May."
+    holds nothing "we'll stay 10 days instead of 12" takes back). By hand the entry "Our
+    budget is about 4000 euros" outlived "Actually our budget is now 3500 euros, not
+    4000.", and every later session would have read it."""
+    return (old in values_in(entry) and bool(change.about & text_stems(entry))
+            and not any(old in undone_values(part) for part in sentences(entry)))
 
 
-def _holds_value(entry: str, change: _ValueChange) -> bool:
-    """True when ``entry`` names the value ``change`` takes back as holding (not only as
-    taken back itself: "3500 euros, not 4000") and is about the same thing: it shares
-    a word with the correction besides the values ("My daughter turns 12 in May." holds
-    nothing "we'll stay 10 days instead of 12" takes back)."""
-    return (change.old in values_in(entry) and bool(change.about & text_stems(entry))
-            and not any(change.old in undone_values(part) for part in sentences(entry)))
-
-
-def _value_corrected(content: str, changes: Sequence[_ValueChange],
+def _value_corrected(content: str, changes: Sequence[Change],
                      entries: Sequence[str]) -> str | None:
     """The one entry that ``content``, a write in the turn of ``changes``, corrects: the
     entry holds a value taken back, and ``content`` puts the new value in its place
@@ -457,12 +437,13 @@ def _value_corrected(content: str, changes: Sequence[_ValueChange],
     turn replaces nothing: it names no new value of the same thing."""
     told = values_in(content)
     for change in changes:
-        if (not change.new or value_word(change.new) not in told
-                or not change.about & text_stems(content) or _holds_value(content, change)):
-            continue
-        held = [entry for entry in entries if _holds_value(entry, change)]
-        if len(held) == 1:
-            return held[0]
+        for old, _, new in change.swaps:
+            if (not new or value_word(new) not in told or not change.about & text_stems(content)
+                    or _holds_value(content, change, old)):
+                continue
+            held = [entry for entry in entries if _holds_value(entry, change, old)]
+            if len(held) == 1:
+                return held[0]
     return None
 
 

@@ -66,6 +66,7 @@ from mnemo.context.summary.notes import (
     text_stems,
     told_in,
     value_change,
+    value_changes,
 )
 from mnemo.context.summary.salience import (
     condensed,
@@ -723,9 +724,9 @@ def revised_by_later(summary: str, later: Sequence[Message]) -> str:
     names = {name for text in said for name in undone_in(text)}
     by_value: dict[tuple[str, str], list[Change]] = {}
     for text in said:
-        for sentence in sentences(text):
-            for value in undone_values(sentence):
-                by_value.setdefault(("", value), []).append(change_of(sentence, 0))
+        for change in value_changes(text):
+            for old, _, _ in change.swaps:
+                by_value.setdefault(("", old), []).append(change)
     if not names and not by_value:
         return summary
 
@@ -996,11 +997,10 @@ def _progress_lines(facts: Facts, previous: dict[str, list[str]],
     if talk:  # nor a memory call an earlier summary listed (one made before it was a chat)
         earlier_done = [line for line in earlier_done if not _TALK_ACTION.match(line)]
     for key, note in facts.actions.items():
-        if talk and note.name in TALK_TOOLS and not note.last_failed:
-            continue  # what was saved is in the notes already; the count under Tools
-        if note.name in TALK_TOOLS and note.last_failed:
-            # A refused memory write blocks nothing of the user's, and its entry is what
-            # the model made up ("I'm Lisa …", by hand): the count under Tools says it.
+        if note.name in TALK_TOOLS and (talk or note.last_failed):
+            # In a chat what was saved is in the notes already; a refused memory write
+            # blocks nothing of the user's, and its entry is what the model made up
+            # ("I'm Lisa …", by hand). The count under Tools says both.
             continue
         if note.last_failed:
             blocked.append(_Candidate("blocked", f"{key} → {note.last_error}", note.last, 74))

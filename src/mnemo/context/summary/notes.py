@@ -51,7 +51,7 @@ from mnemo.memory.grounding import NUMBER_WORDS
 
 __all__ = ["CHANGE_MARK", "TIMELINE_DAY", "Change", "Note", "answer_text", "asked_stems",
            "carried_notes", "change_of", "content_words", "echoes", "latest_notes",
-           "rare_words", "take_notes", "text_stems", "told_in", "value_change"]
+           "rare_words", "take_notes", "text_stems", "told_in", "value_change", "value_changes"]
 
 _WORD = re.compile(r"[a-z][a-z'’]{2,}|\d+")
 _MIN_CHARS = 6  # shorter, a sentence tells nothing a reader needs ("Ok.", "Me too.")
@@ -333,6 +333,14 @@ def change_of(text: str, at: int, stems: AbstractSet[str] | None = None) -> Chan
                       if stem not in cut and stem not in _CHANGE_STEMS
                       and not stem[:1].isdigit())
     return Change(at, about, values | names_in(text), value_swaps(text))
+
+
+def value_changes(text: str) -> list[Change]:
+    """The corrections of amounts, days and months in ``text``, one a sentence that makes
+    any (``value_swaps``): "Actually our budget is now 3500 euros, not 4000." takes back
+    4000 of the budget, for 3500."""
+    return [change for sentence in sentences(text)
+            if (change := change_of(sentence, 0)).swaps]
 
 
 def text_stems(text: str) -> frozenset[str]:
