@@ -416,12 +416,21 @@ def test_calls_written_out_after_the_answer_are_neither_shown_nor_kept(
     # (4) by hand: the chat template's tag for a tool's answer after the answer.
     ("We're going to Lisbon in May.\n\n<tool_response>", "<tool_response>\n",
      "We're going to Lisbon in May.", ("<tool_response>", "<tool")),
-    # (5) by hand: the memory block copied out, its entries between "§" lines.
+    # (5) by hand: the chat template's preamble to the tools after an answer, with a
+    # heading of the model's own before it ("# Memory & Past Sessions").
+    ("We're going to Lisbon in May.\n\n# Memory & Past Sessions\nWhen the user mentions "
+     "an earlier conversation, call session_search with a few keywords before answering."
+     "\n\n# Tools\n\nYou may call one or more functions to "
+     "assist with the user query. You are provided with function signatures within "
+     '<tools></tools> XML tags:\n<tools>\n{"type": "function"}',
+     '<tools>\n{"type": "function", "function": {"name": "memory"}}\n</tools>',
+     "We're going to Lisbon in May.", ("You may call", "# Memory")),
+    # (6) by hand: the memory block copied out, its entries between "§" lines.
     ("Nice to meet you, Priya.\n§\nI run 5 km every Saturday.\n§\nMy brother Ravi lives "
      "in Manchester.", "§\nI run 5 km every Saturday.",
      "Nice to meet you, Priya.", ("§", "every Saturday")),
 ], ids=["broken call and summary copy", "copied tool result", "note line copied",
-        "template tag", "memory block"])
+        "template tag", "template preamble", "memory block"])
 def test_a_broken_call_a_summary_or_a_result_copied_is_neither_shown_nor_kept(
         mnemo_home: Home, tmp_path: Path, copied: str, all_copy: str, answer: str,
         never_kept: tuple[str, str]) -> None:

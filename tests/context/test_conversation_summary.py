@@ -2157,3 +2157,27 @@ def test_a_note_in_chinese_said_again_one_character_apart_is_kept_once() -> None
     other, _ = carried_notes(["User: 我们十月三号到大阪。 我们十月五号到东京。"],
                              {"User": "user"}, 0)
     assert len(latest_notes(other)) == 2
+
+
+# By hand (3,072 tokens, a chat about a move): "Good morning, Lotte and Bram!" left
+# "Lotte and Bram!" as a note, "That sounds like a lot of work." was one, and so was
+# what the model's closing line left: "If you have any more questions or need
+# assistance in a different area."
+@pytest.mark.parametrize("sentence", [
+    "Good morning, Lotte and Bram!", "Thanks, Lotte, Bram and Sami!",
+    "Hi Mel and Jon, how are you?", "That sounds like a lot of work.",
+    "It must have been a bit of a shock!",
+    "If you have any more questions or need assistance in a different area, feel free "
+    "to ask."])
+def test_a_greeting_to_several_a_reaction_and_a_closing_offer_are_phatic(
+        sentence: str) -> None:
+    assert is_phatic(sentence)
+
+
+@pytest.mark.parametrize("sentence", [
+    "Lotte and Bram are coming on Saturday.", "It looks like a lot of work is left.",
+    "That sounds like a lot of work, so we hired movers.", "It sounds like it is working.",
+    "We moved to a different area of town."])
+def test_names_work_and_a_different_area_that_say_something_are_not_phatic(
+        sentence: str) -> None:
+    assert not is_phatic(sentence)

@@ -104,8 +104,15 @@ def copied_call_openings(names: Sequence[str]) -> tuple[str, ...]:
             for action in MEMORY_ACTIONS)
     # The chat template's own tag for a tool's answer: by hand (3,072 tokens) a reply
     # ended "… going to Lisbon in May.\n\n<tool_response>", shown, and the summary
-    # kept it as a note of the assistant's.
-    return (*marked, *written, *told, *_COPIED_RESULTS, "<tool_response>")
+    # kept it as a note of the assistant's. So are the template's preamble to the tools
+    # and their list: another reply went on "# Memory & Past Sessions … # Tools\n\nYou
+    # may call one or more functions … <tools>\n{"type": "function", …", shown.
+    return (*marked, *written, *told, *_COPIED_RESULTS, "<tool_response>", *_TEMPLATE_TOOLS)
+
+
+# The Qwen chat template's words before the tool list (the embedded model's template).
+_TEMPLATE_TOOLS = ("# Tools\n\nYou may call", "You may call one or more functions",
+                   "<tools>")
 
 
 _SUMMARY_END = SUMMARY_END_MARKER.strip(" -\n")
@@ -278,13 +285,16 @@ def without_copied_note(text: str, openings: Sequence[str] = COPIED_NOTE) -> str
     if not found:
         return text
     # '… You live in York now. In my previous turn, I returned "memory add …': the
-    # unfinished sentence goes with the copy, and so does a rule line before it ("---").
-    return _UNFINISHED.sub("", _RULE_LINES.sub("", text[:min(found)]).rstrip())
+    # unfinished sentence goes with the copy, and so does a rule line before it ("---")
+    # or a heading right before it ("# Memory & Past Sessions", the model's own).
+    kept = _HEADINGS_BEFORE_COPY.sub("", _RULE_LINES.sub("", text[:min(found)]))
+    return _UNFINISHED.sub("", kept.rstrip())
 
 
 _TRAILING_HEADINGS = re.compile(r"(?:\n[ \t]*#{1,6}[ \t]*(?:Goal|Progress)[ \t]*)+\s*$")
 _UNFINISHED = re.compile(r"(?<=[.!?。！？])[ \t]+[^\n.!?。！？]*$")
 _RULE_LINES = re.compile(r"(?:\n[ \t]*[-=*_]{3,}[ \t]*)+\s*$")
+_HEADINGS_BEFORE_COPY = re.compile(r"(?:\n[ \t]*#{1,6}[ \t][^\n]*)+\s*$")
 
 
 def with_extra(message: Message, extra: str) -> Message:

@@ -109,11 +109,14 @@ def without_example_copy(text: str, said: str) -> str:
                    if not copies_example(s, said)).strip()
 
 
-def _opening(guidance: str) -> str:
-    """A guidance block's heading and the first words after it: where a reply that
-    starts copying the block out begins."""
+def _openings(guidance: str) -> tuple[str, str]:
+    """A guidance block's heading with the first words after it, and its first sentence
+    up to its sixth word: where a reply that starts copying the block out begins. The
+    second under a heading of the model's own: by hand a reply went on "# Memory & Past
+    Sessions\nWhen the user mentions an earlier conversation, call session_search …"."""
     heading, _, body = guidance.partition("\n")
-    return heading + "\n" + " ".join(body.split()[:4])
+    words = body.split()
+    return heading + "\n" + " ".join(words[:4]), " ".join(words[:6])
 
 
 # By hand the embedded model ended replies by copying its memory guidance out ("# Memory
@@ -122,8 +125,9 @@ def _opening(guidance: str) -> str:
 # … or where it starts the worked example's line (by hand: 'To "I'm Sam and I prefer
 # tabs" your reply starts with:', shown as the answer to "What do you remember about my
 # food rules?").
-GUIDANCE_OPENINGS = (*(_opening(g) for g in (
-    SMALL_MEMORY_GUIDANCE, SMALL_SESSION_SEARCH_GUIDANCE, SMALL_TOOL_USE_GUIDANCE)),
+GUIDANCE_OPENINGS = (*(opening for g in (
+    SMALL_MEMORY_GUIDANCE, SMALL_SESSION_SEARCH_GUIDANCE, SMALL_TOOL_USE_GUIDANCE)
+    for opening in _openings(g)),
     f"To \"{_MEMORY_EXAMPLE_SAID}\"", f"to \"{_MEMORY_EXAMPLE_SAID}\"",
     f"\"{_MEMORY_EXAMPLE_SAID}\" your reply")
 

@@ -144,6 +144,8 @@ _PHATIC_PHRASE = re.compile(
     r"|(?:with )?(?:anything|something) else|how (?:can|may) i (?:help|assist)(?: you)?"
     r"|(?:i'?m )?(?:here|happy|glad) to (?:help|assist)|i (?:can|could) (?:help|assist)"
     r"|feel free to (?:ask|reach out|let me know|share)"
+    r"|(?:in|with|on) (?:a |any |an )?(?:different|other|another) (?:area|topic|subject"
+    r"|matter|field|task)s?"
     # … and the user's thanks for an answer: "Thanks, that helps!" (by hand, "That
     # helps!" stood among a 3,072-token chat's notes while the daughter's fear of
     # heights gave way).
@@ -182,11 +184,12 @@ def _in_phrase(word: str) -> bool:
 # name something and are not reactions; nor is a state of the work ("It looks broken.").
 _REACTION = re.compile(
     r"(?!.*\b(?i:broken|wrong|stuck|missing|failing|failed|down|slow|empty|corrupt\w*"
-    r"|outdated|off|fixed|done|ready|right|work\w*)\b)"
+    r"|outdated|off|fixed|done|ready|right|(?<!of )work\w*)\b)"
     r"(?i:(?:(?:oh|aw+|wow|yum|ooh|yeah|haha)[,!]*\s+)*)(?:"
     r"(?i:(?:(?:that|it|this|they|you|she|he)(?:['’]s|\s+is|\s+are|\s+was)?\s+)?"
     r"(?:looks?|sounds?|seems?|feels?|must\s+(?:be|feel|have\s+(?:been|felt))))"
-    r"(?:\s+(?:like|so|really|very|super|pretty|totally|absolutely|just|such|a|an))*"
+    r"(?:\s+(?:like|so|really|very|super|pretty|totally|absolutely|just|such|a|an"
+    r"|(?:lot|bit|ton|kind|sort)\s+of))*"
     r"(?:\s+[a-z'’-]+){1,2}(?:\s+(?:and|&)\s+[a-z'’-]+)?"
     r"|(?i:what|such)\s+an?(?:\s+[a-z'’-]+){1,6}(?=\s*!)"
     r"|(?i:(?:that|this|it)(?:['’]s|\s+is|\s+was))(?:\s+(?:a|an|such|so|really|very))*"
@@ -529,10 +532,13 @@ _GREETING = (r"hey|hi|hiya|heya|howdy|yo|hello|bye|thanks|thank you|congrats|con
              # "Anytime Nate!", "No problem Nate!" (LoCoMo, held out).
              r"|anytime|no problem|no worries|my pleasure|you bet|will do|you too"
              r"|take care|good luck|see you|talk soon")
+# … or the names of two or more: "Good morning, Lotte and Bram!" (by hand: "Lotte and
+# Bram!" was left of it, a note).
+_NAMES = r"[A-Z][a-z'’]{1,20}(?:(?:,\s*|,?\s+(?:and|&)\s+)[A-Z][a-z'’]{1,20}){0,3}"
 _VOCATIVE = re.compile(
-    rf"(?:^(?i:{_GREETING})\s+|,\s*)[A-Z][a-z'’]{{1,20}}(?=[!.?…\s]*$)"
+    rf"(?:^(?i:{_GREETING})\s+|,\s*){_NAMES}(?=[!.?…\s]*$)"
     # … or a greeting's name before the rest: "Hey Mel, how are you?"
-    rf"|^(?i:{_GREETING})\s+[A-Z][a-z'’]{{1,20}}(?=\s*[,!])"
+    rf"|^(?i:{_GREETING})\s+{_NAMES}(?=\s*[,!])"
 )
 # ``_VOCATIVE`` matches after a comma or a greeting that opens the sentence: a sentence
 # with neither (most) is not searched.
