@@ -139,10 +139,30 @@ def test_a_model_line_naming_what_the_user_took_back_is_left_out() -> None:
 
 
 def test_no_room_or_nothing_new_leaves_the_model_summary_as_it_is() -> None:
-    assert completed(_MODEL, _chat(), budget_tokens=estimate_tokens_rough(_MODEL) + 50) == _MODEL
+    # (Within so small a budget an empty heading says no "(none)".)
+    headings = estimate_tokens_rough(render_sections({}, marked=False))
+    assert completed(_MODEL, _chat(), budget_tokens=headings + 20) == _MODEL
     assert completed(_MODEL, [], budget_tokens=2_000) == _MODEL
     echo: list[Message] = [{"role": "user", "content": content_text(_chat()[0])}]
     assert completed(_MODEL, echo, budget_tokens=2_000) == _MODEL
+
+
+def test_in_a_small_window_the_models_none_lines_go_and_every_heading_stays() -> None:
+    # By hand (3,072 tokens) a model summary swapped in kept nine "(none)" lines, which
+    # the local summary of the same window leaves out.
+    empty = "\n".join(f"## {name}\n- (none)" for name in TEMPLATE_SECTIONS
+                      if name not in ("Goal", "Constraints & Preferences", "Critical Context"))
+    model = f"{_MODEL}\n{empty}\n"
+    for text in (completed(model, _chat(), budget_tokens=400),
+                 with_rules_kept(model, None, 400)):
+        assert "(none)" not in text
+        headings = [line[3:] for line in text.splitlines() if line.startswith("## ")]
+        assert sorted(headings) == sorted(TEMPLATE_SECTIONS)
+        for line in _lines(_MODEL):
+            assert line in _lines(text)
+    # A large budget's summary says "(none)", as the local one does.
+    assert "(none)" in with_rules_kept(model, None, 2_000)
+    assert "(none)" in completed(model, _chat(), budget_tokens=2_000)
 
 
 def test_the_models_repeated_lines_fragments_and_template_hints_are_left_out() -> None:
@@ -195,6 +215,9 @@ def test_a_line_of_the_previous_summary_copied_only_so_far_is_left_out() -> None
              "Braga on 14 June.\n- [Rui read \"The Shadow of the Wind\" on Sunday [29 Nov\n"
              "- User: I'm saving money to buy a flat in Matosinhos\n"
              "- sister Rita is getting married in Braga on 14 June.\n"
+             # … or with two words run together where it stopped (by hand, a move).
+             "- User: My brother Rui plays the cello in the Porto orchestra. My favourite "
+             "food is grilledSar\n"
              "- Ana adopted Pixel from the Oakland shelter yesterday and")
     turns: list[Message] = [
         {"role": "user", "content": "I'm Ana. I adopted Pixel from the Oakland shelter "
@@ -213,6 +236,24 @@ def test_a_line_of_the_previous_summary_copied_only_so_far_is_left_out() -> None
     # A line that is whole, or new, stays — even one the model did not end with a stop.
     assert "- User: My sister Rita is getting married in Braga on 14 June." in text
     assert "buy a flat in Matosinhos" in text
+
+
+def test_a_line_copied_so_far_with_two_words_run_together_is_left_out() -> None:
+    # By hand (3,072 tokens, a chat about a move): the model's merge wrote "… with my
+    # partnerLot", and every later summary carried it in place of the user's words.
+    previous = ("## Goal\n- User: I'm moving from Utrecht to Ghent on March 14th with my "
+                "partner Lotte.\n## Tools & Patterns\n- memory ×4 (3 failed)\n")
+    model = ("## Goal\n- I'm moving from Utrecht to Ghent on March 14th with my partnerLot\n"
+             "## Constraints & Preferences\n- The moving van costs 420 euros for the day.\n")
+    turns: list[Message] = [
+        {"role": "user", "content": "The moving van costs 420 euros for the day."},
+        {"role": "assistant", "content": "Noted, 420 euros for the van. Book it early, "
+                                         "check the parking rules in Ghent and ask the "
+                                         "neighbours about the lift before the day."}]
+    text = completed(model, turns, budget_tokens=2_000, previous_summary=previous)
+    assert "partnerLot" not in text
+    assert "with my partner Lotte." in text
+    assert "The moving van costs 420 euros for the day." in text
 
 
 def test_a_model_line_wrapped_over_lines_is_one_item() -> None:
@@ -634,8 +675,9 @@ def test_a_rule_of_the_previous_summary_takes_the_room_of_other_lines() -> None:
     assert estimate_tokens_rough(text) <= 140
     assert parse_summary_sections(text)["Constraints & Preferences"] == [_RULE]
     assert "Porto now" in text  # the best of the rest, as far as the room goes
-    # With no room even for the rule alone, the merge stays as it was.
-    assert with_rules_kept(merged, _HELD, 60) == merged
+    # With no room even for the rule alone, the merge stays as it was (but for its
+    # "(none)" lines: a budget so small prints none).
+    assert with_rules_kept(merged, _HELD, 60) == merged.replace("- (none)\n", "")
 
 
 def _tool_call(call_id: str, name: str, arguments: dict[str, Any]) -> Message:

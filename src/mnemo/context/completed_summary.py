@@ -45,6 +45,7 @@ from datetime import date
 
 from mnemo.context.local_summary import (
     TOOL_COUNT,
+    marks_empty,
     parse_summary_sections,
     render_sections,
     summarize_locally,
@@ -76,10 +77,11 @@ _PENDING, _CRITICAL = "Pending User Asks", "Critical Context"
 # there, which the next reader would take for a request still open.
 _TOLD = re.compile(r"(?:I|I'm|I've|My|We|We're|Our)(?=\s)(?!\s+(?:want|would|need|asked"
                    r"|wonder|wish|hope)\b)")
+# A model's way of saying a section is empty, as the template asks.
+_NONE_LINE = re.compile(r"^[ \t]*[-*][ \t]*\(none\)[ \t]*(?:\n|$)", re.MULTILINE)
 # Less room than this is not worth a local reading: a short line.
 MIN_ROOM_TOKENS = 24
 _REPLACED_SHARE = 0.5  # of what it replaces, a completed summary takes at most this
-_EMPTY_TEMPLATE_TOKENS = estimate_tokens_rough(render_sections({}))
 # Template order, sub-sections in place of Progress.
 _ORDER = tuple(key for section in TEMPLATE_SECTIONS for key in (
     [f"Progress/{sub}" for sub in PROGRESS_SUBSECTIONS] if section == "Progress"
@@ -103,6 +105,10 @@ def completed(model_body: str, turns: Sequence[Message], *, budget_tokens: int,
     ``previous_summary`` held, which are put back whatever the room
     (``with_rules_kept``). ``model_previous``: the summary the model was given to go on
     from, when not ``previous_summary`` (its own earlier answer: ``prepare.py``)."""
+    # A small window's summary says nothing under an empty heading, as the local one
+    # does (``with_rules_kept`` takes the model's "(none)" lines out).
+    marked = marks_empty(budget_tokens)
+    empty = estimate_tokens_rough(render_sections({}, marked=marked))
     found = _sections(model_body)
     # What was said, for the model's lines to be grounded in: the turns (their speakers'
     # names too) and the summary they go on from — not the model's own earlier answer.
@@ -115,29 +121,31 @@ def completed(model_body: str, turns: Sequence[Message], *, budget_tokens: int,
     mine = _tidied(found, _squeezed(f"{previous_summary or ''}\n{model_previous}"), said,
                    _taken_back(previous_summary, turns))
     if mine != found or unwrapped(model_body) != model_body.strip():
-        model_body = render_sections(mine)
+        model_body = render_sections(mine, marked=marked)
     if not turns:
         return model_body
     # A summary must shrink what it replaces: besides its headings it takes at most half
     # of the turns, as the local summariser's notes of a conversation do, and what the
     # previous summary said. Measured as printed: every heading, "(none)" under the
-    # empty ones. (Counting the previous summary at half too, a live chat's summary
-    # halved at every compaction: by hand, 3,072 tokens, the dog's name, the change of
-    # plan and the night shifts were each gone one compaction after they were summarised.)
+    # empty ones where the summary says it. (Counting the previous summary at half too,
+    # a live chat's summary halved at every compaction: by hand, 3,072 tokens, the dog's
+    # name, the change of plan and the night shifts were each gone one compaction after
+    # they were summarised.)
     carried = sum(estimate_tokens_rough(f"- {line}\n") for lines in parse_summary_sections(
         previous_summary or "").values() for line in lines)
     replaced = sum(estimate_tokens_rough(content_text(t)) for t in turns)
-    limit = min(budget_tokens, _EMPTY_TEMPLATE_TOKENS + carried
+    limit = min(budget_tokens, empty + carried
                 + int(replaced * _REPLACED_SHARE))
-    half = _EMPTY_TEMPLATE_TOKENS + (limit - _EMPTY_TEMPLATE_TOKENS) // 2
-    if limit - _EMPTY_TEMPLATE_TOKENS < MIN_ROOM_TOKENS:
+    half = empty + (limit - empty) // 2
+    if limit - empty < MIN_ROOM_TOKENS:
         return with_rules_kept(model_body, previous_summary, budget_tokens)
-    printed = render_sections(mine)
+    printed = render_sections(mine, marked=marked)
     cut = estimate_tokens_rough(printed) > half
     if cut:
         # The model's most important lines, as the local summariser ranks the lines of
         # a previous summary (see the module docstring).
-        printed = summarize_locally([], budget_tokens=half, previous_summary=printed)
+        printed = summarize_locally([], budget_tokens=half, previous_summary=printed,
+                                    marked=marked)
         mine = parse_summary_sections(printed)
     room = limit - estimate_tokens_rough(printed)
     if room < MIN_ROOM_TOKENS:
@@ -148,9 +156,9 @@ def completed(model_body: str, turns: Sequence[Message], *, budget_tokens: int,
     # Notes the model's lines tell already are left out there (``known_words``); other
     # lines (a path, a command, a question and its answer) here.
     local = parse_summary_sections(summarize_locally(
-        turns, budget_tokens=room + _EMPTY_TEMPLATE_TOKENS, previous_summary=previous_summary,
+        turns, budget_tokens=room + empty, previous_summary=previous_summary,
         extra_context=extra_context, session_date=session_date, known_words=known,
-        marked=True))  # the room above counts the template as printed here
+        marked=marked))  # the room above counts the template as printed here
     # A rule the user set for the assistant stays one, though the model's lines mention
     # its words elsewhere (seen by hand: the 0.5B model put "please only suggest
     # vegetarian recipes" into its Goal); only a rule the model kept tells it.
@@ -166,13 +174,13 @@ def completed(model_body: str, turns: Sequence[Message], *, budget_tokens: int,
     merged = {key: list(lines) for key, lines in mine.items()}
     for key, line in added:
         merged.setdefault(key, []).append(line)
-    text = render_sections(merged)
+    text = render_sections(merged, marked=marked)
     # The local summary was fitted to the room; headings the model left empty, now
     # filled, can still tip it over: the last lines added go first.
     while added and estimate_tokens_rough(text) > limit:
         key, line = added.pop()
         merged[key].remove(line)
-        text = render_sections(merged)
+        text = render_sections(merged, marked=marked)
     # A tool the local lines count gives way there: they count the calls of the turns and
     # the summaries before; the model guesses ("Memory ×41" beside "memory ×9", by hand).
     counted = {m.group(1).lower() for key, line in added
@@ -181,7 +189,7 @@ def completed(model_body: str, turns: Sequence[Message], *, budget_tokens: int,
                if (m := TOOL_COUNT.match(line.strip("[]"))) and m.group(1).lower() in counted]
     if guessed:
         merged[_TOOLS] = [line for line in merged[_TOOLS] if line not in guessed]
-        text = render_sections(merged)
+        text = render_sections(merged, marked=marked)
     return with_rules_kept(text if added or cut else model_body, previous_summary,
                             budget_tokens)
 
@@ -193,7 +201,13 @@ def with_rules_kept(text: str, previous_summary: str | None, budget_tokens: int)
     later answer must follow, and no later turn says them again: seen by hand in a
     3,072-token window, "I'm allergic to peanuts, keep that in mind when you suggest
     recipes." held by four summaries in a row was left out of the next one, whose model
-    lines ("File paths: Leeds, Headingley.") had taken the little room there was."""
+    lines ("File paths: Leeds, Headingley.") had taken the little room there was.
+    Within a small budget (``marks_empty``) the "(none)" lines are taken out."""
+    marked = marks_empty(budget_tokens)
+    if not marked:
+        # A small window's summary says nothing under an empty heading, as the local
+        # one does: by hand (3,072 tokens) a model summary kept nine "(none)" lines.
+        text = _NONE_LINE.sub("", text)
     if not previous_summary:
         return text
     rules = [line for line in parse_summary_sections(previous_summary).get(_RULES, [])
@@ -211,14 +225,15 @@ def with_rules_kept(text: str, previous_summary: str | None, budget_tokens: int)
     versions = [content_words(rule) for rule in missing]
     sections[_RULES] = [*missing, *(line for line in lines if not any(
         told_in(content_words(line), words) for words in versions))]
-    kept = render_sections(sections)
+    kept = render_sections(sections, marked=marked)
     if estimate_tokens_rough(kept) <= budget_tokens:
         return kept
     # No room for the rules beside every line: the lines are ranked as a previous
     # summary's are — a rule above every note — until the budget is spent (by hand, in a
     # 3,072-token window, the rule held by ten summaries was left out of the eleventh
     # for want of 2 tokens, and never came back).
-    fitted = summarize_locally([], budget_tokens=budget_tokens, previous_summary=kept)
+    fitted = summarize_locally([], budget_tokens=budget_tokens, previous_summary=kept,
+                               marked=marked)
     held = parse_summary_sections(fitted).get(_RULES, [])
     if all(any(_holds(line, rule) for line in held) for rule in missing):
         return fitted
@@ -333,8 +348,8 @@ _MIN_CUT_CHARS = 12
 def _cut_from(line: str, previous: str) -> bool:
     """True when ``line`` is a piece of ``previous`` cut inside a sentence: the text there
     goes on with a letter, a digit or a bracket's inside after it ("… I started pottery"
-    of "… I started pottery classes"), or it starts in lower case inside one ("sister Rita
-    is …" of "My sister Rita is …")."""
+    of "… I started pottery classes", or "… my partnerLot" of "… my partner Lotte"), or
+    it starts in lower case inside one ("sister Rita is …" of "My sister Rita is …")."""
     piece = _squeezed(line).lstrip("[").strip()
     if len(piece) < _MIN_CUT_CHARS or not previous:
         return False
@@ -349,6 +364,16 @@ def _cut_from(line: str, previous: str) -> bool:
                 before[-1:] == " " and before[:1].isalnum())):
             return True
         at = previous.find(piece, at + 1)
+    # … or so far with two words run together where it stopped: by hand (3,072 tokens)
+    # "… on March 14th with my partnerLot" of "… with my partner Lotte.", which every
+    # later summary carried.
+    if open_end and previous.find(piece) < 0:
+        flat, flat_piece = previous.replace(" ", ""), piece.replace(" ", "")
+        at = flat.find(flat_piece)
+        while at >= 0:
+            if flat[at + len(flat_piece):at + len(flat_piece) + 1].isalnum():
+                return True
+            at = flat.find(flat_piece, at + 1)
     return False
 
 

@@ -83,8 +83,8 @@ from mnemo.context.summary.wrapped import unwrapped
 from mnemo.context.textscan import CJK_CLASS, one_line, sentences, topic_matcher
 from mnemo.messages import Message, content_text
 
-__all__ = ["TOOL_COUNT", "parse_summary_sections", "redact_secrets", "render_sections",
-           "revised_by_later", "summarize_locally"]
+__all__ = ["TOOL_COUNT", "marks_empty", "parse_summary_sections", "redact_secrets",
+           "render_sections", "revised_by_later", "summarize_locally"]
 
 _NONE = "(none)"
 # The most of a summary's room the empty template may take with its "(none)" lines.
@@ -201,6 +201,14 @@ def render_sections(lines: dict[str, list[str]], *, marked: bool = True) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+def marks_empty(budget_tokens: int) -> bool:
+    """Whether a summary within ``budget_tokens`` says "(none)" under an empty section.
+    In a small window the twelve "(none)" lines would take a third of the summary's room
+    (by hand, at 3,072 tokens, a chat's job and dog fell off for them): there an empty
+    section is its heading alone, which still keeps the layout."""
+    return len(render_sections({})) <= _MARKED_SHARE * budget_tokens * 4
+
+
 def summarize_locally(
     turns: Sequence[Message],
     *,
@@ -217,7 +225,7 @@ def summarize_locally(
     header line in the turns names a date; ``known_words``: the content words of a
     summary printed beside this one (``notes.content_words``) — a note it already tells
     is left out, one it partly tells ranks lower (see ``_fit``); ``marked``: whether an
-    empty section says "(none)" — by default unless the budget is small (``_summary``)."""
+    empty section says "(none)" — by default unless the budget is small (``marks_empty``)."""
     with collector_paused():  # see there: the collector cost more than the reading
         return _summary(turns, budget_tokens, previous_summary, focus_topic, extra_context,
                         session_date, known_words, marked)
@@ -257,11 +265,8 @@ def _summary(turns: Sequence[Message], budget_tokens: int, previous_summary: str
     # compaction keeps.)
     carried = len(previous_summary or "")
     limit = budget_tokens * 4
-    # In a small window the twelve "(none)" lines would take a third of the summary's
-    # room (by hand, at 3,072 tokens, a chat's job and dog fell off for them): there an
-    # empty section is its heading alone, which still keeps the layout.
     if marked is None:
-        marked = len(render_sections({})) <= _MARKED_SHARE * limit
+        marked = marks_empty(budget_tokens)
     kept = _fit(candidates, limit - len(render_sections({}, marked=marked)) - 8,
                 said_room=int(replaced * (_TALK_SHARE if talk else _SAID_SHARE)) + carried,
                 noted_room=int((replaced if talk else written)
