@@ -489,3 +489,24 @@ def test_a_reply_that_retells_what_a_tool_told_the_model_is_asked_again(
     with make_agent(mnemo_home, client, tmp_path) as agent:
         result = agent.run_turn("Hi! I'm Ana.")
     assert result.text == "Nice to meet you, Ana."
+
+
+def test_a_reply_made_of_the_memory_tools_usage_and_message_is_asked_again(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    """By hand (3,072 tokens) the embedded model answered a fact it had saved with the
+    memory result's fields in words, "3% — 54/1,375 chars\n\nEntry added.", and every
+    later reply copied that one."""
+    said = "Yesterday I had my first driving lesson with my instructor Piet."
+
+    def copied(request: ChatRequest) -> str:
+        result = json.loads(content_text(request.messages[-1]))
+        return f"{result['usage']}\n\n{result['message']}"
+
+    client = ScriptedChatClient([
+        assistant_tool_call("memory", {"action": "add", "target": "user", "content": said}),
+        copied, "Good luck with the lessons with Piet!"])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn(said)
+        replies = [content_text(m) for m in agent.messages if m["role"] == "assistant"]
+    assert result.text == "Good luck with the lessons with Piet!"
+    assert not any("1,375 chars" in text for text in replies)

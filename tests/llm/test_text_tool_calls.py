@@ -178,6 +178,11 @@ def test_a_reply_made_of_what_a_tool_told_the_model_is_an_echo() -> None:
              'answers.\'; nothing added (the rest of the entry was not said by the user)."}']
     assert not echoes_results("I don't like emojis in answers.", saved)
     assert echoes_results("Got it! The rest of the entry was not said by the user.", saved)
+    # By hand: a memory result's usage and message as the answer, in words.
+    added = ['{"success": true, "target": "user", "usage": "3% — 54/1,375 chars", '
+             '"entry_count": 1, "message": "Entry added."}']
+    assert echoes_results("3% — 54/1,375 chars\n\nEntry added.", added)
+    assert not echoes_results("3% of the memory is used: it holds your lesson.", added)
 
 
 def test_a_call_one_closing_brace_short_is_still_a_call() -> None:
@@ -451,6 +456,14 @@ def test_a_streamed_retelling_of_a_tools_words_is_held_and_dropped() -> None:
         assert (shown == []) is was_echo  # held while it may be the hint
         gate.finish(was_call=was_echo)
         assert "".join(shown) == ("" if was_echo else reply)
+    # … or like a memory result's usage (by hand: "3% — 54/1,375 chars\n\nEntry added.").
+    usage = instruction_openings(['{"success": true, "usage": "3% — 54/1,375 chars", '
+                                  '"message": "Entry added."}'])
+    shown = []
+    gate = StreamGate(shown.append, copy_openings=usage)
+    for piece in ("3% — ", "54/1,375", " chars\n\nEntry added."):
+        gate.feed(piece)
+    assert shown == []
     # Any other reply streams at once.
     shown = []
     gate = StreamGate(shown.append, copy_openings=openings)
