@@ -425,12 +425,18 @@ def test_calls_written_out_after_the_answer_are_neither_shown_nor_kept(
      '<tools></tools> XML tags:\n<tools>\n{"type": "function"}',
      '<tools>\n{"type": "function", "function": {"name": "memory"}}\n</tools>',
      "We're going to Lisbon in May.", ("You may call", "# Memory")),
-    # (6) by hand: the memory block copied out, its entries between "§" lines.
+    # (6) by hand: the note that follows a summary's frame, then its first heading.
+    ("The exam moved to Friday the 18th. Here's the updated schedule:\n\n[Note: Some "
+     "earlier conversation turns have been compacted into a handoff summary to preserve "
+     "context space.]\n\n## Goal\n\n#",
+     "[Note: Some earlier conversation turns have been compacted into a handoff summary.]",
+     "The exam moved to Friday the 18th.", ("Some earlier", "schedule")),
+    # (7) by hand: the memory block copied out, its entries between "§" lines.
     ("Nice to meet you, Priya.\n§\nI run 5 km every Saturday.\n§\nMy brother Ravi lives "
      "in Manchester.", "§\nI run 5 km every Saturday.",
      "Nice to meet you, Priya.", ("§", "every Saturday")),
 ], ids=["broken call and summary copy", "copied tool result", "note line copied",
-        "template tag", "template preamble", "memory block"])
+        "template tag", "template preamble", "compaction note", "memory block"])
 def test_a_broken_call_a_summary_or_a_result_copied_is_neither_shown_nor_kept(
         mnemo_home: Home, tmp_path: Path, copied: str, all_copy: str, answer: str,
         never_kept: tuple[str, str]) -> None:
@@ -712,3 +718,23 @@ def test_a_question_repeated_twice_becomes_a_notice_and_a_statement_is_left_alon
     # that differs, so it was shown up to the end as it came; the exact repeat was not.
     assert "".join(shown).endswith(restated)
     assert question not in "".join(shown)
+
+
+def test_in_a_small_window_a_greeting_or_thanks_is_answered_without_tools(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    # By hand (3,072 tokens): "Good evening!" got two refused memory writes and a search
+    # before a word. A message with something in it still gets the tools.
+    client = ScriptedChatClient(["Good evening!", "You're welcome.", CALL_TEXT,
+                                 "Nice to meet you, Ana."], context_length=3072)
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        assert agent.run_turn("Good evening!").text == "Good evening!"
+        assert agent.run_turn("Cool, thanks.").text == "You're welcome."
+        assert agent.run_turn("Hi! I'm Ana and I like short answers.").text == (
+            "Nice to meet you, Ana.")
+    assert [request.tools is None for request in client.requests] == [
+        True, True, False, False]
+    # In a large window the model decides, as before.
+    client = ScriptedChatClient(["Good evening!"], context_length=128_000)
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.run_turn("Good evening!")
+    assert client.requests[0].tools is not None

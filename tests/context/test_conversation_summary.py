@@ -732,6 +732,27 @@ def test_a_correction_takes_back_older_lines_with_that_value_about_the_same_thin
     assert "Twelve days" in summarize_locally(turns[:8], budget_tokens=1_000)
 
 
+def test_a_day_taken_back_is_a_value_the_rest_of_its_line_stays() -> None:
+    # By hand (3,072 tokens): "not Thursday" took the exam's line out of every summary
+    # as a name taken back, and the place and the hour with it.
+    advice = (" Practise the manoeuvres you find hard on quiet streets first, ask your "
+              "instructor for feedback after every lesson, and get some sleep before the "
+              "day.")
+    turns = chat("Yesterday I had my first driving lesson with my instructor Piet.",
+                 "How did it go?" + advice,
+                 "My driving exam is next Thursday at 9 in Amersfoort.", "Good luck!" + advice,
+                 "Each lesson costs 55 euros and I have 6 left.", "Noted." + advice,
+                 "Actually the exam moved to Friday the 18th, not Thursday.", "Noted." + advice)
+    summary = summarize_locally(turns, budget_tokens=1_000)
+    assert "next Thursday at 9 in Amersfoort. [Since changed: Friday, not Thursday.]" in (
+        summary)
+    assert "moved to Friday the 18th, not Thursday" in summary
+    # A place taken back is a name: its line goes, as before.
+    moved = chat("We're going to Lisbon in May with the kids.", "Lovely!",
+                 "We changed the trip: it's Porto now, not Lisbon.", "Porto it is.")
+    assert "going to Lisbon" not in summarize_locally(moved, budget_tokens=1_000)
+
+
 @pytest.mark.parametrize(("older", "after"), [
     ("We land on October 3rd.", ""),
     ("User: we land on the 3rd, early in the morning.", ""),

@@ -58,7 +58,7 @@ from mnemo.agent.answer_only import (
     with_extra,
     without_copied_note,
 )
-from mnemo.agent.memory_writes import MemoryWrites
+from mnemo.agent.memory_writes import MemoryWrites, says_nothing
 from mnemo.agent.nudges import (
     FLUSH_PROMPT,
     NUDGE_TEXT,
@@ -520,13 +520,20 @@ class Agent:
     def _loop(self, result: TurnResult, extra: str) -> None:
         limit = self.config.agent.max_tool_iterations
         seen: set[str] = set()  # the calls made this turn (name and arguments)
+        # A greeting or thanks is answered without tools in a small window: by hand the
+        # embedded model met "Good evening!" with two memory writes (refused: nothing to
+        # remember) and a search: three model calls before a word, their results kept
+        # in a 3,072-token window until the next compaction.
+        chit_chat = (is_small_window(self.engine.context_length)
+                     and says_nothing(self._asked()))
         repeating = False
         while True:
             self._maybe_compact(result)
             # At the limit the model is called without tools, so it has to answer now;
             # so is a model that only repeats calls it already made (small models loop).
             result.stopped_early = result.model_calls >= limit
-            tools = None if result.stopped_early or repeating else self._offered_tools()
+            tools = (None if result.stopped_early or repeating or chit_chat
+                     else self._offered_tools())
             message = self._call(extra, tools, result).message
             calls = list(message.get("tool_calls") or [])
             retry = "" if calls else self._retry_hint(message, tools)

@@ -23,7 +23,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from mnemo.context.markers import SUMMARY_END_MARKER, SUMMARY_PREFIX
+from mnemo.context.markers import COMPACTION_NOTE, SUMMARY_END_MARKER, SUMMARY_PREFIX
 from mnemo.context.prompt import TEMPLATE_SECTIONS
 from mnemo.context.summary.notes import CHANGE_MARK
 from mnemo.context.textscan import one_line
@@ -124,8 +124,12 @@ _SUMMARY_END = SUMMARY_END_MARKER.strip(" -\n")
 # "## Tools & Patterns", the summary's last lines. Headings general enough to open an
 # answer ("## Goal", "## Progress") count only with what the summary writes under them.
 # A heading is found whatever its level: the embedded model wrote "# Tools & Patterns".
-COPIED_SUMMARY = (SUMMARY_PREFIX[:30], *(f"# {name}" for name in TEMPLATE_SECTIONS
-                                         if name not in ("Goal", "Progress")),
+COPIED_SUMMARY = (SUMMARY_PREFIX[:30],
+                  # … or the note after it (by hand: "… 9:00 AM in Amersfoort. Here's the
+                  # updated schedule:\n\n[Note: Some earlier conversation turns …").
+                  COMPACTION_NOTE[:30], COMPACTION_NOTE[1:31],
+                  *(f"# {name}" for name in TEMPLATE_SECTIONS
+                    if name not in ("Goal", "Progress")),
                   "- User: ", "- Assistant: ",
                   # "## Goal" as the summary writes it, with its first bullet under it (by
                   # hand: an answer went on "## Goal\n- To help Biscuit remember …").

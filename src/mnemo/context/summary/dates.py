@@ -35,14 +35,16 @@ from datetime import date, timedelta
 
 from mnemo.messages import Message, content_text
 
-__all__ = ["RESOLVED_DATE", "conversation_started", "find_date", "format_date", "header_date",
-           "middle_date", "resolve_relative"]
+__all__ = ["CALENDAR_WORDS", "RESOLVED_DATE", "conversation_started", "find_date",
+           "format_date", "header_date", "middle_date", "resolve_relative"]
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
            "september", "october", "november", "december")
 _MONTH = {name: i + 1 for i, name in enumerate(_MONTHS)} | {
     name[:3]: i + 1 for i, name in enumerate(_MONTHS)} | {"sept": 9}
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+# The names of the days and months, lower-cased: values, not names (``salience``).
+CALENDAR_WORDS = frozenset(_MONTHS + _WEEKDAYS)
 # Short weekday names as people write them ("last Fri", "on Tues"). Read only when
 # capitalised: "I last sat down" is no Saturday.
 _SHORT_WEEKDAYS = {"mon": 0, "tue": 1, "tues": 1, "wed": 2, "weds": 2, "thu": 3, "thur": 3,
