@@ -194,7 +194,7 @@ def test_the_phatic_shortcut_agrees_with_the_phrase_search(
     words += ["don't", "can't", "c'mon", "I'm", "Rex", "Paris", "3", "dog"]
     r = random.Random(7)
     corpus = [*PHATIC, *[" ".join(r.choice(words) for _ in range(r.randint(1, 6)))
-                         + r.choice(("", "!", "?", ".")) for _ in range(5_000)]]
+                         + r.choice(("", "!", "?", ".", ":")) for _ in range(5_000)]]
     names = ("Caroline", "Melanie")
     fast = [is_phatic(s, names) for s in corpus]
     monkeypatch.setattr(module, "_PHRASE_ANCHORS", ("",))  # every sentence searched
@@ -2193,6 +2193,19 @@ def test_a_note_in_chinese_said_again_one_character_apart_is_kept_once() -> None
 def test_a_greeting_to_several_a_reaction_and_a_closing_offer_are_phatic(
         sentence: str) -> None:
     assert is_phatic(sentence)
+
+
+@pytest.mark.parametrize(("sentence", "phatic"), [
+    # By hand each list the model wrote left its opening line as a note.
+    ("Here's the updated schedule:", True), ("Here's a practical way to do it:", True),
+    ("Here are some tips:", True), ("The tool returned this information as follows:", True),
+    ("The exam covers the following:", True),
+    ("The exam covers the following: parking, roundabouts and the motorway.", False),
+    ("Here's the address: 12 Baker Street.", False), ("Here are the 3 hotels:", False),
+    ("Here is the plan for the move in Ghent on March 14th:", False),
+    ("Here's what Piet said: brake earlier.", False)])
+def test_a_line_that_only_opens_a_list_is_phatic(sentence: str, phatic: bool) -> None:
+    assert is_phatic(sentence) is phatic
 
 
 @pytest.mark.parametrize("sentence", [

@@ -58,7 +58,7 @@ from mnemo.agent.answer_only import (
     with_extra,
     without_copied_note,
 )
-from mnemo.agent.memory_writes import MemoryWrites, says_nothing
+from mnemo.agent.memory_writes import MemoryWrites
 from mnemo.agent.nudges import (
     FLUSH_PROMPT,
     NUDGE_TEXT,
@@ -97,6 +97,7 @@ from mnemo.context.markers import (
 from mnemo.context.prepare import describe_status
 from mnemo.context.prepare_worker import TurnGate
 from mnemo.context.repair import repair_messages
+from mnemo.context.summary.salience import is_greeting
 from mnemo.context.window import RequestMeter
 from mnemo.errors import ContextLengthExceededError, UsageError
 from mnemo.home import Home
@@ -523,9 +524,10 @@ class Agent:
         # A greeting or thanks is answered without tools in a small window: by hand the
         # embedded model met "Good evening!" with two memory writes (refused: nothing to
         # remember) and a search: three model calls before a word, their results kept
-        # in a 3,072-token window until the next compaction.
+        # in a 3,072-token window until the next compaction. ("ok", "go" or "yes" may
+        # answer the model's offer to act: those keep their tools.)
         chit_chat = (is_small_window(self.engine.context_length)
-                     and says_nothing(self._asked()))
+                     and is_greeting(self._asked()))
         repeating = False
         while True:
             self._maybe_compact(result)

@@ -51,7 +51,7 @@ from mnemo.memory.tool import MAX_FAILED_CALLS_PER_TURN
 from mnemo.messages import Message, content_text, tool_calls_of
 from mnemo.prompt.small_window import MEMORY_EXAMPLE_ENTRY
 
-__all__ = ["MemoryWrites", "says_nothing"]
+__all__ = ["MemoryWrites"]
 
 log = logging.getLogger("mnemo.agent")
 
@@ -72,7 +72,7 @@ def _only_questions(text: str) -> bool:
     return bool(parts) and all(part.endswith(("?", "？")) for part in parts)
 
 
-def says_nothing(text: str) -> bool:
+def _says_nothing(text: str) -> bool:
     """True when ``text`` is chit-chat with no fact in it ("thank you.", "Great!"), and
     no rule for the assistant either: by hand the embedded model saved "thank you." for
     "My name is Li and I'm learning Japanese. How do I say thank you?" (the user's own
@@ -90,7 +90,7 @@ def _no_fact(text: str) -> str:
     """Why ``text`` is no fact to keep (the end of the refusal), or "" when it may be one."""
     if _only_questions(text):
         return "is a question, and memory keeps facts. Answer the user's question in words."
-    if says_nothing(text):
+    if _says_nothing(text):
         return ("tells nothing to remember (a greeting, thanks or praise), and memory keeps "
                 "facts. Answer the user in words.")
     unnamed = _UNNAMED_OPENING.match(text)
@@ -188,7 +188,7 @@ class MemoryWrites:
                             if asked_only(part, evidence) is None)
             # What was said of it may be only the chit-chat: by hand "Thank you! It was a
             # pleasure working for you." was kept as "Thank you!".
-            if kept and not says_nothing(kept):
+            if kept and not _says_nothing(kept):
                 saved = self._saved_already(kept)
                 if saved is not None:
                     rest = (" (the rest of the entry was not said by the user)"

@@ -39,8 +39,8 @@ from mnemo.context.textscan import CJK_CLASS, STOPWORDS, sentences
 from mnemo.memory.grounding import NUMBER_WORDS
 
 __all__ = ["INTERCEPT", "PRONOUNS", "WEIGHTS", "cjk_runs", "clean", "condensed", "fact_key",
-           "is_dietary", "is_instruction", "is_limitation", "is_phatic", "is_standing_rule",
-           "kind", "named_after_not", "names_in", "replacements", "salience",
+           "is_dietary", "is_greeting", "is_instruction", "is_limitation", "is_phatic",
+           "is_standing_rule", "kind", "named_after_not", "names_in", "replacements", "salience",
            "sentence_features", "slot_keys", "subject_key", "undone_in", "undone_names",
            "undone_values", "value_swaps", "value_word", "values_in", "with_value",
            "without_phatic_clauses"]
@@ -145,6 +145,11 @@ _PHATIC_PHRASE = re.compile(
     r"|(?:with )?(?:anything|something) else|how (?:can|may) i (?:help|assist)(?: you)?"
     r"|(?:i'?m )?(?:here|happy|glad) to (?:help|assist)|i (?:can|could) (?:help|assist)"
     r"|feel free to (?:ask|reach out|let me know|share)"
+    # … and the line that only opens a list: "Here's the updated schedule:", "The tool
+    # returned this information as follows:" (by hand a note of its own, every list the
+    # model wrote left one).
+    r"|^here(?:['’]s| is| are)(?: [a-z'’-]+){1,6}(?= *: *$)"
+    r"|^(?:[a-z'’-]+ ){1,6}(?:as follows|the following)(?= *: *$)"
     r"|(?:in|with|on) (?:a |any |an )?(?:different|other|another) (?:area|topic|subject"
     r"|matter|field|task)s?"
     # … and the user's thanks for an answer: "Thanks, that helps!" (by hand, "That
@@ -170,6 +175,9 @@ _PHRASE_STARTS = frozenset(w[:k] for w in _PHRASE_WORDS for k in range(1, len(w)
 # " fun" with its space: "function" and "refund" are in most coding turns, and each
 # would send its sentence to the phrase search.
 _PHRASE_ANCHORS = ("thank", "luck", "enjoy", "congrat", "proud", " fun")
+# … and the openings of a line that only opens a list, which takes any words too.
+_LIST_OPENINGS = ("here's", "here’s", "here is", "here are")
+_LIST_ENDS = ("as follows", "the following")
 
 
 def _in_phrase(word: str) -> bool:
@@ -546,6 +554,21 @@ _VOCATIVE = re.compile(
 _GREETING_START = re.compile(rf"(?i:{_GREETING})\s")
 
 
+# A hello, thanks or goodbye — what ``is_greeting`` asks for besides chit-chat.
+_HELLO_OR_THANKS = re.compile(
+    r"\b(?:hi|hiya|hello|hey|howdy|good (?:morning|afternoon|evening|night)|thanks"
+    r"|thank you|thx|cheers|bye|goodbye)\b|你好|您好|谢谢|多谢|再见|拜拜|早上好|晚上好|晚安",
+    re.IGNORECASE)
+
+
+def is_greeting(text: str) -> bool:
+    """True when ``text`` is a hello, thanks or goodbye with nothing else in it but
+    chit-chat ("Good evening!", "Cool, thanks."): not "ok", "go" or "yes", which may
+    answer an offer to act, nor "Thanks! Always answer in Dutch."."""
+    return (_HELLO_OR_THANKS.search(text) is not None and is_phatic(text)
+            and not is_instruction(text))
+
+
 # A bare question for a place, a time, a person or a number ("Where?", "When?") has no
 # content word, yet it asks: the reply that follows is its answer ("Downtown, on Maple
 # Street."), which ``extract.py`` pairs it with.
@@ -571,7 +594,9 @@ def is_phatic(sentence: str, names: Iterable[str] = ()) -> bool:
     # collecting all the words first). A content word that no phatic phrase holds
     # settles it before the phrases are searched (the phrase search is most of the
     # cost); a phrase that takes any word ("enjoy your …") needs its anchor word.
-    if not any(anchor in low for anchor in _PHRASE_ANCHORS):
+    if not any(anchor in low for anchor in _PHRASE_ANCHORS) and not (
+            low.rstrip().endswith(":") and (low.startswith(_LIST_OPENINGS)
+                                            or low.rstrip(" :").endswith(_LIST_ENDS))):
         for match in _BASE_WORD.finditer(low):
             word = match.group()
             if (word not in skip and (len(word) >= 3 or word[0].isdigit())
