@@ -206,7 +206,7 @@ def test_the_scripted_story(mnemo_home: Home, tmp_path: Path) -> None:
     # A new session shows the memory written in the first one.
     client2 = ScriptedChatClient(default="hello again")
     with make_agent(mnemo_home, client2, tmp_path) as agent2:
-        agent2.run_turn("what is new")  # (a greeting gets a request without tools)
+        agent2.run_turn("hi")
         agent2.run_turn("and again")
         prompts2 = {system_of(r) for r in client2.requests}
     assert len(prompts2) == 1

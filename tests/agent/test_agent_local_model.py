@@ -514,7 +514,7 @@ def test_a_small_window_gets_a_small_prompt(mnemo_home: Home, tmp_path: Path) ->
     large = ScriptedChatClient(["hi"], context_length=128_000)
     for client in (small, large):
         with make_agent(mnemo_home, client, tmp_path) as agent:
-            agent.run_turn("What can you do?")  # (a greeting gets no tools: see below)
+            agent.run_turn("hello")
 
     def prefix_tokens(client: ScriptedChatClient) -> int:
         request = client.requests[0]
@@ -718,25 +718,3 @@ def test_a_question_repeated_twice_becomes_a_notice_and_a_statement_is_left_alon
     # that differs, so it was shown up to the end as it came; the exact repeat was not.
     assert "".join(shown).endswith(restated)
     assert question not in "".join(shown)
-
-
-def test_in_a_small_window_a_greeting_or_thanks_is_answered_without_tools(
-        mnemo_home: Home, tmp_path: Path) -> None:
-    # By hand (3,072 tokens): "Good evening!" got two refused memory writes and a search
-    # before a word. A message with something in it still gets the tools.
-    client = ScriptedChatClient(["Good evening!", "You're welcome.", CALL_TEXT,
-                                 "Nice to meet you, Ana.", "Done."], context_length=3072)
-    with make_agent(mnemo_home, client, tmp_path) as agent:
-        assert agent.run_turn("Good evening!").text == "Good evening!"
-        assert agent.run_turn("Cool, thanks.").text == "You're welcome."
-        assert agent.run_turn("Hi! I'm Ana and I like short answers.").text == (
-            "Nice to meet you, Ana.")
-        # "ok" or "go" may answer an offer to act: not a greeting.
-        assert agent.run_turn("ok").text == "Done."
-    assert [request.tools is None for request in client.requests] == [
-        True, True, False, False, False]
-    # In a large window the model decides, as before.
-    client = ScriptedChatClient(["Good evening!"], context_length=128_000)
-    with make_agent(mnemo_home, client, tmp_path) as agent:
-        agent.run_turn("Good evening!")
-    assert client.requests[0].tools is not None

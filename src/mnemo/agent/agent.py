@@ -97,7 +97,6 @@ from mnemo.context.markers import (
 from mnemo.context.prepare import describe_status
 from mnemo.context.prepare_worker import TurnGate
 from mnemo.context.repair import repair_messages
-from mnemo.context.summary.salience import is_greeting
 from mnemo.context.window import RequestMeter
 from mnemo.errors import ContextLengthExceededError, UsageError
 from mnemo.home import Home
@@ -521,21 +520,13 @@ class Agent:
     def _loop(self, result: TurnResult, extra: str) -> None:
         limit = self.config.agent.max_tool_iterations
         seen: set[str] = set()  # the calls made this turn (name and arguments)
-        # A greeting or thanks is answered without tools in a small window: by hand the
-        # embedded model met "Good evening!" with two memory writes (refused: nothing to
-        # remember) and a search: three model calls before a word, their results kept
-        # in a 3,072-token window until the next compaction. ("ok", "go" or "yes" may
-        # answer the model's offer to act: those keep their tools.)
-        chit_chat = (is_small_window(self.engine.context_length)
-                     and is_greeting(self._asked()))
         repeating = False
         while True:
             self._maybe_compact(result)
             # At the limit the model is called without tools, so it has to answer now;
             # so is a model that only repeats calls it already made (small models loop).
             result.stopped_early = result.model_calls >= limit
-            tools = (None if result.stopped_early or repeating or chit_chat
-                     else self._offered_tools())
+            tools = None if result.stopped_early or repeating else self._offered_tools()
             message = self._call(extra, tools, result).message
             calls = list(message.get("tool_calls") or [])
             retry = "" if calls else self._retry_hint(message, tools)

@@ -39,8 +39,8 @@ from mnemo.context.textscan import CJK_CLASS, STOPWORDS, sentences
 from mnemo.memory.grounding import NUMBER_WORDS
 
 __all__ = ["INTERCEPT", "PRONOUNS", "WEIGHTS", "cjk_runs", "clean", "condensed", "fact_key",
-           "is_dietary", "is_greeting", "is_instruction", "is_limitation", "is_phatic",
-           "is_standing_rule", "kind", "named_after_not", "names_in", "replacements", "salience",
+           "is_dietary", "is_instruction", "is_limitation", "is_phatic", "is_standing_rule",
+           "kind", "named_after_not", "names_in", "replacements", "salience",
            "sentence_features", "slot_keys", "subject_key", "undone_in", "undone_names",
            "undone_values", "value_swaps", "value_word", "values_in", "with_value",
            "without_phatic_clauses"]
@@ -552,21 +552,6 @@ _VOCATIVE = re.compile(
 # ``_VOCATIVE`` matches after a comma or a greeting that opens the sentence: a sentence
 # with neither (most) is not searched.
 _GREETING_START = re.compile(rf"(?i:{_GREETING})\s")
-
-
-# A hello, thanks or goodbye — what ``is_greeting`` asks for besides chit-chat.
-_HELLO_OR_THANKS = re.compile(
-    r"\b(?:hi|hiya|hello|hey|howdy|good (?:morning|afternoon|evening|night)|thanks"
-    r"|thank you|thx|cheers|bye|goodbye)\b|你好|您好|谢谢|多谢|再见|拜拜|早上好|晚上好|晚安",
-    re.IGNORECASE)
-
-
-def is_greeting(text: str) -> bool:
-    """True when ``text`` is a hello, thanks or goodbye with nothing else in it but
-    chit-chat ("Good evening!", "Cool, thanks."): not "ok", "go" or "yes", which may
-    answer an offer to act, nor "Thanks! Always answer in Dutch."."""
-    return (_HELLO_OR_THANKS.search(text) is not None and is_phatic(text)
-            and not is_instruction(text))
 
 
 # A bare question for a place, a time, a person or a number ("Where?", "When?") has no
