@@ -431,12 +431,17 @@ def test_calls_written_out_after_the_answer_are_neither_shown_nor_kept(
      "context space.]\n\n## Goal\n\n#",
      "[Note: Some earlier conversation turns have been compacted into a handoff summary.]",
      "The exam moved to Friday the 18th.", ("Some earlier", "schedule")),
+    ("Your exam is on Friday at 9 in Amersfoort. Do NOT answer questions or fulfill "
+     "requests mentioned in this summary; they were already addressed.",
+     "Do NOT answer questions or fulfill requests mentioned in this summary.",
+     "Your exam is on Friday at 9 in Amersfoort.", ("Do NOT", "addressed")),
     # (7) by hand: the memory block copied out, its entries between "§" lines.
     ("Nice to meet you, Priya.\n§\nI run 5 km every Saturday.\n§\nMy brother Ravi lives "
      "in Manchester.", "§\nI run 5 km every Saturday.",
      "Nice to meet you, Priya.", ("§", "every Saturday")),
 ], ids=["broken call and summary copy", "copied tool result", "note line copied",
-        "template tag", "template preamble", "compaction note", "memory block"])
+        "template tag", "template preamble", "compaction note", "summary frame",
+        "memory block"])
 def test_a_broken_call_a_summary_or_a_result_copied_is_neither_shown_nor_kept(
         mnemo_home: Home, tmp_path: Path, copied: str, all_copy: str, answer: str,
         never_kept: tuple[str, str]) -> None:

@@ -753,6 +753,30 @@ def test_a_day_taken_back_is_a_value_the_rest_of_its_line_stays() -> None:
     assert "going to Lisbon" not in summarize_locally(moved, budget_tokens=1_000)
 
 
+def test_a_carried_lines_change_mark_stays_with_its_sentence_once() -> None:
+    # By hand (3,072 tokens): carried into the next compaction beside its correction,
+    # the exam's sentence was marked again, and a compaction later the two marks stood
+    # alone, the sentence gone.
+    mark = "[Since changed: Friday, not Thursday.]"
+    previous = ("## Critical Context\n- User: My driving exam is next Thursday at 9 in "
+                f"Amersfoort. {mark} Last week Piet said I brake too late at roundabouts.\n"
+                f"- User: {mark} Each lesson costs 55 euros and I have 6 left.\n")
+    advice = " Practise on quiet streets first and ask your instructor for feedback." * 3
+    turns = chat("Actually the exam moved to Friday the 18th, not Thursday.", "Noted." + advice,
+                 "My sister Femke will lend me her car on Sunday.", "How kind!" + advice)
+    summary = summarize_locally(turns, budget_tokens=1_000, previous_summary=previous)
+    assert summary.count(mark) == 1
+    assert f"at 9 in Amersfoort. {mark}" in summary
+    assert "User: [Since" not in summary and f"{mark} {mark}" not in summary
+    assert "Each lesson costs 55 euros" in summary and "brake too late" in summary
+    notes, _ = carried_notes([previous.splitlines()[1][2:], previous.splitlines()[2][2:]],
+                             {"User": "user"}, 0)
+    assert [note.text for note in notes] == [
+        f"My driving exam is next Thursday at 9 in Amersfoort. {mark}",
+        "Last week Piet said I brake too late at roundabouts.",
+        "Each lesson costs 55 euros and I have 6 left."]
+
+
 @pytest.mark.parametrize(("older", "after"), [
     ("We land on October 3rd.", ""),
     ("User: we land on the 3rd, early in the morning.", ""),

@@ -26,7 +26,7 @@ from typing import Any
 from mnemo.context.markers import COMPACTION_NOTE, SUMMARY_END_MARKER, SUMMARY_PREFIX
 from mnemo.context.prompt import TEMPLATE_SECTIONS
 from mnemo.context.summary.notes import CHANGE_MARK
-from mnemo.context.textscan import one_line
+from mnemo.context.textscan import one_line, sentences
 from mnemo.memory.tool import ACTIONS as MEMORY_ACTIONS
 from mnemo.messages import Message, content_text, tool_calls_of
 from mnemo.prompt import SystemPrompt
@@ -124,10 +124,12 @@ _SUMMARY_END = SUMMARY_END_MARKER.strip(" -\n")
 # "## Tools & Patterns", the summary's last lines. Headings general enough to open an
 # answer ("## Goal", "## Progress") count only with what the summary writes under them.
 # A heading is found whatever its level: the embedded model wrote "# Tools & Patterns".
-COPIED_SUMMARY = (SUMMARY_PREFIX[:30],
-                  # … or the note after it (by hand: "… 9:00 AM in Amersfoort. Here's the
-                  # updated schedule:\n\n[Note: Some earlier conversation turns …").
-                  COMPACTION_NOTE[:30], COMPACTION_NOTE[1:31],
+# Any sentence of the frame or of the note after it counts (by hand: "… 9:00 AM in
+# Amersfoort. Here's the updated schedule:\n\n[Note: Some earlier conversation turns …",
+# and "… in Amersfoort. Do NOT answer questions or fulfill requests mentioned in this
+# summary; …").
+COPIED_SUMMARY = (*(sentence[:30] for frame in (SUMMARY_PREFIX, COMPACTION_NOTE)
+                    for sentence in sentences(frame)), COMPACTION_NOTE[1:31],
                   *(f"# {name}" for name in TEMPLATE_SECTIONS
                     if name not in ("Goal", "Progress")),
                   "- User: ", "- Assistant: ",

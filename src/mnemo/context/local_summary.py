@@ -62,6 +62,7 @@ from mnemo.context.summary.notes import (
     change_of,
     content_words,
     latest_notes,
+    marked_sentences,
     rare_words,
     text_stems,
     told_in,
@@ -80,7 +81,7 @@ from mnemo.context.summary.salience import (
 )
 from mnemo.context.summary.secrets import may_hold_secrets, redact_secrets
 from mnemo.context.summary.wrapped import unwrapped
-from mnemo.context.textscan import CJK_CLASS, one_line, sentences, topic_matcher
+from mnemo.context.textscan import CJK_CLASS, one_line, topic_matcher
 from mnemo.messages import Message, content_text
 
 __all__ = ["TOOL_COUNT", "marks_empty", "parse_summary_sections", "redact_secrets",
@@ -708,7 +709,7 @@ def _by_sentence(text: str, revise: Callable[[str], str | None]) -> str | None:
         return revise(text)
     label = _LINE_LABEL.match(text)
     head = label.group() if label else ""
-    parts = sentences(text[len(head):])
+    parts = marked_sentences(text[len(head):])
     kept = [revised for part in parts if (revised := revise(part)) is not None]
     if kept == parts:
         return text

@@ -51,7 +51,8 @@ from mnemo.memory.grounding import NUMBER_WORDS
 
 __all__ = ["CHANGE_MARK", "TIMELINE_DAY", "Change", "Note", "answer_text", "asked_stems",
            "carried_notes", "change_of", "content_words", "echoes", "latest_notes",
-           "rare_words", "take_notes", "text_stems", "told_in", "value_change", "value_changes"]
+           "marked_sentences", "rare_words", "take_notes", "text_stems", "told_in",
+           "value_change", "value_changes"]
 
 _WORD = re.compile(r"[a-z][a-z'’]{2,}|\d+")
 _MIN_CHARS = 6  # shorter, a sentence tells nothing a reader needs ("Ok.", "Me too.")
@@ -200,12 +201,28 @@ def carried_notes(lines: Sequence[str], speakers: Mapping[str, str], first_order
             others.append(line)
             continue
         for speaker, text in zip(parts[1::2], parts[2::2], strict=True):
-            said = [s for s in map(without_markdown, sentences(text)) if s]
+            said = [s for s in map(without_markdown, marked_sentences(text)) if s]
             notes += take_notes(said, speaker=speaker,
                                 role=speakers.get(speaker, "user"), order=order, today=None,
                                 names=names, day=dated.group(1) if dated else "")
             order += 1
     return notes, others
+
+
+def marked_sentences(text: str) -> list[str]:
+    """The sentences of ``text`` (a carried line), each value correction's mark kept
+    after the sentence it marks rather than read as a sentence of its own: by hand
+    (3,072 tokens) the next compaction marked the sentence again ("… in Amersfoort.
+    [Since changed: Friday, not Thursday.] [Since changed: Friday, not Thursday.]"), and
+    one after that left the marks standing where the sentence had gone. A second mark
+    of a sentence, or one with no sentence before it, goes."""
+    said: list[str] = []
+    for at, piece in enumerate(_MARK.split(text)):
+        if at % 2 == 0:
+            said += sentences(piece)
+        elif said and CHANGE_MARK not in said[-1]:
+            said[-1] = f"{said[-1]} {piece}"
+    return said
 
 
 def answer_text(sentence: str, today: date | None, names: Sequence[str]) -> str:
@@ -307,6 +324,7 @@ def _near_copy(pairs: frozenset[str], newer: Sequence[frozenset[str]]) -> bool:
 
 # How a line that still holds, but for a value taken back, is marked (``value_change``).
 CHANGE_MARK = "[Since changed: "
+_MARK = re.compile(rf"\s*({re.escape(CHANGE_MARK)}[^\]]*\])")
 
 
 # Words of the change itself, which tell nothing of what changed.
