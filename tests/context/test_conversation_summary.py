@@ -28,7 +28,13 @@ from mnemo.context.summary.dates import (
     middle_date,
     resolve_relative,
 )
-from mnemo.context.summary.notes import carried_notes, change_of, text_stems, value_change
+from mnemo.context.summary.notes import (
+    carried_notes,
+    change_of,
+    marked_sentences,
+    text_stems,
+    value_change,
+)
 from mnemo.context.summary.reading import CACHE
 from mnemo.context.summary.salience import (
     is_dietary,
@@ -775,6 +781,10 @@ def test_a_carried_lines_change_mark_stays_with_its_sentence_once() -> None:
         f"My driving exam is next Thursday at 9 in Amersfoort. {mark}",
         "Last week Piet said I brake too late at roundabouts.",
         "Each lesson costs 55 euros and I have 6 left."]
+    # Two corrections of one sentence keep both marks.
+    other = "[Since changed: 10, not 9.]"
+    assert marked_sentences(f"The exam is next Thursday at 9. {mark} {other} {mark}") == [
+        f"The exam is next Thursday at 9. {mark} {other}"]
 
 
 @pytest.mark.parametrize(("older", "after"), [

@@ -214,13 +214,13 @@ def marked_sentences(text: str) -> list[str]:
     after the sentence it marks rather than read as a sentence of its own: by hand
     (3,072 tokens) the next compaction marked the sentence again ("… in Amersfoort.
     [Since changed: Friday, not Thursday.] [Since changed: Friday, not Thursday.]"), and
-    one after that left the marks standing where the sentence had gone. A second mark
-    of a sentence, or one with no sentence before it, goes."""
+    one after that left the marks standing where the sentence had gone. A mark the
+    sentence carries already, or one with no sentence before it, goes."""
     said: list[str] = []
     for at, piece in enumerate(_MARK.split(text)):
         if at % 2 == 0:
             said += sentences(piece)
-        elif said and CHANGE_MARK not in said[-1]:
+        elif said and piece not in said[-1]:
             said[-1] = f"{said[-1]} {piece}"
     return said
 
