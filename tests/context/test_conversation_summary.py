@@ -2223,7 +2223,9 @@ def test_a_note_in_chinese_said_again_one_character_apart_is_kept_once() -> None
     "Hi Mel and Jon, how are you?", "That sounds like a lot of work.",
     "It must have been a bit of a shock!",
     "If you have any more questions or need assistance in a different area, feel free "
-    "to ask."])
+    "to ask.",
+    # … and the offer's "if" clause alone, whatever help it names (by hand).
+    "If you have any more questions or need assistance in planning a trip!"])
 def test_a_greeting_to_several_a_reaction_and_a_closing_offer_are_phatic(
         sentence: str) -> None:
     assert is_phatic(sentence)
@@ -2245,7 +2247,8 @@ def test_a_line_that_only_opens_a_list_is_phatic(sentence: str, phatic: bool) ->
 @pytest.mark.parametrize("sentence", [
     "Lotte and Bram are coming on Saturday.", "It looks like a lot of work is left.",
     "That sounds like a lot of work, so we hired movers.", "It sounds like it is working.",
-    "We moved to a different area of town."])
+    "We moved to a different area of town.", "If you have questions about the visa, ask Anna.",
+    "If you have any more questions or need help with the move to Ghent on March 14th."])
 def test_names_work_and_a_different_area_that_say_something_are_not_phatic(
         sentence: str) -> None:
     assert not is_phatic(sentence)

@@ -140,6 +140,12 @@ _PHATIC_PHRASE = re.compile(
     r"|i can'?t (?:assist|help) (?:you )?with (?:that|this)(?: request)?"
     # An AI assistant's closing lines: "Let me know if you have any other questions or
     # need assistance with something else.", "How can I assist you today?"
+    # The offer's "if" clause whatever help it names, left when its "feel free to
+    # ask" went: "If you have any more questions or need assistance in planning a trip!"
+    # (by hand, a note of the assistant's in every later summary).
+    r"|^if you (?:have|'ve got|got) (?:any )?(?:more |other |further )?questions?"
+    r"(?: or (?:need|want) (?:any )?(?:more |further |other )?(?:help|assistance)"
+    r"(?: [a-z'’-]+){0,6})?(?= *(?:[,!.]|$))"
     r"|(?:if )?(?:you )?(?:have|got) (?:any )?(?:other |more |further )?questions"
     r"|(?:need|want) (?:any )?(?:more |further |other )?(?:help|assistance)"
     r"|(?:with )?(?:anything|something) else|how (?:can|may) i (?:help|assist)(?: you)?"
@@ -174,7 +180,7 @@ _PHRASE_WORDS = _phrase_words(_PHATIC_PHRASE.pattern)
 _PHRASE_STARTS = frozenset(w[:k] for w in _PHRASE_WORDS for k in range(1, len(w) + 1))
 # " fun" with its space: "function" and "refund" are in most coding turns, and each
 # would send its sentence to the phrase search.
-_PHRASE_ANCHORS = ("thank", "luck", "enjoy", "congrat", "proud", " fun")
+_PHRASE_ANCHORS = ("thank", "luck", "enjoy", "congrat", "proud", " fun", "if you ")
 # … and the openings of a line that only opens a list, which takes any words too.
 _LIST_OPENINGS = ("here's", "here’s", "here is", "here are")
 _LIST_ENDS = ("as follows", "the following")
