@@ -235,3 +235,23 @@ def test_a_background_summary_stopped_for_a_turn_frees_the_server(
     assert client.complete(request("are you there")).text == "echo: are you there"
     assert endless_done(servers[-1]) == 1  # the server saw the summary leave and stopped
     assert make_summarizer(client, stop=lambda: False)("a short one") == "echo: a short one"
+
+
+def test_a_summary_stopped_for_a_turn_that_has_ended_is_still_stopped(
+        tmp_path: Path, mnemo_home: Home, servers: list[LocalModelServer]) -> None:
+    # The stream returns quietly with the pieces that arrived; by then the turn that
+    # stopped it may have answered, and ``stop`` says False again (by hand the call
+    # waited for the server the turn held). A summary cut short is no summary.
+    client = make_client(tmp_path, mnemo_home)
+    asked = itertools.count()
+
+    def turn_under_way() -> bool:
+        n = next(asked)
+        assert n < 50, "the summary was not stopped"
+        return n == 5  # three pieces into the answer, and over at the next ask
+
+    summarize = make_summarizer(client, stop=turn_under_way)
+    with pytest.raises(CallStoppedError):
+        summarize("an endless summary")
+    assert make_summarizer(client, stop=lambda: False)("a short one") == "echo: a short one"
+    assert endless_done(servers[-1]) == 1  # it waited for the stopped one to end

@@ -58,16 +58,27 @@ def make_summarizer(
     if sections and getattr(client, "supports_grammar", False):
         grammar = sections_grammar(sections, max_tokens=max_tokens)
 
-    # The prompt-reading progress is asked for only so that ``stop`` is asked while the
-    # server reads a long prompt too (seconds on the embedded model).
-    streamed: dict[str, Any] = ({"stream": StreamHandlers(
-        on_progress=lambda read, total: None, stop=stop)} if stop is not None and getattr(
-            client, "supports_streaming", False) else {})  # the keyword is a capability
     complete: Any = client.complete
 
     def summarize(prompt: str) -> str:
         messages: list[Message] = [{"role": "user", "content": prompt}]
-        if stop is not None and stop():
+        # Once ``stop`` said True the call is over, even if it says False by the time the
+        # call returns: a stopped stream returns quietly with what had arrived, and the
+        # turn that stopped it may have answered meanwhile (the call waits for the server
+        # the turn holds). By hand, such summaries came back empty, or cut short.
+        stopped = False
+
+        def asked() -> bool:
+            nonlocal stopped
+            stopped = stopped or (stop is not None and stop())
+            return stopped
+
+        # The prompt-reading progress is asked for only so that ``stop`` is asked while
+        # the server reads a long prompt too (seconds on the embedded model).
+        streamed: dict[str, Any] = ({"stream": StreamHandlers(
+            on_progress=lambda read, total: None, stop=asked)} if stop is not None and getattr(
+                client, "supports_streaming", False) else {})  # the keyword is a capability
+        if asked():
             raise CallStoppedError("the summary was not started: a turn is under way")
         try:
             response: ChatResponse = complete(
@@ -76,10 +87,10 @@ def make_summarizer(
         except Exception as exc:
             # Stopped meanwhile, the call's own failure is not one (the session ended and
             # its model server was stopped under it).
-            if stop is not None and stop():
+            if asked():
                 raise CallStoppedError("the summary was stopped") from exc
             raise
-        if stop is not None and stop():
+        if asked():
             raise CallStoppedError("the summary was stopped: a turn began")
         text = response.text.strip()
         log.info("summary from %s: %d chars, %d prompt + %d completion tokens (%s)",
