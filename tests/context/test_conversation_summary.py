@@ -2252,3 +2252,34 @@ def test_a_line_that_only_opens_a_list_is_phatic(sentence: str, phatic: bool) ->
 def test_names_work_and_a_different_area_that_say_something_are_not_phatic(
         sentence: str) -> None:
     assert not is_phatic(sentence)
+
+
+def test_an_ai_restating_the_goal_adds_no_note() -> None:
+    # By hand (3,072 tokens) the embedded model answered "When are we moving and who is
+    # helping?" with the Goal line word for word, and in a summary squeezed to three
+    # lines that note took the place of the user's correction of the van's price.
+    previous = ("## Goal\n- I'm moving from Utrecht to Ghent on March 14th with my partner "
+                "Lotte.\n\n## Critical Context\n- User: The van costs 380 euros, not 420.\n")
+    turns = chat("Bram from my office offered to help.", "That's kind of Bram.",
+                 "When are we moving and who is helping?",
+                 "Moving from Utrecht to Ghent on March 14th with my partner Lotte.",
+                 "And the van?", "The van to Ghent comes at 8 in the morning with Lotte.")
+    summary = summarize_locally(turns, budget_tokens=400, previous_summary=previous)
+    s = parse_summary_sections(summary)
+    assert not any("Moving from Utrecht" in line for line in s.get("Critical Context", []))
+    assert "The van costs 380 euros, not 420." in summary
+    # What the assistant adds to the Goal's words is its own note.
+    assert "The van to Ghent comes at 8 in the morning with Lotte." in summary
+
+
+def test_an_ai_saying_it_knows_nothing_of_a_thing_adds_no_note() -> None:
+    turns = chat("Bram from my office offered to help on the day.",
+                 "Sorry, but I don't have any information about your partner Bram's offer to "
+                 "help on the day.",
+                 "The museum trip is on Sunday.",
+                 "I don't have the details of the timetable, but the museum opens at 9. "
+                 "I didn't find any record of a booking.")
+    summary = summarize_locally(turns, budget_tokens=1_000)
+    assert "Bram's offer" not in summary and "any record" not in summary
+    assert "Bram from my office offered to help on the day." in summary
+    assert "but the museum opens at 9" in summary

@@ -551,6 +551,8 @@ def _candidates(facts: Facts, previous: dict[str, list[str]], focus_topic: str |
 
     lines = _goal_lines(facts, previous, focus_topic, carried, told)
     in_goal = {line.order for line in lines if line.order >= 0}  # asks the Goal quotes
+    goal = [text_stems(line.text) for line in lines
+            if not line.text.startswith((_PARTICIPANTS, _SESSION_DATE, _FOCUS))]
     lines += section("Constraints & Preferences", facts.preferences, 90)
     lines += _progress_lines(facts, previous, told)
     lines += section("Key Decisions", facts.decisions, 80)
@@ -580,7 +582,7 @@ def _candidates(facts: Facts, previous: dict[str, list[str]], focus_topic: str |
         critical.append(_Candidate("provider", prefix + one_line(extra_context, 600),
                                    facts.turns, base))
     lines += _ranked("Critical Context", critical)
-    lines += _note_lines(facts, in_goal)
+    lines += _note_lines(facts, in_goal, goal)
     lines += _tool_lines(facts, previous.get("Tools & Patterns", []))
     return lines
 
@@ -814,11 +816,27 @@ _ABOUT_THE_CHAT = re.compile(
     r"|group|forum|base|reviews?|rating)s?\b)|conversation)\b", re.IGNORECASE)
 
 
-def _note_lines(facts: Facts, in_goal: set[int]) -> list[_Line]:
+# An AI assistant that says it knows nothing of a thing ("Sorry, but I don't have any
+# information about your partner Bram's offer to help on the day.") tells the reader
+# nothing either: by hand that note outranked the user's "Bram from my office offered to
+# help on the day." Not a sentence that goes on to tell something ("I don't have access
+# to the timetable, but the museum opens at 9.").
+_KNOWS_NOTHING = re.compile(
+    r"(?i:(?:(?:I'm |I am )?sorry|unfortunately)[,!]? (?:but )?)?"
+    r"I (?:(?:don't|do not|didn't|did not) (?:have|see|find|know)|have no|can't find"
+    r"|cannot find|couldn't find|am not aware of|'m not aware of)"
+    r" (?:(?:any|enough|much|the|specific|more) )?(?:information|info|details|data"
+    r"|record|records|context|knowledge|anything)\b(?!.*\bbut\b)")
+
+
+def _note_lines(facts: Facts, in_goal: set[int],
+                goal: Sequence[frozenset[str]] = ()) -> list[_Line]:
     """Notes of conversation. Between people (``is_conversation``) they fill the
     sections by kind and rank by salience; in a work session they are what the user
     said and the assistant noted beside the work, under Critical Context, all of one
-    weight (a statement made once is not outranked by the twentieth look-alike step)."""
+    weight (a statement made once is not outranked by the twentieth look-alike step).
+    ``goal``: the stems (``text_stems``) of each Goal line, which an AI assistant's note
+    made only of their words restates."""
     talk = is_conversation(facts)
     names = tuple(facts.participants.values())
     # A named assistant is a person in the conversation, whose facts weigh as the
@@ -837,8 +855,15 @@ def _note_lines(facts: Facts, in_goal: set[int]) -> list[_Line]:
             continue  # the Goal quotes that message
         if note.text in pending:
             continue
-        if talk and not person and note.role == "assistant" and _ABOUT_THE_CHAT.search(
-                note.text):
+        if talk and not person and note.role == "assistant" and (
+                _ABOUT_THE_CHAT.search(note.text) or _KNOWS_NOTHING.match(note.text)):
+            continue
+        if goal and not person and note.role == "assistant" and (
+                stems := text_stems(note.text)) and any(stems <= line for line in goal):
+            # An AI's restatement of the Goal tells nothing the Goal does not: by hand
+            # (3,072 tokens) the embedded model answered "When are we moving?" with the
+            # Goal line word for word, and in a summary squeezed to three lines that
+            # took the place of "The van costs 380 euros, not 420."
             continue
         room = "said" if note.role == "user" else "noted"
         label = (f"{note.speaker}: " if talk or note.speaker not in ("User", "Assistant")
