@@ -2278,8 +2278,10 @@ def test_an_ai_saying_it_knows_nothing_of_a_thing_adds_no_note() -> None:
                  "help on the day.",
                  "The museum trip is on Sunday.",
                  "I don't have the details of the timetable, but the museum opens at 9. "
-                 "I didn't find any record of a booking.")
+                 "I didn't find any record of a booking.",
+                 "Bram is bringing his van.", "I don't know what Bram's van can carry.")
     summary = summarize_locally(turns, budget_tokens=1_000)
     assert "Bram's offer" not in summary and "any record" not in summary
+    assert "can carry" not in summary and "Bram is bringing his van." in summary
     assert "Bram from my office offered to help on the day." in summary
     assert "but the museum opens at 9" in summary

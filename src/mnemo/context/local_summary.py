@@ -826,7 +826,9 @@ _KNOWS_NOTHING = re.compile(
     r"I (?:(?:don't|do not|didn't|did not) (?:have|see|find|know)|have no|can't find"
     r"|cannot find|couldn't find|am not aware of|'m not aware of)"
     r" (?:(?:any|enough|much|the|specific|more) )?(?:information|info|details|data"
-    r"|record|records|context|knowledge|anything)\b(?!.*\bbut\b)")
+    r"|record|records|context|knowledge|anything)\b(?!.*\bbut\b)"
+    r"|(?i:(?:(?:I'm |I am )?sorry|unfortunately)[,!]? (?:but )?)?I (?:don't|do not) know"
+    r" (?:what|who|whom|where|when|which|whether|if|how|anything|much)\b(?!.*\bbut\b)")
 
 
 def _note_lines(facts: Facts, in_goal: set[int],
