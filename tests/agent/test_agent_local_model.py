@@ -439,9 +439,14 @@ def test_calls_written_out_after_the_answer_are_neither_shown_nor_kept(
     ("Nice to meet you, Priya.\n§\nI run 5 km every Saturday.\n§\nMy brother Ravi lives "
      "in Manchester.", "§\nI run 5 km every Saturday.",
      "Nice to meet you, Priya.", ("§", "every Saturday")),
+    # (8) by hand: a memory refusal's instruction to the model, reworded to the user.
+    ("You live in York now. To bring your BIG registration number, call memory with "
+     "content 'We now live in York.'",
+     "Call memory with content 'We now live in York.'",
+     "You live in York now.", ("call memory", "BIG registration")),
 ], ids=["broken call and summary copy", "copied tool result", "note line copied",
         "template tag", "template preamble", "compaction note", "summary frame",
-        "memory block"])
+        "memory block", "tool instruction"])
 def test_a_broken_call_a_summary_or_a_result_copied_is_neither_shown_nor_kept(
         mnemo_home: Home, tmp_path: Path, copied: str, all_copy: str, answer: str,
         never_kept: tuple[str, str]) -> None:

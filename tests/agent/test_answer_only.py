@@ -13,6 +13,7 @@ from mnemo.agent.answer_only import (
     COPIED_SUMMARY,
     answer_only_request,
     answer_only_system,
+    copied_call_openings,
     without_copied_note,
 )
 from mnemo.context.validity import validate_c12
@@ -176,6 +177,23 @@ def test_a_copy_of_the_note_or_the_instruction_is_cut_from_the_answer() -> None:
     copied = ("You work in York.\n\n---\n\nEnd of Context Summary ---\n\nWhat should I "
               "eat before a long run?")
     assert without_copied_note(copied, COPIED_SUMMARY) == "You work in York."
+
+
+def test_a_tools_instruction_retold_to_the_user_is_cut_with_the_clause_before_it() -> None:
+    # By hand (3,072 tokens) the embedded model answered five messages of one chat with a
+    # memory refusal's "call memory again, for example with content '…'", reworded.
+    openings = copied_call_openings(["memory", "session_search"])
+    assert without_copied_note("Call memory with content 'Parking is free.'", openings) == ""
+    assert without_copied_note("To bring your BIG registration number and two payslips, "
+                               "call memory with content 'BIG registration number.'",
+                               openings) == ""
+    assert without_copied_note("Noted. To keep it, call memory again.", openings) == "Noted."
+    assert without_copied_note("Sure, call session_search with 'York'.", openings) == ""
+    # A call the user makes is no tool's.
+    assert without_copied_note("Call Karin with the news, she is your reference.",
+                               openings) == "Call Karin with the news, she is your reference."
+    # Only a copy begun after a clause takes the clause: "done:" stays as it was.
+    assert without_copied_note('done: {"success": true}', openings) == "done:"
 
 
 def test_a_copy_of_the_agents_retry_hint_or_a_reminder_is_cut() -> None:

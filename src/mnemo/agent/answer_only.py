@@ -102,12 +102,20 @@ def copied_call_openings(names: Sequence[str]) -> tuple[str, ...]:
     # done (Entry added.)' — the model's call as it wrote it, not what was saved.
     told = (f"{spelt} {action} " for spelt in ("memory", "Memory") if "memory" in names
             for action in MEMORY_ACTIONS)
+    # A tool's instruction to the model, retold to the user as what to do: by hand
+    # (3,072 tokens) the embedded model answered five messages of one chat with "Call
+    # memory with content 'Parking is free at the back entrance.'" or "To bring your BIG
+    # registration number …, call memory with content '…'", a memory refusal's "call
+    # memory again, for example with content '…'" reworded. The user calls no tool.
+    instructed = (f"{verb} {name} {then}" for name in names for verb in ("call", "Call")
+                  for then in ("with ", "again"))
     # The chat template's own tag for a tool's answer: by hand (3,072 tokens) a reply
     # ended "… going to Lisbon in May.\n\n<tool_response>", shown, and the summary
     # kept it as a note of the assistant's. So are the template's preamble to the tools
     # and their list: another reply went on "# Memory & Past Sessions … # Tools\n\nYou
     # may call one or more functions … <tools>\n{"type": "function", …", shown.
-    return (*marked, *written, *told, *_COPIED_RESULTS, "<tool_response>", *_TEMPLATE_TOOLS)
+    return (*marked, *written, *told, *instructed, *_COPIED_RESULTS, "<tool_response>",
+            *_TEMPLATE_TOOLS)
 
 
 # The Qwen chat template's words before the tool list (the embedded model's template).
@@ -293,11 +301,17 @@ def without_copied_note(text: str, openings: Sequence[str] = COPIED_NOTE) -> str
     # '… You live in York now. In my previous turn, I returned "memory add …': the
     # unfinished sentence goes with the copy, and so does a rule line before it ("---")
     # or a heading right before it ("# Memory & Past Sessions", the model's own).
-    kept = _HEADINGS_BEFORE_COPY.sub("", _RULE_LINES.sub("", text[:min(found)]))
-    return _UNFINISHED.sub("", kept.rstrip())
+    kept = _HEADINGS_BEFORE_COPY.sub("", _RULE_LINES.sub("", text[:min(found)])).rstrip()
+    # A copy begun after the first clause of the reply's only sentence leaves no answer:
+    # "To bring your BIG registration number and two payslips, call memory with content
+    # '…'" (by hand) is none without its copy, and the empty reply is asked again.
+    if kept.endswith(",") and not _WHOLE.search(kept):
+        return ""
+    return _UNFINISHED.sub("", kept)
 
 
 _TRAILING_HEADINGS = re.compile(r"(?:\n[ \t]*#{1,6}[ \t]*(?:Goal|Progress)[ \t]*)+\s*$")
+_WHOLE = re.compile(r"[.!?。！？](?:\s|$)")
 _UNFINISHED = re.compile(r"(?<=[.!?。！？])[ \t]+[^\n.!?。！？]*$")
 _RULE_LINES = re.compile(r"(?:\n[ \t]*[-=*_]{3,}[ \t]*)+\s*$")
 _HEADINGS_BEFORE_COPY = re.compile(r"(?:\n[ \t]*#{1,6}[ \t][^\n]*)+\s*$")
