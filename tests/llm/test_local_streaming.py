@@ -207,8 +207,7 @@ def test_a_stopped_stream_still_tells_what_its_prompt_cost(
     assert client.last_timings is not None
     assert (client.last_timings["prompt_n"], client.last_timings["cache_n"]) == (402, 0)
     assert "predicted_n" not in client.last_timings  # unknown: not made up
-    # Nor is the slot saved after it: the stop was for a turn, whose request comes now
-    # (by hand a save racing it left the turn unanswered for two minutes).
+    # Nor is the slot saved after it: the stop was for a turn, whose request comes now.
     assert client.cache is not None and client.cache.saves == 0
 
     pieces.clear()

@@ -224,9 +224,10 @@ class LocalChatClient:
                      written)
         self.pace.observe(timings)
         # Not after a reply stopped early: a turn stops a background summary to go
-        # first, and its request reaches the server with the save. By hand, three times,
-        # a save sent 80 ms after such a stop left the turn's request unanswered for two
-        # minutes (the turn timed out); when the save came after the turn, none did.
+        # first, and its request reaches the server with the save, which would write the
+        # slot to disk in front of the turn — a state nobody asks for again. (By hand a
+        # turn sent beside such a save went unanswered and timed out, three times; not
+        # reproduced, so not shown to be the cause.)
         if self.cache is not None and server.address and (
                 not timings or "predicted_n" in timings):
             self.cache.maybe_save(server.address, timings)
