@@ -467,6 +467,16 @@ def test_relative_dates_are_resolved_against_the_session_date() -> None:
     # A weekday told with an irregular past ("swam", "wrote") is the one before.
     ("On Tuesday I swam a mile.", "On Tuesday [2 May 2023] I swam a mile."),
     ("I wrote to her on Thursday", "I wrote to her on Thursday [4 May 2023]"),
+    # A participle after "is" tells of what stands now (by hand, "The interview is
+    # scheduled on Tuesday" was dated the Tuesday before); after "was" it is the past.
+    ("The interview is scheduled on Tuesday.", "The interview is scheduled on Tuesday "
+     "[9 May 2023]."),
+    ("I'm so excited about the show on Friday!", "I'm so excited about the show on "
+     "Friday [12 May 2023]!"),
+    ("The party was scheduled on Tuesday.", "The party was scheduled on Tuesday "
+     "[2 May 2023]."),
+    ("I painted it on Friday and it is finished.", "I painted it on Friday [5 May 2023] "
+     "and it is finished."),
     # Holidays: the one before the session, after it, or of its year.
     ("Last Christmas we went skiing.", "Last Christmas [25 Dec 2022] we went skiing."),
     ("next Christmas Eve", "next Christmas Eve [24 Dec 2023]"),

@@ -98,9 +98,20 @@ _FUTURE = re.compile(r"\b(?:will|going to|gonna|plan(?:s|ning)? to|hope to|can't
                      r"|'ll\b", re.IGNORECASE)
 
 
+# A participle after "is" or "are" tells of what stands now, however it ends: "The
+# interview is scheduled on Tuesday" is the coming Tuesday (by hand the model's restating
+# of the user's "The interview is on Tuesday" was dated the Tuesday before), and so is
+# "I'm so excited about Friday".
+_PRESENT_STATE = re.compile(
+    r"\b(?:is|are|am|'s|'re|'m|has been|have been)\s+(?:(?:so|really|very|all|now|also"
+    r"|still|already|finally|just|\w+ly)\s+)?\w{2,}ed\b", re.IGNORECASE)
+
+
 def _told_in_past(sentence: str) -> bool:
     """The sentence tells of the past: a verb in the past, none of the future."""
-    return bool(_PAST.search(sentence)) and not _FUTURE.search(sentence)
+    if _PAST.search(sentence) is None or _FUTURE.search(sentence):
+        return False
+    return "ed" not in sentence or bool(_PAST.search(_PRESENT_STATE.sub(" ", sentence)))
 
 
 # The line mnemo's system prompt ends with (``prompt/guidance.date_line``): the date of
