@@ -704,3 +704,46 @@ def test_a_tool_is_counted_once_however_a_model_summary_spelt_it() -> None:
     text = completed(model, turns, budget_tokens=2_000,
                      previous_summary="## Tools & Patterns\n- Read_file ×40\n")
     assert parse_summary_sections(text)["Tools & Patterns"] == ["read_file ×46"]
+
+
+def test_a_model_line_grounded_only_in_a_memory_refusal_is_left_out() -> None:
+    # By hand (3,072 tokens) the model's summary held two lines made of what the memory
+    # tool told it, and the next summaries kept them as the user's preferences.
+    def call(number: int, content: str) -> Message:
+        arguments = json.dumps({"action": "add", "target": "user", "content": content})
+        return {"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"call_{number}", "type": "function",
+             "function": {"name": "memory", "arguments": arguments}}]}
+
+    refusal = json.dumps({"success": False, "error": (
+        "Not saved: the entry says things nobody in this conversation said ('Samanne', "
+        "'tabs'). Memory keeps only facts the user or a tool stated. Restate the fact in "
+        "the user's own words, leaving out anything they did not say, and call memory "
+        "again, for example with content \"Hi, I'm Sanne.\".")})
+    turns: list[Message] = [
+        {"role": "user", "content": "Hi, I'm Sanne."},
+        call(1, "Name: Samanne. Prefers tabs."),
+        {"role": "tool", "tool_call_id": "call_1", "content": refusal},
+        {"role": "assistant", "content": "Hello! How can I assist you today?"},
+        {"role": "user", "content": "We're renovating the kitchen in our house in Haarlem."},
+        {"role": "assistant", "content": "Let's talk about the kitchen. " * 20},
+        {"role": "user", "content": "The budget is 12,000 euros for everything."},
+        {"role": "assistant", "content": "Noted. " * 20}]
+    model = ("## Goal\n- Sanne is renovating the kitchen in her house in Haarlem.\n"
+             "## Constraints & Preferences\n"
+             "- The user wants to replace their name with tabs in a conversation.\n"
+             "- They are using a tool called memory to keep track of facts and do not save "
+             "anything they did not say.\n")
+    text = completed(model, turns, budget_tokens=2_000)
+    assert "Sanne is renovating the kitchen in her house in Haarlem." in text
+    assert "tabs" not in text and "tool called memory" not in text, text
+    assert "12,000 euros" in text
+    # What another tool returned is what was said.
+    found = json.dumps({"results": [{"text": "The tiles come from Tegelhuis in Delft."}]})
+    searched = [*turns[:-2], {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_2", "type": "function", "function": {
+            "name": "session_search", "arguments": json.dumps({"query": "tiles"})}}]},
+        {"role": "tool", "tool_call_id": "call_2", "content": found}, *turns[-2:]]
+    told = completed(model + "- The tiles come from Tegelhuis in Delft.\n", searched,
+                     budget_tokens=2_000)
+    assert "Tegelhuis in Delft" in told

@@ -60,7 +60,8 @@ from mnemo.context.summary.notes import content_words, told_in
 from mnemo.context.summary.salience import is_standing_rule, undone_names
 from mnemo.context.summary.wrapped import DANGLING, unwrapped
 from mnemo.memory.grounding import Evidence, check_grounding
-from mnemo.messages import Message, content_text
+from mnemo.memory.tool import MEMORY_SCHEMA
+from mnemo.messages import Message, content_text, tool_calls_of
 from mnemo.tokens import estimate_tokens_rough
 
 __all__ = ["MIN_ROOM_TOKENS", "completed", "with_rules_kept"]
@@ -117,7 +118,7 @@ def completed(model_body: str, turns: Sequence[Message], *, budget_tokens: int,
     # path).
     said = Evidence([previous_summary or "", *(
         f"{t.get('name') or ''}: {truncate_for_summary(content_text(t))}"
-        for t in turns)]) if turns else None
+        for t in _said_turns(turns))]) if turns else None
     mine = _tidied(found, _squeezed(f"{previous_summary or ''}\n{model_previous}"), said,
                    _taken_back(previous_summary, turns))
     if mine != found or unwrapped(model_body) != model_body.strip():
@@ -331,6 +332,23 @@ _TOOL_NOTE = re.compile(r"(?i)\b(?:already saved (?:[\w '’]{0,30} )?as ['\"]|n
 # /path/to/user/file.txt." and "### Goal", and the completed summary gave them the room
 # of where the user works and who her husband is.
 _MODEL_LINE_SUPPORT = 0.75
+_MEMORY_TOOL = str(MEMORY_SCHEMA["name"])
+
+
+def _said_turns(turns: Sequence[Message]) -> list[Message]:
+    """``turns`` without the memory tool's results: they speak to the model ("Not saved:
+    the entry says things nobody in this conversation said ('Samanne', 'tabs'). Memory
+    keeps only facts the user or a tool stated. …"), and what they quote is what nobody
+    said. By hand (3,072 tokens) the model's summary held "The user wants to replace
+    their name with tabs in a conversation." and "They are using a tool called memory
+    to keep track of facts …", both grounded in such results, and the next summaries
+    kept them as the user's preferences. What memory saved is the user's words, which
+    the turns hold; memory writes are grounded the same way (``agent.memory_writes``)."""
+    memory_calls = {str(call.get("id")) for turn in turns if turn.get("role") == "assistant"
+                    for call in tool_calls_of(turn)
+                    if str(call["function"].get("name")) == _MEMORY_TOOL}
+    return [t for t in turns if not (t.get("role") == "tool"
+                                     and str(t.get("tool_call_id")) in memory_calls)]
 
 
 def _grounded(line: str, said: Evidence) -> bool:
