@@ -2295,3 +2295,17 @@ def test_an_ai_saying_it_knows_nothing_of_a_thing_adds_no_note() -> None:
     assert "can carry" not in summary and "Bram is bringing his van." in summary
     assert "Bram from my office offered to help on the day." in summary
     assert "but the museum opens at 9" in summary
+
+
+def test_an_ai_framing_the_users_words_as_a_topic_adds_no_note() -> None:
+    # By hand (3,072 tokens): the embedded model's answers, kept as its notes.
+    turns = chat("We're renovating the kitchen in our house in Haarlem.",
+                 "Let's talk about renovating the kitchen in our house in Haarlem.",
+                 "Our contractor Dirk starts on Monday.",
+                 "Let's discuss our contractor Dirk starting on Monday.",
+                 "The budget is 12,000 euros.",
+                 "Let's talk about the tiles for the bathroom first.")
+    summary = summarize_locally(turns, budget_tokens=1_000)
+    assert "Let's talk about renovating" not in summary and "Let's discuss" not in summary
+    assert "Let's talk about the tiles for the bathroom first." in summary
+    assert "Our contractor Dirk starts on Monday." in summary

@@ -420,7 +420,7 @@ def _without_restated(notes: list[Note], gone: Sequence[Note] = ()) -> list[Note
             # in Tallinn." stood in every summary of a 3,072-token chat beside the
             # user's own first message, while the user's later facts gave way.
             continue
-        elif stems and note.role == "assistant":
+        elif (stems := stems - _FRAMING) and note.role == "assistant":
             rarest = min(stems, key=lambda stem: len(told.get(stem, ())))
             if any(stems <= words for words in told.get(rarest, ())):
                 continue
@@ -429,6 +429,10 @@ def _without_restated(notes: list[Note], gone: Sequence[Note] = ()) -> list[Note
 
 
 _MIN_ECHO_WORDS = 1
+# An AI's words that only frame the user's as a topic: by hand (3,072 tokens) the
+# embedded model answered "We're renovating the kitchen in our house in Haarlem." with
+# "Let's talk about renovating the kitchen in our house in Haarlem.", kept as its note.
+_FRAMING = frozenset({"let", "talk", "discu"})
 _NAME_KEY = "my name"  # the key of "My name is …" (``subject_key``)
 
 
