@@ -477,6 +477,17 @@ def test_relative_dates_are_resolved_against_the_session_date() -> None:
      "[2 May 2023]."),
     ("I painted it on Friday and it is finished.", "I painted it on Friday [5 May 2023] "
      "and it is finished."),
+    # "need" is no past, nor is "hundred" (by hand "I need to bring my payslips at 10:30
+    # on Tuesday" was dated the Tuesday before); "agreed" and "succeeded" are.
+    ("I need to bring my payslips on Tuesday.", "I need to bring my payslips on Tuesday "
+     "[9 May 2023]."),
+    ("We need a hundred chairs on Friday.", "We need a hundred chairs on Friday "
+     "[12 May 2023]."),
+    ("We're getting married on Saturday!", "We're getting married on Saturday "
+     "[13 May 2023]!"),
+    ("We got married on Saturday.", "We got married on Saturday [6 May 2023]."),
+    ("I agreed to it on Monday.", "I agreed to it on Monday [1 May 2023]."),
+    ("She succeeded on Monday.", "She succeeded on Monday [1 May 2023]."),
     # Holidays: the one before the session, after it, or of its year.
     ("Last Christmas we went skiing.", "Last Christmas [25 Dec 2022] we went skiing."),
     ("next Christmas Eve", "next Christmas Eve [24 Dec 2023]"),

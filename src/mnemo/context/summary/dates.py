@@ -92,7 +92,8 @@ _PAST = re.compile(r"\b(?:was|were|had|did|went|got|saw|took|made|came|met|felt|
                    r"|found|gave|ran|bought|left|won|lost|spent|began|read|swam|ate|drove"
                    r"|wrote|sang|flew|rode|threw|drew|drank|wore|broke|chose|fell|forgot"
                    r"|sat|slept|kept|brought|thought|taught|caught|sold|heard|held|built"
-                   r"|sent|paid|knew|grew|became|stood|woke|spoke|led|fought|\w{2,}ed)\b",
+                   r"|sent|paid|knew|grew|became|stood|woke|spoke|led|fought|agreed|freed"
+                   r"|(?!hundred\b)\w{2,}(?<![eE])ed)\b",
                    re.IGNORECASE)
 _FUTURE = re.compile(r"\b(?:will|going to|gonna|plan(?:s|ning)? to|hope to|can't wait)\b"
                      r"|'ll\b", re.IGNORECASE)
@@ -100,11 +101,12 @@ _FUTURE = re.compile(r"\b(?:will|going to|gonna|plan(?:s|ning)? to|hope to|can't
 
 # A participle after "is" or "are" tells of what stands now, however it ends: "The
 # interview is scheduled on Tuesday" is the coming Tuesday (by hand the model's restating
-# of the user's "The interview is on Tuesday" was dated the Tuesday before), and so is
-# "I'm so excited about Friday".
+# of the user's "The interview is on Tuesday" was dated the Tuesday before), and so are
+# "I'm so excited about Friday" and "we're getting married on Saturday". ("I need to
+# bring …" has no past either, nor "a hundred chairs": by hand the first was dated so.)
 _PRESENT_STATE = re.compile(
-    r"\b(?:is|are|am|'s|'re|'m|has been|have been)\s+(?:(?:so|really|very|all|now|also"
-    r"|still|already|finally|just|\w+ly)\s+)?\w{2,}ed\b", re.IGNORECASE)
+    r"\b(?:is|are|am|'s|'re|'m|has been|have been|getting|get|be|being)\s+(?:(?:so|really"
+    r"|very|all|now|also|still|already|finally|just|\w+ly)\s+)?\w{2,}ed\b", re.IGNORECASE)
 
 
 def _told_in_past(sentence: str) -> bool:
