@@ -2320,3 +2320,20 @@ def test_an_ai_framing_the_users_words_as_a_topic_adds_no_note() -> None:
     assert "Let's talk about renovating" not in summary and "Let's discuss" not in summary
     assert "Let's talk about the tiles for the bathroom first." in summary
     assert "Our contractor Dirk starts on Monday." in summary
+
+
+def test_a_correction_that_moves_the_day_and_the_hour_leaves_nothing_of_the_old_line() -> None:
+    # By hand (3,072 tokens) the old line stayed, marked, beside the correction, and the
+    # embedded model answered "Tuesday at 10:30" whenever it was asked.
+    wishes = "Good luck with it, I hope it goes well and you get the job. " * 3
+    turns = chat("The interview is on Tuesday at 10:30.", wishes,
+                 "Actually the interview moved to Wednesday at 14:00, not Tuesday.", wishes,
+                 "My sister Anna lives in Delft.", "Nice!")
+    summary = summarize_locally(turns, budget_tokens=1_000, session_date=date(2026, 12, 4))
+    assert "10:30" not in summary and "moved to Wednesday at 14:00" in summary
+    # What the correction does not tell again stays, marked.
+    turns = chat("The interview is on Tuesday at 10:30 at the Erasmus hospital.", wishes,
+                 "Actually the interview moved to Wednesday at 14:00, not Tuesday.", wishes,
+                 "My sister Anna lives in Delft.", "Nice!")
+    summary = summarize_locally(turns, budget_tokens=1_000, session_date=date(2026, 12, 4))
+    assert "Erasmus hospital. [Since changed: Wednesday, not Tuesday.]" in summary
