@@ -224,7 +224,7 @@ class LocalChatClient:
                      written)
         self.pace.observe(timings)
         # Not after a reply stopped early: a turn stops a background summary to go
-        # first, and its request reaches the server with the save, which would write the
+        # first, and its request reaches the server with the save, which may write the
         # slot to disk in front of the turn — a state nobody asks for again. (By hand a
         # turn sent beside such a save went unanswered and timed out, three times; not
         # reproduced, so not shown to be the cause.)

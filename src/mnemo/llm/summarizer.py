@@ -65,7 +65,8 @@ def make_summarizer(
         # Once ``stop`` said True the call is over, even if it says False by the time the
         # call returns: a stopped stream returns quietly with what had arrived, and the
         # turn that stopped it may have answered meanwhile (the call waits for the server
-        # the turn holds). By hand, such summaries came back empty, or cut short.
+        # the turn holds). By hand such summaries came back empty and were counted as
+        # failures; one stopped while writing would have come back cut short.
         stopped = False
 
         def asked() -> bool:
