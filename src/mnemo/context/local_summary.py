@@ -63,6 +63,7 @@ from mnemo.context.summary.notes import (
     content_words,
     latest_notes,
     marked_sentences,
+    note_stems,
     rare_words,
     text_stems,
     told_in,
@@ -861,7 +862,7 @@ def _note_lines(facts: Facts, in_goal: set[int],
                 _ABOUT_THE_CHAT.search(note.text) or _KNOWS_NOTHING.match(note.text)):
             continue
         if goal and not person and note.role == "assistant" and (
-                stems := text_stems(note.text)) and any(stems <= line for line in goal):
+                stems := note_stems(note)) and any(stems <= line for line in goal):
             # An AI's restatement of the Goal tells nothing the Goal does not: by hand
             # (3,072 tokens) the embedded model answered "When are we moving?" with the
             # Goal line word for word, and in a summary squeezed to three lines that

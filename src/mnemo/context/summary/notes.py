@@ -453,6 +453,11 @@ _FRAMING = frozenset({"let", "talk", "discu"})
 _NAME_KEY = "my name"  # the key of "My name is …" (``subject_key``)
 
 
+def note_stems(note: Note) -> frozenset[str]:
+    """``_stems``, for the ranking's own restatement tests (``local_summary``)."""
+    return _stems_of(note.words)
+
+
 def _stems(note: Note) -> frozenset[str]:
     """The note's content words cut to five letters, clitics off ("I'm" is no word), in
     one spelling ("favourite" is "favorite", "colour" "color": a model answering in the
