@@ -2337,3 +2337,21 @@ def test_a_correction_that_moves_the_day_and_the_hour_leaves_nothing_of_the_old_
                  "My sister Anna lives in Delft.", "Nice!")
     summary = summarize_locally(turns, budget_tokens=1_000, session_date=date(2026, 12, 4))
     assert "Erasmus hospital. [Since changed: Wednesday, not Tuesday.]" in summary
+
+
+def test_an_ai_note_that_retold_a_changed_plan_is_marked_as_the_users_note_is() -> None:
+    # By hand (3,072 tokens) the embedded model joined the payslips to the interview's old
+    # hour and day; after the correction it answered "Tuesday" from that note.
+    wishes = " I hope it goes well and you get the job." * 3
+    turns = chat("The interview is on Tuesday at 10:30.", "Good luck!" + wishes,
+                 "I need to bring my BIG registration number and two payslips.",
+                 "You will need your BIG registration number and two payslips at 10:30 on "
+                 "Tuesday.",
+                 "Actually the interview moved to Wednesday at 14:00, not Tuesday.",
+                 "Noted." + wishes, "We visit the museum on Tuesday.", "Enjoy it!" + wishes)
+    summary = summarize_locally(turns, budget_tokens=1_000, session_date=date(2026, 12, 4))
+    assert ("two payslips at 10:30 on Tuesday [8 Dec 2026]. [Since changed: Wednesday, not "
+            "Tuesday.]") in summary
+    # A Tuesday that shares nothing else with the interview is another plan.
+    assert "We visit the museum on Tuesday [8 Dec 2026]." in summary
+    assert "museum on Tuesday [8 Dec 2026]. [Since" not in summary
