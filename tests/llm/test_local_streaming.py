@@ -218,17 +218,22 @@ def test_a_stopped_stream_still_tells_what_its_prompt_cost(
     assert (client.last_timings["prompt_n"], client.last_timings["cache_n"]) == (1, 401)
 
 
+# Asked before the call, at the prompt's progress, then after each piece: the turn
+# "begins" at the fifth ask, three pieces into the answer — and either is still under
+# way when the call returns, or has answered by then and ``stop`` says False again (by
+# hand the call waited for the server the turn held): stopped either way, for a summary
+# cut short is no summary.
+@pytest.mark.parametrize("still_under_way", [True, False], ids=["turn on", "turn over"])
 def test_a_background_summary_stopped_for_a_turn_frees_the_server(
-        tmp_path: Path, mnemo_home: Home, servers: list[LocalModelServer]) -> None:
+        tmp_path: Path, mnemo_home: Home, servers: list[LocalModelServer],
+        still_under_way: bool) -> None:
     client = make_client(tmp_path, mnemo_home)
     asked = itertools.count()
 
     def turn_began() -> bool:
-        # Asked before the call, at the prompt's progress, then after each piece: the
-        # turn "begins" at the fifth ask, three pieces into the answer.
         n = next(asked)
         assert n < 50, "the summary was not stopped"  # else it never ends
-        return n >= 5
+        return n >= 5 if still_under_way else n == 5
 
     summarize = make_summarizer(client, stop=turn_began)
     with pytest.raises(CallStoppedError):
@@ -237,23 +242,3 @@ def test_a_background_summary_stopped_for_a_turn_frees_the_server(
     assert client.complete(request("are you there")).text == "echo: are you there"
     assert endless_done(servers[-1]) == 1  # the server saw the summary leave and stopped
     assert make_summarizer(client, stop=lambda: False)("a short one") == "echo: a short one"
-
-
-def test_a_summary_stopped_for_a_turn_that_has_ended_is_still_stopped(
-        tmp_path: Path, mnemo_home: Home, servers: list[LocalModelServer]) -> None:
-    # The stream returns quietly with the pieces that arrived; by then the turn that
-    # stopped it may have answered, and ``stop`` says False again (by hand the call
-    # waited for the server the turn held). A summary cut short is no summary.
-    client = make_client(tmp_path, mnemo_home)
-    asked = itertools.count()
-
-    def turn_under_way() -> bool:
-        n = next(asked)
-        assert n < 50, "the summary was not stopped"
-        return n == 5  # three pieces into the answer, and over at the next ask
-
-    summarize = make_summarizer(client, stop=turn_under_way)
-    with pytest.raises(CallStoppedError):
-        summarize("an endless summary")
-    assert make_summarizer(client, stop=lambda: False)("a short one") == "echo: a short one"
-    assert endless_done(servers[-1]) == 1  # it waited for the stopped one to end

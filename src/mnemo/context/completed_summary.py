@@ -56,12 +56,13 @@ from mnemo.context.prompt import (
     TEMPLATE_SECTIONS,
     truncate_for_summary,
 )
+from mnemo.context.pruning import calls_by_id
 from mnemo.context.summary.notes import content_words, told_in
 from mnemo.context.summary.salience import is_standing_rule, undone_names
 from mnemo.context.summary.wrapped import DANGLING, unwrapped
 from mnemo.memory.grounding import Evidence, check_grounding
 from mnemo.memory.tool import MEMORY_SCHEMA
-from mnemo.messages import Message, content_text, tool_calls_of
+from mnemo.messages import Message, content_text
 from mnemo.tokens import estimate_tokens_rough
 
 __all__ = ["MIN_ROOM_TOKENS", "completed", "with_rules_kept"]
@@ -344,11 +345,9 @@ def _said_turns(turns: Sequence[Message]) -> list[Message]:
     to keep track of facts …", both grounded in such results, and the next summaries
     kept them as the user's preferences. What memory saved is the user's words, which
     the turns hold; memory writes are grounded the same way (``agent.memory_writes``)."""
-    memory_calls = {str(call.get("id")) for turn in turns if turn.get("role") == "assistant"
-                    for call in tool_calls_of(turn)
-                    if str(call["function"].get("name")) == _MEMORY_TOOL}
-    return [t for t in turns if not (t.get("role") == "tool"
-                                     and str(t.get("tool_call_id")) in memory_calls)]
+    calls = calls_by_id(turns)
+    return [t for t in turns if t.get("role") != "tool" or getattr(
+        calls.get(str(t.get("tool_call_id"))), "name", "") != _MEMORY_TOOL]
 
 
 def _grounded(line: str, said: Evidence) -> bool:

@@ -823,13 +823,13 @@ _ABOUT_THE_CHAT = re.compile(
 # help on the day." Not a sentence that goes on to tell something ("I don't have access
 # to the timetable, but the museum opens at 9.").
 _KNOWS_NOTHING = re.compile(
-    r"(?i:(?:(?:I'm |I am )?sorry|unfortunately)[,!]? (?:but )?)?"
-    r"I (?:(?:don't|do not|didn't|did not) (?:have|see|find|know)|have no|can't find"
+    r"(?i:(?:(?:I'm |I am )?sorry|unfortunately)[,!]? (?:but )?)?I (?:"
+    r"(?:(?:don't|do not|didn't|did not) (?:have|see|find|know)|have no|can't find"
     r"|cannot find|couldn't find|am not aware of|'m not aware of)"
     r" (?:(?:any|enough|much|the|specific|more) )?(?:information|info|details|data"
-    r"|record|records|context|knowledge|anything)\b(?!.*\bbut\b)"
-    r"|(?i:(?:(?:I'm |I am )?sorry|unfortunately)[,!]? (?:but )?)?I (?:don't|do not) know"
-    r" (?:what|who|whom|where|when|which|whether|if|how|anything|much)\b(?!.*\bbut\b)")
+    r"|record|records|context|knowledge|anything)"
+    r"|(?:don't|do not) know (?:what|who|whom|where|when|which|whether|if|how|anything"
+    r"|much))\b(?!.*\bbut\b)")
 
 
 def _note_lines(facts: Facts, in_goal: set[int],

@@ -51,7 +51,7 @@ from mnemo.memory.grounding import NUMBER_WORDS
 
 __all__ = ["CHANGE_MARK", "TIMELINE_DAY", "Change", "Note", "answer_text", "asked_stems",
            "carried_notes", "change_of", "content_words", "echoes", "latest_notes",
-           "marked_sentences", "rare_words", "take_notes", "text_stems", "told_in",
+           "marked_sentences", "note_stems", "rare_words", "take_notes", "text_stems", "told_in",
            "value_change", "value_changes"]
 
 _WORD = re.compile(r"[a-z][a-z'’]{2,}|\d+")
@@ -266,7 +266,7 @@ def latest_notes(notes: Sequence[Note], *, ai_assistant: bool = False) -> list[N
             del newer[:-_NEAR_COPY_WINDOW]
         if hit is None and changed:
             whose = "user" if ai_assistant and note.role == "assistant" else note.speaker
-            found = value_change(note.text, _stems(note), whose, changed)
+            found = value_change(note.text, note_stems(note), whose, changed)
             if found is not None and ai_assistant and note.role == "user":
                 linked.setdefault(found[0], set()).update(values_in(_unmarked(note.text)))
             if found is not None and not found[1]:
@@ -292,7 +292,7 @@ def latest_notes(notes: Sequence[Note], *, ai_assistant: bool = False) -> list[N
         # A "+" key replaces older notes of that key, and no newer note replaces it.
         for who, key in keys:
             if key.startswith("~"):
-                entry = change_of(note.text, len(kept), _stems(note))
+                entry = change_of(note.text, len(kept), note_stems(note))
                 changed.setdefault((who, key[1:]), []).append(entry)
                 if ai_assistant and note.role == "user":
                     changed.setdefault(("user", key[1:]), []).append(entry)
@@ -370,7 +370,7 @@ def value_changes(text: str) -> list[Change]:
 
 
 def text_stems(text: str) -> frozenset[str]:
-    """The stems of ``text``'s content words, as a note's (``_stems``)."""
+    """The stems of ``text``'s content words, as a note's (``note_stems``)."""
     return _stems_of(content_words(text))
 
 
@@ -417,7 +417,7 @@ def _retold_changed(notes: list[Note], changed: Mapping[tuple[str, str], Sequenc
                                                            - {value})
                                   for stem in change.about)
                 if about:
-                    found = value_change(note.text, _stems(note) | about, "user", changed)
+                    found = value_change(note.text, note_stems(note) | about, "user", changed)
                     break
         if found is None:
             out.append(note)
@@ -461,12 +461,12 @@ def _without_restated(notes: list[Note], gone: Sequence[Note] = ()) -> list[Note
     told: dict[str, list[frozenset[str]]] = {}  # stem → the user notes' stems holding it
     for note in gone:
         if note.role == "user":
-            stems = _stems(note)
+            stems = note_stems(note)
             for stem in stems:
                 told.setdefault(stem, []).append(stems)
     kept: list[Note] = []
     for note in notes:
-        stems = _stems(note)
+        stems = note_stems(note)
         if note.role == "user":
             for stem in stems:
                 told.setdefault(stem, []).append(stems)
@@ -496,11 +496,6 @@ _NAME_KEY = "my name"  # the key of "My name is …" (``subject_key``)
 
 
 def note_stems(note: Note) -> frozenset[str]:
-    """``_stems``, for the ranking's own restatement tests (``local_summary``)."""
-    return _stems_of(note.words)
-
-
-def _stems(note: Note) -> frozenset[str]:
     """The note's content words cut to five letters, clitics off ("I'm" is no word), in
     one spelling ("favourite" is "favorite", "colour" "color": a model answering in the
     other spelling still only restates), small numbers in digits ("seven" is "7")."""
@@ -520,7 +515,7 @@ def _stems_of(words: frozenset[str]) -> frozenset[str]:
 
 
 def asked_stems(questions: Iterable[str]) -> frozenset[str]:
-    """The stems (``_stems``) of what a message asked, for ``echoes``."""
+    """The stems (``note_stems``) of what a message asked, for ``echoes``."""
     return _stems_of(content_words(" ".join(questions)))
 
 
@@ -530,7 +525,7 @@ def echoes(note: Note, asked: frozenset[str]) -> bool:
     quick dinner for tonight?" repeats the question and tells nothing. A date resolved
     in it ("tonight [1 Dec 2026]") is no word of its own."""
     text = RESOLVED_DATE.sub(" ", note.text) if "[" in note.text else None
-    stems = _stems_of(content_words(text)) if text is not None else _stems(note)
+    stems = _stems_of(content_words(text)) if text is not None else note_stems(note)
     return len(stems) >= _MIN_ECHO_WORDS and stems <= asked
 
 
@@ -548,9 +543,9 @@ def _without_echoes(notes: list[Note]) -> list[Note]:
         if note.role == "user":
             if note.order != told_at:
                 told, told_at = [], note.order
-            told.append(_stems(note))
+            told.append(note_stems(note))
         elif told:
-            stems = _stems(note)
+            stems = note_stems(note)
             if len(stems) >= _MIN_ECHO_WORDS and any(stems <= words for words in told):
                 continue
         kept.append(note)
