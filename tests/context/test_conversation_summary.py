@@ -861,6 +861,28 @@ def test_what_the_user_corrects_in_the_turns_kept_whole_is_revised_in_the_summar
     assert revised_by_later(summary, later[1:2]) == summary
 
 
+def test_an_ai_line_that_retold_the_plan_a_kept_correction_changes_is_revised_too() -> None:
+    # By hand (3,072 tokens) the correction was among the turns kept whole; the user's
+    # line went, the embedded model's retelling stayed, and it answered "Tuesday [8 Dec
+    # 2026]" when asked when the interview was.
+    summary = ("## Critical Context\n- User: The interview is on Tuesday [8 Dec 2026] at "
+               "10:30.\n- Assistant: You will need your BIG registration number and two "
+               "payslips at 10:30 on Tuesday [8 Dec 2026].\n- User: We visit the museum on "
+               "Tuesday [8 Dec 2026].\n- Assistant: The museum opens at 11:00 on Tuesday "
+               "[8 Dec 2026].\n")
+    later = chat("Actually the interview moved to Wednesday at 14:00, not Tuesday.", "Noted.")
+    assert revised_by_later(summary, later) == (
+        "## Critical Context\n- Assistant: You will need your BIG registration number and "
+        "two payslips at 10:30 on Tuesday [8 Dec 2026]. [Since changed: Wednesday, not "
+        "Tuesday.]\n- User: We visit the museum on Tuesday [8 Dec 2026].\n- Assistant: "
+        "The museum opens at 11:00 on Tuesday [8 Dec 2026].\n")
+    # Between people the other speaker's notes are their own, and the user's own lines
+    # need the correction's words.
+    between = summary.replace("Assistant: ", "Melanie: ")
+    assert "two payslips at 10:30 on Tuesday [8 Dec 2026].\n" in revised_by_later(between,
+                                                                              later)
+
+
 def test_a_compaction_revises_its_summary_by_a_correction_in_the_kept_turns() -> None:
     filler = [f"Day {i}: we walk along the river and look at the boats in the harbour."
               for i in range(12)]
@@ -2339,19 +2361,35 @@ def test_a_correction_that_moves_the_day_and_the_hour_leaves_nothing_of_the_old_
     assert "Erasmus hospital. [Since changed: Wednesday, not Tuesday.]" in summary
 
 
+def test_an_ai_note_made_of_two_user_notes_is_left_out() -> None:
+    # By hand (3,072 tokens) the embedded model joined the payslips to the interview's
+    # hour and day: nothing new but a link the user never made.
+    wishes = " Good luck with the application, and let me know how it went." * 3
+    turns = chat("The interview is on Tuesday at 10:30.", "Good luck!" + wishes,
+                 "I need to bring my BIG registration number and two payslips.",
+                 "You will need your BIG registration number and two payslips at 10:30 on "
+                 "Tuesday.", "What should I wear?",
+                 "Wear a dark suit and bring your payslips in a folder.", "OK.", "Sure!")
+    summary = summarize_locally(turns, budget_tokens=1_000, session_date=date(2026, 12, 4))
+    assert "two payslips at 10:30" not in summary
+    assert "The interview is on Tuesday [8 Dec 2026] at 10:30." in summary
+    # A note with a word of its own is the AI's: the suit is, the folder is.
+    assert "Wear a dark suit and bring your payslips in a folder." in summary
+
+
 def test_an_ai_note_that_retold_a_changed_plan_is_marked_as_the_users_note_is() -> None:
     # By hand (3,072 tokens) the embedded model joined the payslips to the interview's old
     # hour and day; after the correction it answered "Tuesday" from that note.
     wishes = " I hope it goes well and you get the job." * 3
     turns = chat("The interview is on Tuesday at 10:30.", "Good luck!" + wishes,
                  "I need to bring my BIG registration number and two payslips.",
-                 "You will need your BIG registration number and two payslips at 10:30 on "
-                 "Tuesday.",
+                 "You will need your BIG registration number, two payslips and a copy of "
+                 "your diploma at 10:30 on Tuesday.",
                  "Actually the interview moved to Wednesday at 14:00, not Tuesday.",
                  "Noted." + wishes, "We visit the museum on Tuesday.", "Enjoy it!" + wishes)
     summary = summarize_locally(turns, budget_tokens=1_000, session_date=date(2026, 12, 4))
-    assert ("two payslips at 10:30 on Tuesday [8 Dec 2026]. [Since changed: Wednesday, not "
-            "Tuesday.]") in summary
+    assert ("copy of your diploma at 10:30 on Tuesday [8 Dec 2026]. [Since changed: "
+            "Wednesday, not Tuesday.]") in summary
     # A Tuesday that shares nothing else with the interview is another plan.
     assert "We visit the museum on Tuesday [8 Dec 2026]." in summary
     assert "museum on Tuesday [8 Dec 2026]. [Since" not in summary

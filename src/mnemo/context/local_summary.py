@@ -36,9 +36,9 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from mnemo.context.extract import (
     TALK_TOOLS,
@@ -64,7 +64,9 @@ from mnemo.context.summary.notes import (
     latest_notes,
     marked_sentences,
     note_stems,
+    plain_values,
     rare_words,
+    retold_change,
     text_stems,
     told_in,
     value_change,
@@ -724,7 +726,8 @@ def revised_by_later(summary: str, later: Sequence[Message]) -> str:
     turns kept whole after it): a line naming what one takes back goes ("it's Porto now,
     not Lisbon"), and so does one whose amount, day or month it takes back — or the
     change is marked in it (``notes.value_change``) — sentence by sentence, as a line
-    holds many notes. By hand (3,072 tokens) the user's
+    holds many notes; an AI assistant's line that retold the changed plan goes with the
+    user's (``notes.retold_change``). By hand (3,072 tokens) the user's
     "Actually our budget is now 3500 euros, not 4000." was the newest turn, kept whole,
     while the summary beside it still said "Our budget is about 4000 euros", and the
     embedded model answered 4000. Only the user's turns count: an assistant's "Lisbon
@@ -732,26 +735,54 @@ def revised_by_later(summary: str, later: Sequence[Message]) -> str:
     said = [content_text(m) for m in later if m.get("role") == "user"]
     names = {name for text in said for name in undone_in(text)}
     by_value: dict[tuple[str, str], list[Change]] = {}
-    for text in said:
-        for change in value_changes(text):
-            for old, _, _ in change.swaps:
-                by_value.setdefault(("", old), []).append(change)
+    # Each correction gets its own mark, which tells the lines it changed apart.
+    changes = (change for text in said for change in value_changes(text))
+    for number, change in enumerate(changes):
+        for old, _, _ in change.swaps:
+            by_value.setdefault(("", old), []).append(replace(change, at=number))
     if not names and not by_value:
         return summary
+    lines = summary.split("\n")
+    # A correction's mark → the values of the lines (not the AI's) it changes.
+    linked: dict[int, set[str]] = {}
 
-    def revise(sentence: str) -> str | None:
+    def link(sentence: str) -> str:
+        if (found := value_change(sentence, text_stems(sentence), "", by_value)) is not None:
+            linked.setdefault(found[0], set()).update(plain_values(sentence))
+        return sentence
+
+    for line in lines if by_value else ():
+        if (text := line[2:] if line.startswith("- ") else "") and not _by_the_ai(text):
+            _by_sentence(text, link)
+
+    def revise(sentence: str, ai: bool) -> str | None:
         if names and names & content_words(sentence) and not undone_names(sentence):
             return None
-        return _value_revised(sentence, by_value) if by_value else sentence
+        if not by_value:
+            return sentence
+        stems = text_stems(sentence)
+        found = value_change(sentence, stems, "", by_value)
+        if found is None and ai and linked:
+            found = retold_change(sentence, stems, "", by_value, linked)
+        return sentence if found is None else found[1] or None
 
-    lines: list[str] = []
-    for line in summary.split("\n"):
+    out: list[str] = []
+    for line in lines:
         text = line[2:] if line.startswith("- ") else ""
         if not text or text == _NONE:
-            lines.append(line)
-        elif (revised := _by_sentence(text, revise)) is not None:
-            lines.append(line if revised == text else f"- {revised}")
-    return "\n".join(lines)
+            out.append(line)
+        elif (revised := _by_sentence(text, partial(revise, ai=_by_the_ai(text)))) is not None:
+            out.append(line if revised == text else f"- {revised}")
+    return "\n".join(out)
+
+
+def _by_the_ai(line: str) -> bool:
+    """Whether a summary line holds an AI assistant's notes (its label: "Assistant: ",
+    "Assistant noted: ", after a timeline day or not). A named assistant is a person,
+    whose notes are their own."""
+    label = _LINE_LABEL.match(line)
+    return label is not None and label.group().rsplit("· ", 1)[-1] in (
+        "Assistant: ", _NOTED)
 
 
 def _notes_carried(facts: Facts, previous: dict[str, list[str]]) -> dict[str, list[str]]:

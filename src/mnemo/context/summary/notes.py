@@ -51,8 +51,8 @@ from mnemo.memory.grounding import NUMBER_WORDS
 
 __all__ = ["CHANGE_MARK", "TIMELINE_DAY", "Change", "Note", "answer_text", "asked_stems",
            "carried_notes", "change_of", "content_words", "echoes", "latest_notes",
-           "marked_sentences", "note_stems", "rare_words", "take_notes", "text_stems", "told_in",
-           "value_change", "value_changes"]
+           "marked_sentences", "note_stems", "plain_values", "rare_words", "retold_change",
+           "take_notes", "text_stems", "told_in", "value_change", "value_changes"]
 
 _WORD = re.compile(r"[a-z][a-z'’]{2,}|\d+")
 _MIN_CHARS = 6  # shorter, a sentence tells nothing a reader needs ("Ok.", "Me too.")
@@ -268,7 +268,7 @@ def latest_notes(notes: Sequence[Note], *, ai_assistant: bool = False) -> list[N
             whose = "user" if ai_assistant and note.role == "assistant" else note.speaker
             found = value_change(note.text, note_stems(note), whose, changed)
             if found is not None and ai_assistant and note.role == "user":
-                linked.setdefault(found[0], set()).update(values_in(_unmarked(note.text)))
+                linked.setdefault(found[0], set()).update(plain_values(note.text))
             if found is not None and not found[1]:
                 replacing.add(found[0])
                 gone.append(note)
@@ -398,32 +398,43 @@ def value_change(text: str, stems: AbstractSet[str], whose: str,
 
 
 def _retold_changed(notes: list[Note], changed: Mapping[tuple[str, str], Sequence[Change]],
-                    linked: Mapping[int, set[str]]) -> list[Note]:
+                    linked: Mapping[int, AbstractSet[str]]) -> list[Note]:
     """``notes`` with an AI assistant's note that retold a plan a correction changed
-    treated as the user's note of that plan: left out, or marked. It names the value
-    taken back and another value of the user's note, though none of the correction's
-    words: by hand (3,072 tokens) the embedded model turned "I need to bring my BIG
-    registration number and two payslips." into "… two payslips at 10:30 on Tuesday",
-    the interview's old hour and day, and after "the interview moved to Wednesday at
-    14:00, not Tuesday" answered "Tuesday" from that note."""
+    (``retold_change``) left out, or marked."""
     out: list[Note] = []
     for note in notes:
-        found = None
-        if note.role == "assistant":
-            values = values_in(_unmarked(note.text))
-            for value in values:
-                about = frozenset(stem for change in changed.get(("user", value), ())
-                                  if (values - {value}) & (linked.get(change.at, set())
-                                                           - {value})
-                                  for stem in change.about)
-                if about:
-                    found = value_change(note.text, note_stems(note) | about, "user", changed)
-                    break
+        found = (retold_change(note.text, note_stems(note), "user", changed, linked)
+                 if note.role == "assistant" else None)
         if found is None:
             out.append(note)
         elif found[1]:
             out.append(replace(note, text=found[1]))
     return out
+
+
+def retold_change(text: str, stems: AbstractSet[str], whose: str,
+                  changed: Mapping[tuple[str, str], Sequence[Change]],
+                  linked: Mapping[int, AbstractSet[str]]) -> tuple[int, str] | None:
+    """What a correction does to ``text``, an AI assistant's retelling of a plan it
+    changed (as ``value_change``): the text names the value taken back and another value
+    of a note the correction changed (``linked``: a correction's mark → those notes'
+    values), though none of the correction's words. By hand (3,072 tokens) the embedded
+    model turned "I need to bring my BIG registration number and two payslips." into
+    "… two payslips at 10:30 on Tuesday", the interview's old hour and day, and after
+    "the interview moved to Wednesday at 14:00, not Tuesday" answered "Tuesday" from it."""
+    values = plain_values(text)
+    for value in values:
+        about = frozenset(stem for change in changed.get((whose, value), ())
+                          if (values - {value}) & (linked.get(change.at, set()) - {value})
+                          for stem in change.about)
+        if about:
+            return value_change(text, stems | about, whose, changed)
+    return None
+
+
+def plain_values(text: str) -> frozenset[str]:
+    """The values ``text`` names itself: not the dates resolved in it, nor a change mark's."""
+    return values_in(_unmarked(text))
 
 
 def _unmarked(text: str) -> str:
@@ -479,12 +490,39 @@ def _without_restated(notes: list[Note], gone: Sequence[Note] = ()) -> list[Note
             # in Tallinn." stood in every summary of a 3,072-token chat beside the
             # user's own first message, while the user's later facts gave way.
             continue
-        elif (stems := stems - _FRAMING) and note.role == "assistant":
-            rarest = min(stems, key=lambda stem: len(told.get(stem, ())))
-            if any(stems <= words for words in told.get(rarest, ())):
-                continue
+        elif (stems := stems - _FRAMING) and note.role == "assistant" and _restates(stems,
+                                                                                    told):
+            continue
         kept.append(note)
     return kept
+
+
+def _restates(stems: frozenset[str], told: Mapping[str, Sequence[frozenset[str]]]) -> bool:
+    """Whether ``stems`` (an AI's note) are all the words of one user note, or of two
+    together (``told``: a stem → the stems of the user notes holding it). By hand (3,072
+    tokens) the embedded model joined "The interview is on Tuesday at 10:30." and "I need
+    to bring my BIG registration number and two payslips." into "… two payslips at 10:30
+    on Tuesday": nothing new but a link the user never made, and it outlived the
+    interview's move to Wednesday."""
+    def holding(stem: str) -> Sequence[frozenset[str]]:
+        return told.get(stem, ())
+
+    first = holding(min(stems, key=lambda stem: len(holding(stem))))
+    if any(stems <= words for words in first):
+        return True
+    # Two notes: the first holds the rarest word. Words held by many notes make a
+    # retelling of any two likely by chance (and the pairs many): not looked for.
+    if len(first) > _PAIR_LIMIT:
+        return False
+    for words in first:
+        rest = stems - words
+        second = holding(min(rest, key=lambda stem: len(holding(stem))))
+        if len(second) <= _PAIR_LIMIT and any(rest <= more for more in second):
+            return True
+    return False
+
+
+_PAIR_LIMIT = 8
 
 
 _MIN_ECHO_WORDS = 1
