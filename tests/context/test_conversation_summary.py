@@ -2133,14 +2133,15 @@ def test_a_question_without_a_statement_before_it_adds_no_note(question: str) ->
 @pytest.mark.parametrize("sentence", [
     "That helps!", "Thanks, that helps!", "That helps a lot.", "This really helped!",
     "Thank you for your input.", '"Thank you for your input."',
-    "Feel free to ask if you have more questions."])
+    "Feel free to ask if you have more questions.", "I hope that helps.", "Hope this helps!",
+    "I hope this information helps."])
 def test_thanks_for_an_answer_and_an_offer_of_more_are_phatic(sentence: str) -> None:
     assert is_phatic(sentence)
 
 
 @pytest.mark.parametrize("sentence", [
     "That helped us find the hotel.", "Yoga helps.", "Feel free to share the recipe with Anna.",
-    "If you have questions about the visa, ask Anna."])
+    "If you have questions about the visa, ask Anna.", "I hope this helps Anna with the visa."])
 def test_help_with_a_fact_is_not_phatic(sentence: str) -> None:
     assert not is_phatic(sentence)
 

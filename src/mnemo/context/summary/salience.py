@@ -160,8 +160,9 @@ _PHATIC_PHRASE = re.compile(
     r"|matter|field|task)s?"
     # … and the user's thanks for an answer: "Thanks, that helps!" (by hand, "That
     # helps!" stood among a 3,072-token chat's notes while the daughter's fear of
-    # heights gave way).
-    r"|(?:^|(?<=[,!.] ))(?:that|this|it) (?:really |definitely |totally )?help(?:s|ed)"
+    # heights gave way), and the AI's hope that it did: "I hope this information helps."
+    r"|(?:^|(?<=[,!.] ))(?:i )?(?:hope )?(?:that|this|it)(?: information| answer| advice)?"
+    r" (?:really |definitely |totally )?help(?:s|ed)"
     r"(?: (?:a lot|a ton|so much|loads))?(?= *[!.]* *$))\b"
 )
 # Every word a phatic phrase is written with, with an optional apostrophe and without
