@@ -1852,6 +1852,12 @@ def test_an_ai_assistant_telling_a_name_as_its_own_is_no_note() -> None:
              "My wife Kersti is baking the cake herself.", "Great!"]
     ai = [n.text for n in extract_facts(chat(*lines)).notes if n.role == "assistant"]
     assert not any("Dmitri" in t for t in ai), ai
+    # … and "I'm Sanne, …" (by hand, the user's first message retold as the AI's own).
+    lines[1] = "Hello! I'm Sanne, a nurse in Rotterdam and applying for a job at Erasmus."
+    turns = chat(*lines, "Thanks!", "I'm sorry, Sanne, the room is booked until 4 pm.")
+    summary = summarize_locally(turns, budget_tokens=1_000)
+    assert "I'm Sanne" not in summary and "booked until 4 pm" in summary
+    lines[1] = "My name is Dmitri and I'm a carpenter in Tallinn."
     people = [said("Kersti" if i % 2 == 0 else "Dmitri", t) for i, t in enumerate(lines)]
     theirs = [n.text for n in extract_facts(people).notes if n.speaker == "Dmitri"]
     assert any(t.startswith("My name is Dmitri") for t in theirs), theirs  # a person's
@@ -2134,14 +2140,16 @@ def test_a_question_without_a_statement_before_it_adds_no_note(question: str) ->
     "That helps!", "Thanks, that helps!", "That helps a lot.", "This really helped!",
     "Thank you for your input.", '"Thank you for your input."',
     "Feel free to ask if you have more questions.", "I hope that helps.", "Hope this helps!",
-    "I hope this information helps."])
+    "I hope this information helps.", "I cannot assist with this request.",
+    "I am unable to help with that.", "Thank you for your time and consideration!"])
 def test_thanks_for_an_answer_and_an_offer_of_more_are_phatic(sentence: str) -> None:
     assert is_phatic(sentence)
 
 
 @pytest.mark.parametrize("sentence", [
     "That helped us find the hotel.", "Yoga helps.", "Feel free to share the recipe with Anna.",
-    "If you have questions about the visa, ask Anna.", "I hope this helps Anna with the visa."])
+    "If you have questions about the visa, ask Anna.", "I hope this helps Anna with the visa.",
+    "Thank you for your time at the Erasmus hospital."])
 def test_help_with_a_fact_is_not_phatic(sentence: str) -> None:
     assert not is_phatic(sentence)
 
@@ -2283,7 +2291,10 @@ def test_a_greeting_to_several_a_reaction_and_a_closing_offer_are_phatic(
     ("The exam covers the following: parking, roundabouts and the motorway.", False),
     ("Here's the address: 12 Baker Street.", False), ("Here are the 3 hotels:", False),
     ("Here is the plan for the move in Ghent on March 14th:", False),
-    ("Here's what Piet said: brake earlier.", False)])
+    ("Here's what Piet said: brake earlier.", False),
+    # By hand (3,072 tokens), the embedded model's list of tasks.
+    ("For your information, the list of tasks that need to be completed includes:", True),
+    ("The list of ingredients includes:", True), ("The package includes breakfast.", False)])
 def test_a_line_that_only_opens_a_list_is_phatic(sentence: str, phatic: bool) -> None:
     assert is_phatic(sentence) is phatic
 
@@ -2323,8 +2334,12 @@ def test_an_ai_saying_it_knows_nothing_of_a_thing_adds_no_note() -> None:
                  "The museum trip is on Sunday.",
                  "I don't have the details of the timetable, but the museum opens at 9. "
                  "I didn't find any record of a booking.",
-                 "Bram is bringing his van.", "I don't know what Bram's van can carry.")
+                 "Bram is bringing his van.", "I don't know what Bram's van can carry.",
+                 "The van is blue.", "I'm sorry, but as an AI assistant, I don't have access "
+                 "to the current conversation or your personal entry.",
+                 "We pack on Friday.", "As an AI, I can't access your calendar.")
     summary = summarize_locally(turns, budget_tokens=1_000)
+    assert "access" not in summary and "We pack on Friday." in summary
     assert "Bram's offer" not in summary and "any record" not in summary
     assert "can carry" not in summary and "Bram is bringing his van." in summary
     assert "Bram from my office offered to help on the day." in summary

@@ -845,20 +845,24 @@ def _notes_carried(facts: Facts, previous: dict[str, list[str]]) -> dict[str, li
 # "the user manual" or "the user interface": a thing, not the person.
 _ABOUT_THE_CHAT = re.compile(
     r"\bthe (?:user(?!\s+(?:manual|guide|interface|experience|account|name|id|agreement"
-    r"|group|forum|base|reviews?|rating)s?\b)|conversation)\b", re.IGNORECASE)
+    r"|group|forum|base|reviews?|rating)s?\b)|(?:current |previous |earlier )?conversation)\b",
+    re.IGNORECASE)
 
 
 # An AI assistant that says it knows nothing of a thing ("Sorry, but I don't have any
 # information about your partner Bram's offer to help on the day.") tells the reader
 # nothing either: by hand that note outranked the user's "Bram from my office offered to
 # help on the day." Not a sentence that goes on to tell something ("I don't have access
-# to the timetable, but the museum opens at 9.").
+# to the timetable, but the museum opens at 9."), nor one that it has no access, as an
+# AI: "As an AI assistant, I don't have access to your personal entry." (by hand).
 _KNOWS_NOTHING = re.compile(
-    r"(?i:(?:(?:I'm |I am )?sorry|unfortunately)[,!]? (?:but )?)?I (?:"
+    r"(?i:(?:(?:I'm |I am )?sorry|unfortunately)[,!]? (?:but )?)?"
+    r"(?i:as an ai(?: assistant| language model| model)?, )?I (?:"
     r"(?:(?:don't|do not|didn't|did not) (?:have|see|find|know)|have no|can't find"
     r"|cannot find|couldn't find|am not aware of|'m not aware of)"
     r" (?:(?:any|enough|much|the|specific|more) )?(?:information|info|details|data"
     r"|record|records|context|knowledge|anything)"
+    r"|(?:don't|do not) have access|(?:can't|cannot) access"
     r"|(?:don't|do not) know (?:what|who|whom|where|when|which|whether|if|how|anything"
     r"|much))\b(?!.*\bbut\b)")
 

@@ -481,14 +481,16 @@ def _without_restated(notes: list[Note], gone: Sequence[Note] = ()) -> list[Note
         if note.role == "user":
             for stem in stems:
                 told.setdefault(stem, []).append(stems)
-        elif note.role == "assistant" and any(key.lstrip("+").startswith("slot")
-                                              or key == _NAME_KEY for key in note.keys):
+        elif note.role == "assistant" and (any(key.lstrip("+").startswith("slot")
+                                               or key == _NAME_KEY for key in note.keys)
+                                           or _CLAIMED_NAME.match(note.text)):
             # An AI lives and works nowhere: "I'm working as a pharmacist in Leeds now"
             # is the user's fact retold in the first person (by hand, the old job, and
             # it outlived the new one, which only the user's notes replace). Nor has it a
             # name: by hand, the embedded model's "My name is Dmitri and I'm a carpenter
             # in Tallinn." stood in every summary of a 3,072-token chat beside the
-            # user's own first message, while the user's later facts gave way.
+            # user's own first message, while the user's later facts gave way; and
+            # again as "I'm Sanne, a nurse in Rotterdam and applying for a job …".
             continue
         elif (stems := stems - _FRAMING) and note.role == "assistant" and _restates(stems,
                                                                                     told):
@@ -531,6 +533,8 @@ _MIN_ECHO_WORDS = 1
 # "Let's talk about renovating the kitchen in our house in Haarlem.", kept as its note.
 _FRAMING = frozenset({"let", "talk", "discu"})
 _NAME_KEY = "my name"  # the key of "My name is …" (``subject_key``)
+# "I'm Sanne, …", "I am Dmitri and …": a name claimed (case-sensitive: "I'm sorry, …").
+_CLAIMED_NAME = re.compile(r"(?:I'm|I’m|I am) [A-Z][a-z]+(?:,|\.| and\b| from\b)")
 
 
 def note_stems(note: Note) -> frozenset[str]:

@@ -137,7 +137,11 @@ _PHATIC_PHRASE = re.compile(
     r"|gets?) better)(?: (?:soon|quickly|fast))?(?= *[!.]* *$)"
     r"|(?:i'?ll|i will|i'?m going to) (?:keep|bear) (?:that|this|it) in mind"
     r"|(?:oh )?my (?:god|gosh|goodness)"
-    r"|i can'?t (?:assist|help) (?:you )?with (?:that|this)(?: request)?"
+    r"|i (?:can'?t|cannot|am unable to|'m unable to) (?:assist|help) (?:you )?with"
+    r" (?:that|this)(?: request)?"
+    # … and thanks for its time: "Thank you for your time and consideration!"
+    r"|thank(?:s| you) for your (?:time|patience|consideration|understanding|attention)"
+    r"(?: and (?:time|patience|consideration|understanding|attention))?"
     # An AI assistant's closing lines: "Let me know if you have any other questions or
     # need assistance with something else.", "How can I assist you today?"
     # The offer's "if" clause whatever help it names, left when its "feel free to
@@ -152,10 +156,11 @@ _PHATIC_PHRASE = re.compile(
     r"|(?:i'?m )?(?:here|happy|glad) to (?:help|assist)|i (?:can|could) (?:help|assist)"
     r"|feel free to (?:ask|reach out|let me know|share)"
     # … and the line that only opens a list: "Here's the updated schedule:", "The tool
-    # returned this information as follows:" (by hand a note of its own, every list the
+    # returned this information as follows:", "For your information, the list of tasks
+    # that need to be completed includes:" (by hand a note of its own, every list the
     # model wrote left one).
     r"|^here(?:['’]s| is| are)(?: [a-z'’-]+){1,6}(?= *: *$)"
-    r"|^(?:[a-z'’-]+ ){1,6}(?:as follows|the following)(?= *: *$)"
+    r"|^(?:[a-z'’,-]+ ){1,14}(?:as follows|the following|includes?)(?= *: *$)"
     r"|(?:in|with|on) (?:a |any |an )?(?:different|other|another) (?:area|topic|subject"
     r"|matter|field|task)s?"
     # … and the user's thanks for an answer: "Thanks, that helps!" (by hand, "That
@@ -184,7 +189,7 @@ _PHRASE_STARTS = frozenset(w[:k] for w in _PHRASE_WORDS for k in range(1, len(w)
 _PHRASE_ANCHORS = ("thank", "luck", "enjoy", "congrat", "proud", " fun", "if you ")
 # … and the openings of a line that only opens a list, which takes any words too.
 _LIST_OPENINGS = ("here's", "here’s", "here is", "here are")
-_LIST_ENDS = ("as follows", "the following")
+_LIST_ENDS = ("as follows", "the following", "include", "includes")
 
 
 def _in_phrase(word: str) -> bool:
