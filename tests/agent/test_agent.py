@@ -325,6 +325,38 @@ def test_manual_compact_with_focus_and_prompt_rebuilt_once(mnemo_home: Home,
     assert "compacted into a handoff summary" in after[0]
 
 
+def test_a_correction_after_a_compaction_revises_the_summary_at_once(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    # By hand (3,072 tokens) the correction came two turns after a compaction, and the
+    # embedded model answered "When is my interview?" from the summary's old line.
+    client = ScriptedChatClient(default="ok", context_length=32_000)
+    with make_agent(mnemo_home, client, tmp_path,
+                    memory={"flush_min_turns": 0}) as agent:
+        agent.run_turn("Hi, I need help with a job interview.")  # the head: kept whole
+        agent.run_turn("It is for a nursing job.")
+        agent.run_turn("The interview is on Tuesday at 10:30. My sister Anna drives me.")
+        for i in range(25):
+            agent.run_turn(f"talk about topic {i} " + "words " * 150)
+        assert agent.compact().report.changed
+        agent.run_turn("What next?")
+        before = client.requests[-1].messages
+        agent.run_turn("Actually the interview moved to Wednesday at 14:00, not Tuesday.")
+        after = client.requests[-1].messages
+        sid = agent.session_id
+        assert sid is not None
+    summaries = [[content_text(m) for m in request if content_text(m).startswith(
+        SUMMARY_PREFIX)] for request in (before, after)]
+    assert "Tuesday" in summaries[0][0] and "10:30" in summaries[0][0]
+    assert "10:30" not in summaries[1][0] and "Anna" in summaries[1][0]
+    # What comes before the summary is as it was: only the summary changed.
+    assert before[:before.index(next(m for m in before if content_text(m) == summaries[0][0]))]\
+        == after[:after.index(next(m for m in after if content_text(m) == summaries[1][0]))]
+    # The session holds the revised summary: a resumed chat sees it too.
+    live = [content_text(m.to_message()) for m in SessionStore(mnemo_home.state_db)
+            .load_messages(sid)]
+    assert summaries[1][0] in live and summaries[0][0] not in live
+
+
 def test_new_session_and_reset(mnemo_home: Home, tmp_path: Path) -> None:
     client = ScriptedChatClient(default="ok")
     with make_agent(mnemo_home, client, tmp_path) as agent:

@@ -498,6 +498,7 @@ class Agent:
             nudge = self._correction or (NUDGE_TEXT if due else "")
         extra = "\n\n".join(part for part in (recall, nudge) if part)
         self._append({"role": "user", "content": text})
+        self._revise_summary()
         result = TurnResult(text="")
         # Background summaries wait until the turn has answered (C17): one sent between
         # a tool round and the next call would make that call wait for it.
@@ -971,6 +972,17 @@ class Agent:
         only reads: the request stays byte-identical until the next compaction."""
         if self.config.compression.enabled:
             self.engine.prepare(self._request(""))
+
+    def _revise_summary(self) -> None:
+        """A correction in the message just sent applies to the summary at once, not at
+        the next compaction (``ContextEngine.revise``): else the model answers from the
+        summary's old line beside it (seen by hand)."""
+        if not self.config.compression.enabled:
+            return
+        revised = self.engine.revise(self.messages)
+        if revised is not None:
+            self._sync_live(revised)
+            self.messages = revised
 
     def _maybe_compact(self, result: TurnResult) -> None:
         if not self.config.compression.enabled:

@@ -61,6 +61,7 @@ from mnemo.context.prompt import summary_budget
 from mnemo.context.pruning import prune_tool_results
 from mnemo.context.repair import Origins, Repair, repair_messages, split_merged_summaries
 from mnemo.context.report import MIN_MIDDLE_TOKENS, Draft, check_messages, report_status
+from mnemo.context.revision import revised_summary
 from mnemo.context.summary.cache import collector_paused
 from mnemo.context.summary.dates import middle_date
 from mnemo.errors import (
@@ -237,6 +238,17 @@ class ContextCompressor(ContextEngine):
         self._previous_summary = None
         self._guard.reset()
         self._forget_prepared("the session was reset")
+
+    def revise(self, messages: Sequence[Message]) -> list[Message] | None:
+        """``messages`` with the summary revised by a correction made after it
+        (``revision.revised_summary``), or None."""
+        found = revised_summary(messages)
+        if found is None:
+            return None
+        revised, body = found
+        if self._previous_summary is not None:
+            self._previous_summary = strip_fallback_notice(body)
+        return revised
 
     def count_with(self, counter: MessageCounter | None) -> None:
         """Size the tail (C8) and the tool outputs step 1 keeps with ``counter`` — the

@@ -167,6 +167,12 @@ class ContextEngine(ABC):
         self.compression_count = 0
         self.last_report = None
 
+    def revise(self, messages: Sequence[Message]) -> list[Message] | None:
+        """The user's newest message is in ``messages``: the list with what a summary in
+        it says revised by the corrections made since ("moved to Wednesday, not
+        Tuesday"), or None when nothing changes — as for an engine without summaries."""
+        return None
+
     def should_compress_preflight(self, messages: Sequence[Message]) -> bool:
         """Before a call, by the rough estimate (C4): would this list reach the threshold?"""
         return estimate_messages_tokens_rough(messages) >= self.threshold_tokens > 0
