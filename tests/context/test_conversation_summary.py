@@ -488,6 +488,18 @@ def test_relative_dates_are_resolved_against_the_session_date() -> None:
     ("We got married on Saturday.", "We got married on Saturday [6 May 2023]."),
     ("I agreed to it on Monday.", "I agreed to it on Monday [1 May 2023]."),
     ("She succeeded on Monday.", "She succeeded on Monday [1 May 2023]."),
+    # The clause of the date tells its tense when it has a subject of its own (by hand
+    # the first was dated the Monday before, for "booked"); a list's clause has none.
+    ("Actually we booked three nights now, not two, so we leave on Monday.", "Actually we "
+     "booked three nights now, not two, so we leave on Monday [15 May 2023]."),
+    ("I finished the report and we meet on Friday.", "I finished the report and we meet "
+     "on Friday [12 May 2023]."),
+    ("We went to Ghent and Bruges on Friday.", "We went to Ghent and Bruges on Friday "
+     "[5 May 2023]."),
+    ("We flew to Rome, Milan and Venice on Friday.", "We flew to Rome, Milan and Venice "
+     "on Friday [5 May 2023]."),
+    ("I was so tired, so on Friday I stayed home.", "I was so tired, so on Friday "
+     "[5 May 2023] I stayed home."),
     # Holidays: the one before the session, after it, or of its year.
     ("Last Christmas we went skiing.", "Last Christmas [25 Dec 2022] we went skiing."),
     ("next Christmas Eve", "next Christmas Eve [24 Dec 2023]"),

@@ -116,6 +116,23 @@ def _told_in_past(sentence: str) -> bool:
     return "ed" not in sentence or bool(_PAST.search(_PRESENT_STATE.sub(" ", sentence)))
 
 
+def _past_at(match: re.Match[str], sentence: str) -> bool:
+    """Whether the date ``match`` found in ``sentence`` is told of the past: by the
+    clause it stands in when that has a subject of its own, else by the sentence. By
+    hand "Actually we booked three nights now, not two, so we leave on Monday." was
+    dated the Monday before: "booked" told the whole sentence in the past. (A clause of
+    a list, "… to Rome, Milan and Venice on Friday.", goes with its sentence.)"""
+    starts = [m.end() for m in _CLAUSE_BREAK.finditer(sentence, 0, match.start())]
+    end = _CLAUSE_BREAK.search(sentence, match.end())
+    clause = sentence[starts[-1] if starts else 0:end.start() if end else len(sentence)]
+    return _told_in_past(clause if _SUBJECT.search(clause) else sentence)
+
+
+_CLAUSE_BREAK = re.compile(r"[,;:]|\b(?:so|and|but|because|while|when|then)\b",
+                           re.IGNORECASE)
+_SUBJECT = re.compile(r"\b(?:I|we|you|he|she|they|it)\b", re.IGNORECASE)
+
+
 # The line mnemo's system prompt ends with (``prompt/guidance.date_line``): the date of
 # the session when no header line in the turns gives one.
 _STARTED = re.compile(r"^Conversation started: (\d{4})-(\d{2})-(\d{2})\b", re.MULTILINE)
@@ -257,7 +274,7 @@ def _resolve(match: re.Match[str], sentence: str, today: date) -> str | None:
         if word == "the weekend before last":
             return _saturday(today, -2)
         if word == "over the weekend":  # the last one in a sentence told in the past
-            past = _told_in_past(sentence)
+            past = _past_at(match, sentence)
             shift = -((today.weekday() - 5) % 7) if past else (5 - today.weekday()) % 7
             return f"weekend of {format_date(today + timedelta(days=shift))}"
         if word.endswith(("this week", "before last", "fortnight ago")):
@@ -287,12 +304,12 @@ def _resolve(match: re.Match[str], sentence: str, today: date) -> str | None:
         if short is not None and not wday[0].isupper():
             return None  # "last sat", "on wed…": a word, not a day
         target = _WEEKDAYS.index(wday.lower()) if short is None else short
-        past = _told_in_past(sentence)
+        past = _past_at(match, sentence)
         return format_date(_weekday(today, target, wday_which.lower(), past))
     if ahead:
         # "In two days" is a date only in a sentence about what comes: "I read it in two
         # days" says how long.
-        if _told_in_past(sentence):
+        if _past_at(match, sentence):
             return None
         count, count_unit, direction = ahead, ahead_unit, "from now"
     number = [w for w in count.lower().split() if w not in ("a", "of")] or ["a"]
