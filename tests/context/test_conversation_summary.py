@@ -2405,23 +2405,6 @@ def test_an_ai_note_made_of_two_user_notes_is_left_out() -> None:
     assert "Wear a dark suit and bring your payslips in a folder." in summary
 
 
-def test_an_ai_answer_printed_with_its_question_is_no_note_as_well() -> None:
-    # By hand (3,072 tokens) "What should I wear to the interview? → …" stood under
-    # Resolved Questions and the same reply among the assistant's notes.
-    lines = ["We're going to Osaka in October.", "Nice!", "Where should we eat in Osaka?",
-             "In Osaka, eat okonomiyaki at Mizuno in Dotonbori.", "My sister Anna comes too.",
-             "Great, Anna will love it."]
-    summary = summarize_locally(chat(*lines), budget_tokens=1_000)
-    assert summary.count("okonomiyaki at Mizuno") == 1
-    assert "Eat in Osaka? → In Osaka, eat okonomiyaki" in summary.replace("eat in", "Eat in")
-    assert "Anna will love it." in summary  # the reply that answered nothing stays
-    # Between people the answer is the other person's own note too.
-    people = [said("Melanie" if i % 2 else "Caroline", text) for i, text in enumerate(lines)]
-    summary = summarize_locally(people, budget_tokens=1_000)
-    assert "→ Melanie: In Osaka, eat okonomiyaki" in summary
-    assert "Melanie: In Osaka, eat okonomiyaki at Mizuno in Dotonbori." in summary
-
-
 def test_an_ai_note_that_retold_a_changed_plan_is_marked_as_the_users_note_is() -> None:
     # By hand (3,072 tokens) the embedded model joined the payslips to the interview's old
     # hour and day; after the correction it answered "Tuesday" from that note.

@@ -308,7 +308,6 @@ class _Reader:
                                       for q in prior_pending]
         self.seen: set[tuple[str, str]] = set()
         self.answered: set[str] = set()
-        self.answers: set[str] = set()  # the replies paired, lower-cased: see finish
         self.errors: dict[str, _Repeat] = {}
         self.today = today  # the session date, until a header line says another
         self.soft: list[tuple[str, str, int]] = []  # (kind, sentence, order): see finish
@@ -340,7 +339,6 @@ class _Reader:
         new.open_asks, new.soft, new.texts = (list(self.open_asks), list(self.soft),
                                               list(self.texts))
         new.seen, new.answered = set(self.seen), set(self.answered)
-        new.answers = set(self.answers)
         return new
 
     def add(self, bucket: list[Item], kind: str, text: str, order: int) -> None:
@@ -523,7 +521,6 @@ class _Reader:
                 self.answered.add(ask.text.lower())
                 asker = self.facts.participants.get(ask.asker)
                 answer = answer_text(best, self.today, self.names())
-                self.answers.update((best.lower(), answer.lower()))
                 # ("Thanks, and where should we stay?": the question, past its thanks.)
                 question = clean(ask.text) or ask.text
                 line = (f"{asker}: {question} → {speaker}: {answer}" if asker
@@ -602,14 +599,7 @@ class _Reader:
         paired = {clean(asked).lower() for asked in self.answered}
         if paired:
             notes = [n for n in notes if n.text.lower() not in paired]
-        ai_assistant = is_ai_assistant(facts)
-        if ai_assistant and self.answers:
-            # So is an AI's answer (by hand, "What should I wear to the interview? → …"
-            # and the same reply as the assistant's note). Between people the answer is
-            # the other's own fact, which their notes rank by what it tells.
-            notes = [n for n in notes
-                     if n.role != "assistant" or n.text.lower() not in self.answers]
-        self.facts.notes = latest_notes(notes, ai_assistant=ai_assistant)
+        self.facts.notes = latest_notes(notes, ai_assistant=is_ai_assistant(facts))
         return self.facts
 
 
