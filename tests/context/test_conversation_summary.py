@@ -1869,6 +1869,11 @@ def test_an_ai_assistant_telling_a_name_as_its_own_is_no_note() -> None:
     turns = chat(*lines, "Thanks!", "I'm sorry, Sanne, the room is booked until 4 pm.")
     summary = summarize_locally(turns, budget_tokens=1_000)
     assert "I'm Sanne" not in summary and "booked until 4 pm" in summary
+    # … nor has it a family (by hand, "My wife Ewa and I are planning a weekend in Ghent.").
+    lines[1] = "My wife Ewa and I are planning a weekend in Ghent."
+    turns = chat(*lines, "Thanks!", "Your wife Ewa will love the room until 4 pm.")
+    summary = summarize_locally(turns, budget_tokens=1_000)
+    assert "My wife Ewa" not in summary and "Your wife Ewa will love the room" in summary
     lines[1] = "My name is Dmitri and I'm a carpenter in Tallinn."
     people = [said("Kersti" if i % 2 == 0 else "Dmitri", t) for i, t in enumerate(lines)]
     theirs = [n.text for n in extract_facts(people).notes if n.speaker == "Dmitri"]

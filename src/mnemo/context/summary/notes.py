@@ -483,14 +483,17 @@ def _without_restated(notes: list[Note], gone: Sequence[Note] = ()) -> list[Note
                 told.setdefault(stem, []).append(stems)
         elif note.role == "assistant" and (any(key.lstrip("+").startswith("slot")
                                                or key == _NAME_KEY for key in note.keys)
-                                           or _CLAIMED_NAME.match(note.text)):
+                                           or _CLAIMED_NAME.match(note.text)
+                                           or _CLAIMED_FAMILY.search(note.text)):
             # An AI lives and works nowhere: "I'm working as a pharmacist in Leeds now"
             # is the user's fact retold in the first person (by hand, the old job, and
             # it outlived the new one, which only the user's notes replace). Nor has it a
             # name: by hand, the embedded model's "My name is Dmitri and I'm a carpenter
             # in Tallinn." stood in every summary of a 3,072-token chat beside the
             # user's own first message, while the user's later facts gave way; and
-            # again as "I'm Sanne, a nurse in Rotterdam and applying for a job …".
+            # again as "I'm Sanne, a nurse in Rotterdam and applying for a job …". Nor
+            # a family: "My wife Ewa and I are planning a weekend in Ghent." (by hand,
+            # the user's first message retold).
             continue
         elif (stems := stems - _FRAMING) and note.role == "assistant" and _restates(stems,
                                                                                     told):
@@ -535,6 +538,10 @@ _FRAMING = frozenset({"let", "talk", "discu"})
 _NAME_KEY = "my name"  # the key of "My name is …" (``subject_key``)
 # "I'm Sanne, …", "I am Dmitri and …": a name claimed (case-sensitive: "I'm sorry, …").
 _CLAIMED_NAME = re.compile(r"(?:I'm|I’m|I am) [A-Z][a-z]+(?:,|\.| and\b| from\b)")
+_CLAIMED_FAMILY = re.compile(
+    r"\b(?:my|our) (?:wife|husband|partner|boyfriend|girlfriend|fianc[eé]e?|son|daughter"
+    r"|sister|brother|mother|father|mom|mum|dad|parents|kids|children|grandma|grandpa"
+    r"|grandmother|grandfather|niece|nephew|aunt|uncle|cousin)s?\b", re.IGNORECASE)
 
 
 def note_stems(note: Note) -> frozenset[str]:
