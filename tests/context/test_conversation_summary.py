@@ -2410,6 +2410,27 @@ def test_an_ai_note_made_of_two_user_notes_is_left_out() -> None:
     assert "Wear a dark suit and bring your payslips in a folder." in summary
 
 
+def test_a_correction_that_only_marks_the_old_line_still_ranks_first() -> None:
+    # By hand (3,072 tokens) the user's correction gave way in a small summary, the old
+    # line stayed marked, and the embedded model answered "two nights" from it.
+    previous = ("## Critical Context\n- User: We arrive next Friday [11 Dec 2026] by train "
+                "from Brussels at 18:40. Our hotel is the Pand, we booked two nights for 240 "
+                "euros.\n- Assistant: They are traveling from Brussels to Ghent using a "
+                "train. This setup is typical for planning a weekend getaway in a city like "
+                "Ghent. The restaurant serves traditional dishes like fish curry and stew "
+                "with vegetables.\n")
+    turns = chat("We also want to visit the Gravensteen castle on Saturday morning.",
+                 "The Gravensteen Castle is located in Ghent. It is an iconic landmark that "
+                 "was built over the centuries, offering stunning architecture and sights.",
+                 "Actually we booked three nights now, not two, so we leave on Monday.",
+                 "You're correct. Now, we'll leave on Monday as planned.",
+                 "How many nights are we staying?")
+    summary = summarize_locally(turns, budget_tokens=200, previous_summary=previous,
+                                session_date=date(2026, 12, 5))
+    assert "We booked three nights now, not two" in summary
+    assert "[Since changed: three, not two.]" in summary
+
+
 def test_an_ai_note_that_retold_a_changed_plan_is_marked_as_the_users_note_is() -> None:
     # By hand (3,072 tokens) the embedded model joined the payslips to the interview's old
     # hour and day; after the correction it answered "Tuesday" from that note.

@@ -274,6 +274,10 @@ def latest_notes(notes: Sequence[Note], *, ai_assistant: bool = False) -> list[N
                 gone.append(note)
                 continue
             if found is not None:  # still holds, but for the value: marked
+                # The correction alone tells the new value: it replaced the old one
+                # (by hand, "Actually we booked three nights now, not two, …" gave way
+                # in a small summary, and the marked line was left to tell "two").
+                replacing.add(found[0])
                 note = replace(note, text=found[1])
         if hit is None and undone:
             # (An AI assistant's notes are about the user's plans: "Lisbon is lovely in
