@@ -677,6 +677,27 @@ def test_a_correction_names_what_no_longer_holds(sentence: str,
     assert salience_module.undone_names(sentence) == undone
 
 
+@pytest.mark.parametrize(("older", "after"), [
+    # An amount named once is written anew, the mark after it (by hand the embedded model
+    # answered "two nights" from the marked line: it copies the sentence, not the mark).
+    ("Our hotel is the Pand, we booked two nights for 240 euros.",
+     "Our hotel is the Pand, we booked three nights for 240 euros. [Since changed: three, "
+     "not two.]"),
+    ("Two nights at the Pand, with breakfast.",
+     "Three nights at the Pand, with breakfast. [Since changed: three, not two.]"),
+    # Named twice, the text does not tell which: only marked.
+    ("Two nights at the Pand for two people.",
+     "Two nights at the Pand for two people. [Since changed: three, not two.]"),
+    # Marked before (and written anew then): as it was.
+    ("We booked three nights at the Pand. [Since changed: three, not two.]",
+     "We booked three nights at the Pand. [Since changed: three, not two.]"),
+])
+def test_an_amount_taken_back_is_written_anew_where_it_stood(older: str, after: str) -> None:
+    change = change_of("Actually we booked three nights now, not two.", 4)
+    found = value_change(older, text_stems(older), "", {("", "2"): [change]})
+    assert found == (4, after)
+
+
 @pytest.mark.parametrize(("sentence", "swaps"), [
     ("Actually we changed the trip: it's Porto now, not Lisbon.", (("lisbon", "Porto"),)),
     ("Actually Ravi moved: he lives in Glasgow now, not Manchester.",
@@ -2428,7 +2449,7 @@ def test_a_correction_that_only_marks_the_old_line_still_ranks_first() -> None:
     summary = summarize_locally(turns, budget_tokens=200, previous_summary=previous,
                                 session_date=date(2026, 12, 5))
     assert "We booked three nights now, not two" in summary
-    assert "[Since changed: three, not two.]" in summary
+    assert "we booked three nights for 240 euros. [Since changed: three, not two.]" in summary
 
 
 def test_an_ai_note_that_retold_a_changed_plan_is_marked_as_the_users_note_is() -> None:
