@@ -679,15 +679,19 @@ def test_a_correction_names_what_no_longer_holds(sentence: str,
 
 @pytest.mark.parametrize(("older", "after"), [
     # An amount named once is written anew, the mark after it (by hand the embedded model
-    # answered "two nights" from the marked line: it copies the sentence, not the mark).
-    ("Our hotel is the Pand, we booked two nights for 240 euros.",
-     "Our hotel is the Pand, we booked three nights for 240 euros. [Since changed: three, "
-     "not two.]"),
-    ("Two nights at the Pand, with breakfast.",
-     "Three nights at the Pand, with breakfast. [Since changed: three, not two.]"),
-    # Named twice, the text does not tell which: only marked.
+    # answered 4000 from a marked budget: it copies the sentence, not the mark).
+    ("Our hotel is the Pand, we booked two nights with breakfast.",
+     "Our hotel is the Pand, we booked three nights with breakfast. [Since changed: "
+     "three, not two.]"),
+    ("Two nights at the Pand on Friday.",
+     "Three nights at the Pand on Friday. [Since changed: three, not two.]"),
+    # Named twice, the text does not tell which; beside another amount, the new one
+    # would give it a price nobody said: only marked.
     ("Two nights at the Pand for two people.",
      "Two nights at the Pand for two people. [Since changed: three, not two.]"),
+    ("Our hotel is the Pand, we booked two nights for 240 euros.",
+     "Our hotel is the Pand, we booked two nights for 240 euros. [Since changed: three, "
+     "not two.]"),
     # Marked before (and written anew then): as it was.
     ("We booked three nights at the Pand. [Since changed: three, not two.]",
      "We booked three nights at the Pand. [Since changed: three, not two.]"),
@@ -2449,7 +2453,7 @@ def test_a_correction_that_only_marks_the_old_line_still_ranks_first() -> None:
     summary = summarize_locally(turns, budget_tokens=200, previous_summary=previous,
                                 session_date=date(2026, 12, 5))
     assert "We booked three nights now, not two" in summary
-    assert "we booked three nights for 240 euros. [Since changed: three, not two.]" in summary
+    assert "we booked two nights for 240 euros. [Since changed: three, not two.]" in summary
 
 
 def test_an_ai_note_that_retold_a_changed_plan_is_marked_as_the_users_note_is() -> None:

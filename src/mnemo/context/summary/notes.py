@@ -399,18 +399,21 @@ def value_change(text: str, stems: AbstractSet[str], whose: str,
             # compaction beside its correction, it was marked twice (seen by hand).
             if mark in text:
                 return change.at, text
-            return change.at, _with_new_amount(text, old, new).rstrip() + mark
+            return change.at, _with_new_amount(text, value, old, new).rstrip() + mark
     return None
 
 
-def _with_new_amount(text: str, old: str, new: str) -> str:
-    """``text`` with the amount ``old`` it names once written ``new``: the mark after it
-    tells what it was. By hand (3,072 tokens) the embedded model answered "two nights"
-    from "… we booked two nights for 240 euros. [Since changed: three, not two.]", as it
-    answered 4000 from a marked budget: it copies the sentence and leaves the mark. A
-    day, a month or a date ("October 3rd") stays as it was, with its mark: "next
-    Thursday [10 Dec 2026]" written "next Friday" would state a day nobody said."""
-    if not new or not _AMOUNT.fullmatch(old) or not _AMOUNT.fullmatch(new):
+def _with_new_amount(text: str, value: str, old: str, new: str) -> str:
+    """``text`` with the amount ``old`` (its value ``value``) it names once written
+    ``new``: the mark after it tells what it was. By hand (3,072 tokens) the embedded
+    model answered "two nights" from "… we booked two nights for 240 euros. [Since
+    changed: three, not two.]": it copies a sentence and leaves its mark. Only the one
+    amount of its sentence, though: that one, written "three nights", would give three
+    nights a price nobody said, and stays marked. Nor a day, a month or a date
+    ("October 3rd"): "next Thursday [10 Dec 2026]" written "next Friday" would name a day
+    nobody said."""
+    if not new or not _AMOUNT.fullmatch(old) or not _AMOUNT.fullmatch(new) or any(
+            other != value and _AMOUNT.fullmatch(other) for other in plain_values(text)):
         return text
     brackets = [m.span() for m in _BRACKET.finditer(text)]
     found = [m for m in re.finditer(rf"(?<![\w.,]){re.escape(old)}(?![\w]|[.,]\d)", text,
