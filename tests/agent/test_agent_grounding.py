@@ -161,6 +161,37 @@ def test_a_replace_with_nothing_to_replace_is_an_add(mnemo_home: Home,
     assert result.memory_written
 
 
+def test_a_replace_of_the_offered_entry_by_refused_words_adds_the_offer(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    # By hand (the README's first command, on some days' prompts) the embedded model
+    # answered the refusal's offer with a replace of exactly that text by its refused
+    # words, three times, and nothing was saved.
+    def replace(old: str, call_id: str) -> Any:
+        return assistant_tool_call("memory", {
+            "action": "replace", "target": "user", "old_text": old,
+            "content": "Great answers are great for quick information."}, call_id=call_id)
+
+    client = ScriptedChatClient([
+        add("Short answers are great for quick information."),
+        replace("I'm Ana and I like short answers.", "call_2"), "Hello Ana!"])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn("Hi! I'm Ana and I like short answers. What can you do?")
+    refused, taken = (json.loads(run.result) for run in result.tool_runs)
+    assert "for example with content \"I'm Ana and I like short answers.\"" in \
+        refused["error"]
+    assert taken["success"] and "entry offered in the user's own words" in taken["note"]
+    assert user_md(mnemo_home) == "I'm Ana and I like short answers."
+    # Another old text is no offer taken: the refused words stay refused.
+    other = Home(tmp_path / "other")
+    client = ScriptedChatClient([
+        add("Short answers are great for quick information."),
+        replace("I'm Ana.", "call_2"), "Hello Ana!"])
+    with make_agent(other, client, tmp_path) as agent:
+        result = agent.run_turn("Hi! I'm Ana and I like short answers. What can you do?")
+    assert not json.loads(result.tool_runs[1].result)["success"]
+    assert user_md(other) == ""
+
+
 def test_a_replace_into_an_empty_store_is_an_add_but_a_miss_among_entries_is_not(
         mnemo_home: Home, tmp_path: Path) -> None:
     def replace(old: str, new: str, call_id: str) -> Any:

@@ -120,6 +120,8 @@ class MemoryWrites:
         self.memory = memory
         self.mode: GroundingMode = mode
         self.refused = 0  # ungrounded writes refused in this process
+        # The entry the last refusal offered in the user's own words (``_as_intended``).
+        self.offered = ""
 
     def handle(self, args: dict[str, Any], messages: Sequence[Message],
                manager: MemoryManager, earlier: Sequence[Message] = ()) -> tuple[str, bool]:
@@ -134,8 +136,10 @@ class MemoryWrites:
         3,072-token window, "I'm allergic to peanuts, so keep that in mind when you
         suggest recipes." was compacted before the model got to save it, and its save,
         in the user's own words, was refused as "things nobody said"."""
-        intended = _without_repeats(_as_intended(args, self.memory))
-        notes = [] if intended.get("action") == args.get("action") else [_ADDED_INSTEAD]
+        intended = _without_repeats(_as_intended(args, self.memory, self.offered))
+        notes = ([] if intended.get("action") == args.get("action") else
+                 [_OFFER_TAKEN if intended.get("content") == self.offered != args.get(
+                     "content") else _ADDED_INSTEAD])
         verdict = self._check(intended, [*earlier, *messages])
         if isinstance(verdict, _Trim):
             intended = {**intended, "content": verdict.kept}
@@ -206,6 +210,7 @@ class MemoryWrites:
                      self.mode, len(verdict.unsupported))
             # Small models retry with the same words unless shown better ones.
             suggestion = suggested_entry(text, evidence) or _last_request(messages)
+            self.offered = suggestion or ""
             return json.dumps({"success": False,
                                "error": refusal_message(verdict, suggestion)},
                               ensure_ascii=False), True
@@ -396,6 +401,8 @@ def _said_in_search(text: str) -> list[str]:
 
 
 _ADDED_INSTEAD = "There was nothing to replace, so the content was added as a new entry."
+_OFFER_TAKEN = ("There was nothing to replace, so the entry offered in the user's own words "
+                "was added.")
 
 
 def _not_saved_yet(content: str, entries: Sequence[str]) -> str:
@@ -467,11 +474,17 @@ def _last_request(messages: Sequence[Message]) -> str | None:
     return None
 
 
-def _as_intended(args: dict[str, Any], memory: MemoryStore) -> dict[str, Any]:
+def _as_intended(args: dict[str, Any], memory: MemoryStore,
+                 offered: str = "") -> dict[str, Any]:
     """``args``, with a replace that has nothing to replace made the add it means: its
     ``old_text`` is empty, or its store is empty and no entry anywhere holds that text.
     Small models reach for replace to save a new fact, and a refusal only makes them
-    loop; where there are entries, a replace that misses stays an error to correct."""
+    loop; where there are entries, a replace that misses stays an error to correct.
+    When that ``old_text`` is the entry a refusal just ``offered``, the model took the
+    offer and put it in the wrong field: the offer is what is added. By hand, on some
+    days' prompts, the embedded model answered "Not saved: … for example with content
+    \"I'm Ana and I like short answers.\"" with a replace of exactly that text by its
+    refused words, three times, and nothing was saved."""
     if args.get("action") != "replace" or not str(args.get("content") or "").strip():
         return args
     old_text = str(args.get("old_text") or "").strip()
@@ -479,7 +492,8 @@ def _as_intended(args: dict[str, Any], memory: MemoryStore) -> dict[str, Any]:
     if old_text and (target not in TARGETS or memory.entries_for(target) or any(
             old_text in entry for t in TARGETS for entry in memory.entries_for(t))):
         return args
-    return {**{k: v for k, v in args.items() if k != "old_text"}, "action": "add"}
+    added = {**{k: v for k, v in args.items() if k != "old_text"}, "action": "add"}
+    return {**added, "content": offered} if old_text and old_text == offered else added
 
 
 def _without_repeats(args: dict[str, Any]) -> dict[str, Any]:
