@@ -26,8 +26,8 @@ from mnemo.context import (
     is_summary_message,
 )
 from mnemo.context.lcm import LosslessContextEngine
-from mnemo.context.lcm_nodes import node_of, split_node_body
-from mnemo.context.markers import FALLBACK_NOTICE, split_summary_message
+from mnemo.context.lcm_nodes import node_of, split_node_body, summary_node_header
+from mnemo.context.markers import FALLBACK_NOTICE, split_summary_message, summary_content
 from mnemo.errors import ProviderAuthError
 from mnemo.home import Home
 from mnemo.messages import content_text
@@ -142,6 +142,18 @@ def test_nodes_look_like_the_spec_says(store: SessionStore) -> None:
         children = driver.expand_all(tool_node[0])
         original = next(m for m in driver.sent if m.get("tool_call_id") == message["tool_call_id"])
         assert len(children) == 1 and same(children[0], original)
+
+
+def test_a_summary_node_is_not_revised_between_compactions(store: SessionStore) -> None:
+    # The compressor revises its summary at once by a later correction; a node keeps the
+    # text it was made with.
+    body = (summary_node_header("n1a2b3c4d", 3) + "\n\n## Critical Context\n- User: The "
+            "interview is on Tuesday at 10:30 at the hospital.\n")
+    later = [system("You help."), user("Hi."), assistant(summary_content(body)),
+             user("Actually the interview moved to Wednesday, not Tuesday.")]
+    assert ContextCompressor(context_length=12_000).revise(later) is not None  # type: ignore[arg-type]
+    engine = LosslessContextEngine(context_length=12_000, sessions=store)
+    assert engine.revise(later) is None  # type: ignore[arg-type]
 
 
 def test_the_report_is_exact_and_input_untouched(store: SessionStore) -> None:

@@ -208,6 +208,12 @@ class LosslessContextEngine(ContextCompressor):
             draft.tokens[i] = estimate_message_tokens_rough(draft.pruned_list[i])
         super()._keep_cleared(draft, indices)
 
+    def revise(self, messages: Sequence[Message]) -> list[Message] | None:
+        """Nothing: a summary node stays the text it was made with, which the session's
+        archive and the node tree record (C16); a correction reaches the summary at the
+        next compaction, as the turns kept whole after it."""
+        return None
+
     def _summary_header(self, covered: int, span: Span) -> str:
         """The summary node's header: its id, what it stands for, its child nodes."""
         return summary_node_header(self._node_id("summary"), covered, span.child_nodes)
