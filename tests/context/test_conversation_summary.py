@@ -2456,6 +2456,36 @@ def test_a_correction_that_only_marks_the_old_line_still_ranks_first() -> None:
     assert "we booked two nights for 240 euros. [Since changed: three, not two.]" in summary
 
 
+def test_an_ai_naming_a_value_the_user_took_back_before_is_marked() -> None:
+    # By hand (3,072 tokens) the embedded model answered "How many nights are we
+    # staying?" with the old value after the user's correction, and a later summary held
+    # that and not the correction.
+    wishes = " Ghent is lovely in December, with the lights and the markets." * 3
+    turns = chat("Our hotel is the Pand, we booked two nights for 240 euros.",
+                 "Lovely hotel." + wishes,
+                 "Actually we booked three nights now, not two, so we leave on Monday.",
+                 "Noted." + wishes, "How many nights are we staying?",
+                 "The hotel is booked two nights for 240 euros.", "Ewa is vegetarian.",
+                 "Remember, the Pand hotel by the Korenmarkt is booked two nights for 240 "
+                 "euros.")
+    summary = summarize_locally(turns, budget_tokens=1_000, session_date=date(2026, 12, 5))
+    assert ("→ The hotel is booked two nights for 240 euros. [Since changed: three, not "
+            "two.]") in summary
+    assert ("by the Korenmarkt is booked two nights for 240 euros. [Since changed: three, "
+            "not two.]") in summary
+    # … also when the user's old line is gone from the turns (an earlier summary left
+    # it out): the AI's note came after the correction.
+    turns = turns[2:]
+    summary = summarize_locally(turns, budget_tokens=1_000, session_date=date(2026, 12, 5))
+    assert ("by the Korenmarkt is booked two nights for 240 euros. [Since changed: three, "
+            "not two.]") in summary
+    # Between people the other speaker's word is their own.
+    people = [said("Melanie" if i % 2 else "Caroline", text) for i, text in enumerate(turns)
+              for text in [str(text["content"])]]
+    summary = summarize_locally(people, budget_tokens=1_000, session_date=date(2026, 12, 5))
+    assert "by the Korenmarkt is booked two nights for 240 euros. [Since" not in summary
+
+
 def test_an_ai_note_that_retold_a_changed_plan_is_marked_as_the_users_note_is() -> None:
     # By hand (3,072 tokens) the embedded model joined the payslips to the interview's old
     # hour and day; after the correction it answered "Tuesday" from that note.

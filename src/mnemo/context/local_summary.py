@@ -678,18 +678,30 @@ def _without_changed_values(facts: Facts, previous: dict[str, list[str]]
                     for value in undone_values(item.text)]
     if not changes:
         return previous
+    # An AI assistant's answer cannot take back what the user corrected before the
+    # question either (by hand: "How many nights are we staying? → The hotel is booked
+    # two nights for 240 euros." after "Actually we booked three nights now, not two";
+    # see ``notes._after_corrections``).
+    earlier = [(change_of(note.text, note.order), key[1:]) for note in facts.notes
+               if note.role == "user" for key in note.keys
+               if key.startswith("~")] if is_ai_assistant(facts) else []
 
-    def changed(text: str, order: int) -> str | None:
-        """``text`` as it stands after the corrections later than ``order``."""
+    def changed(text: str, order: int, answer: bool = False) -> str | None:
+        """``text`` as it stands after the corrections later than ``order`` (and, for an
+        AI's answer, the user's before it)."""
         later: dict[tuple[str, str], list[Change]] = {}
         for change, value in changes:
             if change.at > order:
+                later.setdefault(("", value), []).append(change)
+        for change, value in earlier if answer else ():
+            if change.at < order:
                 later.setdefault(("", value), []).append(change)
         return _by_sentence(text, lambda part: _value_revised(part, later)) if later else text
 
     for name in ("decisions", "preferences", "resolved"):
         setattr(facts, name, [Item(text, item.order) for item in getattr(facts, name)
-                              if (text := changed(item.text, item.order)) is not None])
+                              if (text := changed(item.text, item.order,
+                                                  name == "resolved")) is not None])
     return {section: [text for line in lines if (text := changed(line, -1)) is not None]
             for section, lines in previous.items()}
 
