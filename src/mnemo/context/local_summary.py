@@ -671,8 +671,9 @@ def _without_changed_values(facts: Facts, previous: dict[str, list[str]]
     summary), and marks the change in a line that still holds for the rest. (Notes are
     taken back in ``notes.latest_notes``, by speaker; a line here has none, so any
     correction counts.)"""
-    changes = [(change_of(note.text, note.order), key[1:]) for note in facts.notes
-               for key in note.keys if key.startswith("~")]
+    by_notes = [(change_of(note.text, note.order), key[1:], note.role)
+                for note in facts.notes for key in note.keys if key.startswith("~")]
+    changes = [(change, value) for change, value, _ in by_notes]
     for items in (facts.decisions, facts.preferences, facts.resolved):
         changes += [(change_of(item.text, item.order), value) for item in items
                     for value in undone_values(item.text)]
@@ -681,10 +682,9 @@ def _without_changed_values(facts: Facts, previous: dict[str, list[str]]
     # An AI assistant's answer cannot take back what the user corrected before the
     # question either (by hand: "How many nights are we staying? → The hotel is booked
     # two nights for 240 euros." after "Actually we booked three nights now, not two";
-    # see ``notes._after_corrections``).
-    earlier = [(change_of(note.text, note.order), key[1:]) for note in facts.notes
-               if note.role == "user" for key in note.keys
-               if key.startswith("~")] if is_ai_assistant(facts) else []
+    # see ``notes._ai_notes_corrected``).
+    earlier = [(change, value) for change, value, role in by_notes
+               if role == "user"] if is_ai_assistant(facts) else []
 
     def changed(text: str, order: int, answer: bool = False) -> str | None:
         """``text`` as it stands after the corrections later than ``order`` (and, for an

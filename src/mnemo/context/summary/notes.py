@@ -241,7 +241,7 @@ def latest_notes(notes: Sequence[Note], *, ai_assistant: bool = False) -> list[N
     replacing: set[int] = set()
     # A correction (its place in ``kept``) → the values of the user's notes it took a
     # value back from: an AI note holding one of them beside the taken-back value retold
-    # the same plan (``_retold_changed``).
+    # the same plan (``_ai_notes_corrected``).
     linked: dict[int, set[str]] = {}
     # A name a newer note of the speaker took back ("Porto now, not Lisbon": a "!" key)
     # → that note: an older note of theirs with the name in it no longer holds.
@@ -309,13 +309,11 @@ def latest_notes(notes: Sequence[Note], *, ai_assistant: bool = False) -> list[N
         kept.append(note)
     kept = [replace(note, replaced=True) if number in replacing else note
             for number, note in enumerate(kept)]
-    if linked:
-        kept = _retold_changed(kept, changed, linked)
+    if ai_assistant and changed:
+        kept = _ai_notes_corrected(kept, changed, linked)
     kept.reverse()
-    if not ai_assistant:
-        return _without_echoes(kept)
     # An AI's echo of any earlier user note includes one of the message just before.
-    return _without_restated(_after_corrections(kept), gone)
+    return _without_restated(kept, gone) if ai_assistant else _without_echoes(kept)
 
 
 # A note in Chinese that shares this much of its character pairs with a newer note of
@@ -435,40 +433,29 @@ _AMOUNT = re.compile(r"\d+(?:[.,]\d+)*|" + "|".join(sorted(NUMBER_WORDS, key=len
 _BRACKET = re.compile(r"\[[^\]]*\]")
 
 
-def _after_corrections(notes: list[Note]) -> list[Note]:
-    """``notes`` (oldest first) with an AI assistant's note that names a value the user
-    took back before it, about the same thing, marked or left out: the AI cannot take
-    back the user's word, and its slip outlived the correction. By hand (3,072 tokens)
-    the embedded model answered "How many nights are we staying?" with "The hotel is
-    booked two nights for 240 euros." after "Actually we booked three nights now, not
-    two", and a later summary held that and not the correction. (``latest_notes`` reads
-    newest first, so a correction only reached the notes older than itself.)"""
-    earlier: dict[tuple[str, str], list[Change]] = {}
+def _ai_notes_corrected(notes: list[Note], changed: Mapping[tuple[str, str], Sequence[Change]],
+                        linked: Mapping[int, AbstractSet[str]]) -> list[Note]:
+    """``notes`` (newest first, as ``latest_notes`` keeps them; ``changed``: the
+    corrections by where they stand there) with an AI assistant's note a user's
+    correction changes marked, or left out, as the user's own note would be:
+    * one made *after* the correction that names the value taken back, about the same
+      thing: the AI cannot take back the user's word. By hand (3,072 tokens) the embedded
+      model answered "How many nights are we staying?" with "The hotel is booked two
+      nights for 240 euros." after "Actually we booked three nights now, not two", and a
+      later summary held that and not the correction. (``latest_notes`` reads newest
+      first: there a correction reaches only the notes older than itself.)
+    * one that retold a plan a correction changed (``retold_change``)."""
+    users = {key: entries for key, entries in changed.items() if key[0] == "user"}
     out: list[Note] = []
-    for note in notes:
-        if note.role == "assistant" and earlier:
-            found = value_change(note.text, note_stems(note), "user", earlier)
-            if found is not None:
-                if found[1]:
-                    out.append(replace(note, text=found[1]))
-                continue
-        elif note.role == "user":
-            for key in note.keys:
-                if key.startswith("~"):
-                    earlier.setdefault(("user", key[1:]), []).append(
-                        change_of(note.text, -1, note_stems(note)))
-        out.append(note)
-    return out
-
-
-def _retold_changed(notes: list[Note], changed: Mapping[tuple[str, str], Sequence[Change]],
-                    linked: Mapping[int, AbstractSet[str]]) -> list[Note]:
-    """``notes`` with an AI assistant's note that retold a plan a correction changed
-    (``retold_change``) left out, or marked."""
-    out: list[Note] = []
-    for note in notes:
-        found = (retold_change(note.text, note_stems(note), "user", changed, linked)
-                 if note.role == "assistant" else None)
+    for at, note in enumerate(notes):
+        found = None
+        if note.role == "assistant":
+            stems = note_stems(note)
+            before = {key: older for key, entries in users.items()
+                      if (older := [change for change in entries if change.at > at])}
+            found = value_change(note.text, stems, "user", before) if before else None
+            if found is None and linked:
+                found = retold_change(note.text, stems, "user", changed, linked)
         if found is None:
             out.append(note)
         elif found[1]:
