@@ -515,6 +515,53 @@ def test_resolve_relative(text: str, expected: str) -> None:
     assert resolve_relative(text, date(2023, 5, 8)) == expected
 
 
+@pytest.mark.parametrize(("text", "focus", "expected"), [
+    # A weekday to come that may be the coming one or the one after the day the
+    # conversation named last is left as it was said (by hand: "we leave on Monday
+    # [7 Dec 2026]" beside "We arrive next Friday [11 Dec 2026]").
+    ("We leave on Wednesday.", date(2023, 5, 12), "We leave on Wednesday."),
+    ("We arrive on Friday and leave on Wednesday.", None,
+     "We arrive on Friday [12 May 2023] and leave on Wednesday."),
+    # A day named a week or more after the coming one, or not after it, settles nothing;
+    # nor does one named after the weekday, a weekday told of the past, or "next".
+    ("We leave on Wednesday.", date(2023, 5, 30), "We leave on Wednesday [10 May 2023]."),
+    ("We leave on Wednesday.", date(2023, 5, 10), "We leave on Wednesday [10 May 2023]."),
+    ("On Wednesday we fly, and we arrive on Friday.", None,
+     "On Wednesday [10 May 2023] we fly, and we arrive on Friday [12 May 2023]."),
+    ("We went there on Wednesday.", date(2023, 5, 12),
+     "We went there on Wednesday [3 May 2023]."),
+    ("We leave next Wednesday.", date(2023, 5, 12), "We leave next Wednesday [10 May 2023]."),
+])
+def test_a_weekday_after_a_day_to_come_is_left_undated(text: str, focus: date | None,
+                                                        expected: str) -> None:
+    assert resolve_relative(text, date(2023, 5, 8), focus) == expected
+
+
+def test_the_day_to_come_is_carried_from_message_to_message_and_summary_to_summary() -> None:
+    wishes = " Ghent is lovely in December, with the lights and the markets." * 3
+    texts = ("We arrive next Friday by train from Brussels at 18:40.", "Lovely!" + wishes,
+             "Actually we booked three nights now, not two, so we leave on Monday.",
+             "Noted." + wishes)
+    turns = chat(*texts)
+    summary = summarize_locally(turns, budget_tokens=1_000, session_date=date(2026, 12, 5))
+    assert "next Friday [11 Dec 2026]" in summary
+    assert "[7 Dec 2026]" not in summary and "we leave on Monday." in summary
+    # … from sentence to sentence of one message too.
+    one = chat("We arrive next Friday at 18:40. We leave on Monday by train.",
+               "Lovely!" + wishes, "Ewa is vegetarian.", "Noted." + wishes)
+    summary = summarize_locally(one, budget_tokens=1_000, session_date=date(2026, 12, 5))
+    assert "We leave on Monday by train." in summary and "[7 Dec 2026]" not in summary
+    # The Friday stood in the summary before: the Monday is read beside it still.
+    previous = "## Critical Context\n- User: We arrive next Friday [11 Dec 2026] at 18:40.\n"
+    later = chat("Our hotel is the Pand, by the Korenmarkt.", "Lovely!" + wishes, *texts[2:])
+    summary = summarize_locally(later, budget_tokens=1_000, previous_summary=previous,
+                                session_date=date(2026, 12, 5))
+    assert "[7 Dec 2026]" not in summary and "we leave on Monday." in summary
+    # Without a day to come before it, the Monday is the coming one.
+    summary = summarize_locally(later, budget_tokens=1_000, session_date=date(2026, 12, 5))
+    assert "we leave on Monday [7 Dec 2026]." in summary
+
+
 @pytest.mark.parametrize(("text", "expected"), [
     # 8 May 2023 is a Monday: a Chinese week is named ("上周五": the Friday of last week).
     ("上周五我们去了西湖。", "上周五 [5 May 2023]我们去了西湖。"),
@@ -2189,6 +2236,25 @@ def test_thanks_for_an_answer_and_an_offer_of_more_are_phatic(sentence: str) -> 
 
 
 @pytest.mark.parametrize("sentence", [
+    "You're correct.", "That's correct.", "Correct!", "Yes, that is correct."])
+def test_agreeing_that_something_is_correct_is_phatic(sentence: str) -> None:
+    # By hand "You're correct." stood in a summary's line for four compactions.
+    assert is_phatic(sentence)
+    assert not is_phatic("The correct address is 5 Main Street.")
+
+
+def test_markdown_bold_is_no_part_of_a_note() -> None:
+    # By hand the embedded model's "**Travel**: They are traveling …" stood in summaries.
+    wishes = " Ghent is lovely in December, with the lights and the markets." * 3
+    turns = chat("We take the train to Ghent.",
+                 "**Travel**: They are traveling from Brussels to Ghent using a train. The "
+                 "**Pand** hotel is near the Korenmarkt.", "Thanks!", "You're welcome." + wishes)
+    summary = summarize_locally(turns, budget_tokens=1_000, session_date=date(2026, 12, 5))
+    assert "Travel: They are traveling from Brussels to Ghent" in summary
+    assert "The Pand hotel is near the Korenmarkt." in summary and "**" not in summary
+
+
+@pytest.mark.parametrize("sentence", [
     "That helped us find the hotel.", "Yoga helps.", "Feel free to share the recipe with Anna.",
     "If you have questions about the visa, ask Anna.", "I hope this helps Anna with the visa.",
     "Thank you for your time at the Erasmus hospital."])
@@ -2454,6 +2520,23 @@ def test_a_correction_that_only_marks_the_old_line_still_ranks_first() -> None:
                                 session_date=date(2026, 12, 5))
     assert "We booked three nights now, not two" in summary
     assert "we booked two nights for 240 euros. [Since changed: three, not two.]" in summary
+
+
+def test_a_carried_correction_keeps_its_rank_when_what_it_corrected_is_gone() -> None:
+    # By hand (3,072 tokens) "We booked three nights now, not two" stood in a summary
+    # whose "two nights" line had gone; at the next compaction it competed as any note
+    # and gave way to the arrival, and the model answered "12 nights".
+    previous = ("## Constraints & Preferences\n- User: Ewa is vegetarian and I can't eat "
+                "shellfish.\n## Critical Context\n- User: We arrive next Friday [11 Dec "
+                "2026] by train from Brussels at 18:40. We also want to visit the "
+                "Gravensteen castle on Saturday [12 Dec 2026] morning. We booked three "
+                "nights now, not two, we leave on Monday.\n- Assistant: They are traveling "
+                "from Brussels to Ghent using a train. The restaurant serves traditional "
+                "dishes like fish curry and stew with vegetables.\n")
+    turns = chat("How many nights are we staying?", "12 nights", "What can't I eat?")
+    summary = summarize_locally(turns, budget_tokens=100, previous_summary=previous,
+                                session_date=date(2026, 12, 5))
+    assert "- User: We booked three nights now, not two, we leave on Monday." in summary
 
 
 def test_an_ai_naming_a_value_the_user_took_back_before_is_marked() -> None:

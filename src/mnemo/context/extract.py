@@ -38,6 +38,7 @@ from typing import Any
 
 from mnemo.context.failures import error_shape
 from mnemo.context.markers import is_summary_message, without_agent_notices
+from mnemo.context.summary.dates import day_ahead
 from mnemo.context.summary.notes import Note, answer_text, asked_stems, echoes, latest_notes
 from mnemo.context.summary.reading import (
     TALK_TOOLS,
@@ -298,7 +299,8 @@ _OPEN_ASKS_LIMIT = 200  # an unbounded backlog would make the pass quadratic
 class _Reader:
     """The state of one pass over the turns."""
 
-    def __init__(self, prior_pending: Iterable[str], today: date | None) -> None:
+    def __init__(self, prior_pending: Iterable[str], today: date | None,
+                 focus: date | None = None) -> None:
         self.facts = Facts()
         self.calls: dict[str, ActionNote] = {}
         # An earlier summary's open asks: a question among them closes as one asked in
@@ -310,6 +312,11 @@ class _Reader:
         self.answered: set[str] = set()
         self.errors: dict[str, _Repeat] = {}
         self.today = today  # the session date, until a header line says another
+        # The day to come the conversation named last ("next Friday [11 Dec 2026]"), what
+        # a later "on Monday" is read beside (``dates.resolve_relative``); and what it
+        # was before the text being read, for that text's answers.
+        self.focus: date | None = focus
+        self.focus_before: date | None = focus
         self.soft: list[tuple[str, str, int]] = []  # (kind, sentence, order): see finish
         self.texts: list[tuple[str, Prose]] = []  # user and assistant texts: see is_talk
         self.asked_by = ""  # the role whose last text asked something, or ""
@@ -403,6 +410,8 @@ class _Reader:
         speaker = self.speaker(message, role)
         prose = read_prose(text, role, self.names())
         if prose.date is not None:
+            if prose.date != self.today:
+                self.focus = None  # another session: its days to come are its own
             self.today = self.facts.dated = prose.date
         self.texts.append((text, prose))
         # A text right after the other speaker asked something is a reply: what it says
@@ -416,7 +425,12 @@ class _Reader:
         # tool for work is none (``finish``): from the first such call on, they are not
         # taken.
         notes = read_notes(prose, speaker=speaker, role=role, order=order, today=self.today,
-                           names=self.names(), soft=not self.facts.worked)
+                           names=self.names(), soft=not self.facts.worked, focus=self.focus)
+        self.focus_before = self.focus
+        for note in reversed(notes):
+            if "[" in note.text and (day := day_ahead(note.text, self.today)) is not None:
+                self.focus = day
+                break
         # A reply made only of the words of the question before it repeats the question
         # (the embedded model does: "Quick dinner for tonight."); a reply that restates
         # a statement is left out later (``latest_notes``).
@@ -520,7 +534,7 @@ class _Reader:
             if ask.text.lower() not in self.answered:
                 self.answered.add(ask.text.lower())
                 asker = self.facts.participants.get(ask.asker)
-                answer = answer_text(best, self.today, self.names())
+                answer = answer_text(best, self.today, self.names(), self.focus_before)
                 # ("Thanks, and where should we stay?": the question, past its thanks.)
                 question = clean(ask.text) or ask.text
                 line = (f"{asker}: {question} → {speaker}: {answer}" if asker
@@ -608,17 +622,19 @@ RESUMES: Resumes[_Reader] = Resumes()
 
 
 def extract_facts(turns: Sequence[Message], *, prior_pending: Iterable[str] = (),
-                  continued: bool = False, session_date: date | None = None) -> Facts:
+                  continued: bool = False, session_date: date | None = None,
+                  focus: date | None = None) -> Facts:
     """Read ``turns`` once. ``prior_pending`` are asks an earlier summary left open, so a
     reply in these turns can move them to the resolved list; ``continued``: the earlier
     summary was of a conversation (``is_talk``); ``session_date``: what relative dates
-    are resolved against until a header line in the turns names a date."""
+    are resolved against until a header line in the turns names a date; ``focus``: the
+    day to come the earlier summary named last (``dates.resolve_relative``)."""
     pending = tuple(prior_pending)
-    start = (pending, session_date)
+    start = (pending, session_date, focus)
     chain = turn_chain(turns)
     found = RESUMES.latest(chain, start)
     done, reader = ((found[0], found[1].copy()) if found
-                    else (0, _Reader(pending, session_date)))
+                    else (0, _Reader(pending, session_date, focus)))
     for order in range(done, len(turns)):
         message = turns[order]
         role = message.get("role")

@@ -53,7 +53,7 @@ from mnemo.context.failures import error_lines, error_shape
 from mnemo.context.prompt import PROGRESS_SUBSECTIONS, TEMPLATE_SECTIONS
 from mnemo.context.shrink import CUT_MARKER_START
 from mnemo.context.summary.cache import collector_paused
-from mnemo.context.summary.dates import RESOLVED_DATE, find_date, format_date
+from mnemo.context.summary.dates import RESOLVED_DATE, day_ahead, find_date, format_date
 from mnemo.context.summary.notes import (
     TIMELINE_DAY,
     Change,
@@ -242,7 +242,8 @@ def _summary(turns: Sequence[Message], budget_tokens: int, previous_summary: str
     carried_date = _carried_date(previous)
     session_date = carried_date or session_date
     facts = extract_facts(turns, prior_pending=previous.get("Pending User Asks", []),
-                          continued=_of_conversation(previous), session_date=session_date)
+                          continued=_of_conversation(previous), session_date=session_date,
+                          focus=day_ahead(previous_summary or "", session_date))
     previous = _latest_request_said(facts, previous)
     if is_conversation(facts):
         previous = _notes_carried(facts, previous)

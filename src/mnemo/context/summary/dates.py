@@ -35,8 +35,8 @@ from datetime import date, timedelta
 
 from mnemo.messages import Message, content_text
 
-__all__ = ["CALENDAR_WORDS", "RESOLVED_DATE", "conversation_started", "find_date",
-           "format_date", "header_date", "middle_date", "resolve_relative"]
+__all__ = ["CALENDAR_WORDS", "RESOLVED_DATE", "conversation_started", "day_ahead",
+           "find_date", "format_date", "header_date", "middle_date", "resolve_relative"]
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
            "september", "october", "november", "december")
@@ -264,7 +264,8 @@ def _saturday(today: date, weeks: int) -> str:
     return f"weekend of {format_date(saturday)}"
 
 
-def _resolve(match: re.Match[str], sentence: str, today: date) -> str | None:
+def _resolve(match: re.Match[str], sentence: str, today: date, focus: date | None
+             ) -> str | None:
     (fixed, which, unit, wday_which, wday, count, count_unit, direction, ahead,
      ahead_unit, holiday_which, holiday) = match.groups()
     if holiday:
@@ -305,7 +306,11 @@ def _resolve(match: re.Match[str], sentence: str, today: date) -> str | None:
             return None  # "last sat", "on wed…": a word, not a day
         target = _WEEKDAYS.index(wday.lower()) if short is None else short
         past = _past_at(match, sentence)
-        return format_date(_weekday(today, target, wday_which.lower(), past))
+        day = _weekday(today, target, wday_which.lower(), past)
+        if (wday_which.lower() == "on" and not past and focus is not None
+                and day < focus < day + timedelta(days=7)):
+            return None  # the coming one, or the one after ``focus``: see resolve_relative
+        return format_date(day)
     if ahead:
         # "In two days" is a date only in a sentence about what comes: "I read it in two
         # days" says how long.
@@ -397,8 +402,15 @@ def _resolve_cjk(match: re.Match[str], today: date) -> str | None:
 RESOLVED_DATE = re.compile(r" \[[^\]\n]{1,40}\]")
 
 
-def resolve_relative(sentence: str, today: date | None) -> str:
-    """``sentence`` with each relative date followed by the date it means, in brackets."""
+def resolve_relative(sentence: str, today: date | None, ahead: date | None = None) -> str:
+    """``sentence`` with each relative date followed by the date it means, in brackets.
+
+    ``ahead``: the day to come the conversation named last (``day_ahead``). A weekday "on
+    Monday" told of what comes is the coming Monday, unless ``ahead`` falls in the week
+    after it: then it may as well be the Monday after ``ahead`` ("We arrive next Friday.
+    … we leave on Monday."), and it is left as it was said rather than dated wrong (by
+    hand a trip's summary read "we leave on Monday [7 Dec 2026]" beside "We arrive next
+    Friday [11 Dec 2026]"). A day named before it in the sentence counts as well."""
     if today is None:
         return sentence
     if not sentence.isascii():
@@ -406,8 +418,39 @@ def resolve_relative(sentence: str, today: date | None) -> str:
                                 lambda match: _resolve_cjk(match, today))
     if not _RELATIVE.search(sentence):
         return sentence
-    return _resolve_all(sentence, _RELATIVE,
-                        lambda match: _resolve(match, sentence, today))
+    latest = [ahead]
+
+    def resolve(match: re.Match[str]) -> str | None:
+        resolved = _resolve(match, sentence, today, latest[0])
+        day = _day(resolved) if resolved else None
+        if day is not None and day > today:
+            latest[0] = day
+        return resolved
+
+    return _resolve_all(sentence, _RELATIVE, resolve)
+
+
+_DAY = re.compile(rf"(\d{{1,2}}) {_MONTH_WORD} (\d{{1,4}})", re.IGNORECASE)
+_BRACKETED_DAY = re.compile(rf"\[(\d{{1,2}} {_MONTH_WORD} \d{{1,4}})\]", re.IGNORECASE)
+
+
+def _day(text: str) -> date | None:
+    """The day ``text`` is, as ``format_date`` writes one ("11 Dec 2026"), or None."""
+    match = _DAY.fullmatch(text)
+    return _to_date(match.groups(), "dmy") if match else None
+
+
+def day_ahead(text: str, today: date | None) -> date | None:
+    """The last day after ``today`` that ``text`` names as ``resolve_relative`` dates one
+    ("… next Friday [11 Dec 2026]"), or None: what a later "on Monday" is read beside."""
+    if today is None or "[" not in text:
+        return None
+    found = None
+    for match in _BRACKETED_DAY.finditer(text):
+        day = _day(match.group(1))
+        if day is not None and day > today:
+            found = day
+    return found
 
 
 def _resolve_all(sentence: str, pattern: re.Pattern[str],

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from datetime import date
 from functools import lru_cache
 
-from mnemo.context.summary.dates import RESOLVED_DATE, format_date, resolve_relative
+from mnemo.context.summary.dates import RESOLVED_DATE, day_ahead, format_date, resolve_relative
 from mnemo.context.summary.salience import (
     cjk_runs,
     clean,
@@ -75,7 +75,10 @@ class Note:
     soft: bool = False  # it matched a preference's or decision's words (reading.py)
     keys: tuple[str, ...] = ()  # what a newer note that repeats or replaces it shares
     words: frozenset[str] = frozenset()  # its content words, for ``rare_words``
-    replaced: bool = False  # it replaced an older note ("I now work at …"): latest_notes
+    # It replaced an older note ("I now work at …": ``latest_notes``), or it takes a value
+    # or a name back itself ("three nights now, not two"): a correction keeps its rank
+    # when what it corrected is gone (a summary read back keeps only the correction).
+    replaced: bool = False
 
     def at(self, order: int) -> Note:
         """The same note, for a message at ``order`` (a cached reading is reused)."""
@@ -104,39 +107,51 @@ class Note:
 
 def take_notes(sentences: Iterable[str], *, speaker: str, role: str, order: int,
                today: date | None, names: Sequence[str], soft: bool = False,
-               checked: bool = False, day: str = "") -> list[Note]:
+               checked: bool = False, day: str = "", focus: date | None = None
+               ) -> list[Note]:
     """The notes of one message's sentences (see the module docstring); ``checked``:
     the sentences are known not to be phatic (``reading.py`` tested them already);
     ``day``: the notes' date when there is no ``today`` to resolve against (notes read
-    back from a summary, their relative dates resolved already)."""
+    back from a summary, their relative dates resolved already); ``focus``: the day to
+    come the conversation named last (``dates.resolve_relative``), then each note's."""
     day = format_date(today) if today else day
     notes: list[Note] = []
     names = tuple(names)
     for raw in sentences:
-        noted = _noted(raw, today, names, checked)
+        noted = _noted(raw, today, names, checked, focus)
         if noted is not None:
+            focus = day_ahead(noted[0], today) or focus
             # The fields set directly, as ``Note.at`` does: a first reading of a long
             # transcript makes a note for most of its sentences.
             note = object.__new__(Note)
             note.__dict__.update(speaker=speaker, role=role, text=noted[0], order=order,
-                                 day=day, soft=soft, keys=noted[1], words=noted[2])
+                                 day=day, soft=soft, keys=noted[1], words=noted[2],
+                                 replaced=any(key[0] in "~!" for key in noted[1]))
             notes.append(note)
     return notes
+
+
+# Markdown bold, which the embedded model puts around a label ("**Travel**: They are
+# traveling …"): its stars are no part of what a note tells, and in a summary's line
+# they read as a heading of their own. Bounded.
+_BOLD = re.compile(r"\*\*(?=\S)([^*\n]{1,120}?)(?<=\S)\*\*")
 
 
 # A sentence is noted the same way wherever it stands: an agent's transcript repeats its
 # sentences ("Never change the public API.", "All tests pass.") in many messages, which
 # the cache of whole messages (``reading.py``) cannot see. Bounded.
 @lru_cache(maxsize=65_536)
-def _noted(raw: str, today: date | None, names: tuple[str, ...], checked: bool
-           ) -> tuple[str, tuple[str, ...], frozenset[str]] | None:
+def _noted(raw: str, today: date | None, names: tuple[str, ...], checked: bool,
+           focus: date | None) -> tuple[str, tuple[str, ...], frozenset[str]] | None:
     """The text, keys and content words of the note ``raw`` makes, or None."""
     if not checked and is_phatic(raw, names):
         return None
+    if "**" in raw:
+        raw = _BOLD.sub(r"\1", raw)
     text = clean(without_phatic_clauses(raw, names))
     if not text:
         return None
-    text = one_line(resolve_relative(text, today), 400)
+    text = one_line(resolve_relative(text, today, focus), 400)
     if len(text) < _MIN_CHARS:
         return None
     # Only a sentence with "my " in it can say what its subject is (``subject_key``).
@@ -225,10 +240,11 @@ def marked_sentences(text: str) -> list[str]:
     return said
 
 
-def answer_text(sentence: str, today: date | None, names: Sequence[str]) -> str:
+def answer_text(sentence: str, today: date | None, names: Sequence[str],
+                focus: date | None = None) -> str:
     """A reply sentence as a note would keep it (the pair carries it instead)."""
     text = clean(without_phatic_clauses(sentence, names)) or sentence
-    return one_line(resolve_relative(text, today), 200)
+    return one_line(resolve_relative(text, today, focus), 200)
 
 
 def latest_notes(notes: Sequence[Note], *, ai_assistant: bool = False) -> list[Note]:

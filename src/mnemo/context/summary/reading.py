@@ -263,19 +263,22 @@ def is_talk(texts: Sequence[tuple[str, Prose]], *, tools: bool, named: bool,
 
 
 def read_notes(prose: Prose, *, speaker: str, role: str, order: int, today: date | None,
-               names: Sequence[str], soft: bool = True) -> list[Note]:
+               names: Sequence[str], soft: bool = True, focus: date | None = None
+               ) -> list[Note]:
     """The notes of ``prose``'s unclaimed sentences, for a message at ``order``;
-    ``soft``: also those of its soft claims (which only a conversation keeps)."""
+    ``soft``: also those of its soft claims (which only a conversation keeps);
+    ``focus``: the day to come the conversation named last (``dates.resolve_relative``)."""
     claims = prose.soft if soft else ()
     if not prose.unclaimed and not claims:
         return []
-    key = ("notes", speaker, role, today, tuple(names), prose.unclaimed, claims)
+    key = ("notes", speaker, role, today, focus, tuple(names), prose.unclaimed, claims)
 
     def read() -> tuple[Note, ...]:
         def notes(sentences: Sequence[str], soft: bool) -> list[Note]:
             # Made at this order: a first reading needs no copy (``Note.at``).
             return take_notes(sentences, speaker=speaker, role=role, order=order,
-                              today=today, names=names, soft=soft, checked=True)
+                              today=today, names=names, soft=soft, checked=True,
+                              focus=focus)
         return tuple(notes(prose.unclaimed, False)
                      + notes([s for _, s in claims], True))
 

@@ -71,7 +71,7 @@ missed goodnight rooting sucks annoying understand interesting thoughtful oops f
 goes bravo kudos sometime maybe huge yet guys hugs understandable both noted understood
 certainly gladly roger delish delicious tasty yum yummy jealous liberating savor savour
 awful terrible horrible enjoyed imagine helpful supportive brave courageous liked makes
-sending hug none
+sending hug none correct
 """.split()  # noqa: SIM905 - a word list reads better as text
 )
 # Phrases of chit-chat whose words also carry facts elsewhere ("it makes sense", "no
