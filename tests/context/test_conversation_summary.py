@@ -2537,6 +2537,18 @@ def test_a_carried_correction_keeps_its_rank_when_what_it_corrected_is_gone() ->
     summary = summarize_locally(turns, budget_tokens=100, previous_summary=previous,
                                 session_date=date(2026, 12, 5))
     assert "- User: We booked three nights now, not two, we leave on Monday." in summary
+    # The line it marked, read back with its mark, is no correction of its own: by hand
+    # it took the correction's rank, and the correction gave way.
+    previous = ("## Critical Context\n- User: We arrive next Friday [11 Dec 2026] by train "
+                "from Brussels at 18:40. Our hotel is the Pand, we booked two nights for 240 "
+                "euros. [Since changed: three, not two.] We want a boat tour on Sunday "
+                "afternoon with Ewa's cousin Marta. We booked three nights now, not two, we "
+                "leave on Monday.\n")
+    turns = chat("What can't I eat?", "We cannot eat shellfish.", "When do we leave Ghent?",
+                 "We leave Ghent on Monday.")
+    summary = summarize_locally(turns, budget_tokens=100, previous_summary=previous,
+                                session_date=date(2026, 12, 5))
+    assert "We booked three nights now, not two, we leave on Monday." in summary
 
 
 def test_an_ai_naming_a_value_the_user_took_back_before_is_marked() -> None:

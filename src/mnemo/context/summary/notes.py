@@ -126,9 +126,15 @@ def take_notes(sentences: Iterable[str], *, speaker: str, role: str, order: int,
             note = object.__new__(Note)
             note.__dict__.update(speaker=speaker, role=role, text=noted[0], order=order,
                                  day=day, soft=soft, keys=noted[1], words=noted[2],
-                                 replaced=any(key[0] in "~!" for key in noted[1]))
+                                 replaced=_corrects(noted[0], noted[1]))
             notes.append(note)
     return notes
+
+
+def _corrects(text: str, keys: tuple[str, ...]) -> bool:
+    """True when a note of ``text`` and ``keys`` takes a value or a name back in its own
+    words ("three nights now, not two"), not by a mark a summary gave it."""
+    return any(key[0] in "~!" for key in keys) and CHANGE_MARK not in text
 
 
 # Markdown bold, which the embedded model puts around a label ("**Travel**: They are
