@@ -242,4 +242,5 @@ def test_a_shown_reply_asked_again_is_marked_replaced(mnemo_home: Home, tmp_path
         result = agent.run_turn("What is the weather like on Mars?")
     assert result.text == "Cold and very dusty."
     assert out.getvalue().endswith(f"{copy}\nCold and very dusty.")
-    assert "↻ asked the model again: it copied an earlier answer" in err.getvalue()
+    assert ("↻ the reply above is set aside (it copied an earlier answer); asked the model "
+            "again:") in err.getvalue()

@@ -49,7 +49,11 @@ def _on_event(event: str, details: dict[str, Any]) -> None:
     if event in ("tool", "compaction", "retry"):
         _view.break_line()
     if event == "retry":  # what was shown of the last reply is replaced by the next
-        click.echo(_dim(f"  ↻ asked the model again: {details['why']}"), err=True)
+        # Said of the text above, which stays on screen: by hand, a wrong answer (the
+        # old interview day) followed by "asked the model again" read as one of two
+        # answers, not as one set aside.
+        click.echo(_dim(f"  ↻ the reply above is set aside ({details['why']}); asked the "
+                        "model again:"), err=True)
     if event == "tool":
         action = details.get("arguments", {}).get("action")
         label = f"{details['name']}({action})" if action else str(details["name"])
