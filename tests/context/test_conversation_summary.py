@@ -498,6 +498,13 @@ def test_relative_dates_are_resolved_against_the_session_date() -> None:
      "[5 May 2023]."),
     ("We flew to Rome, Milan and Venice on Friday.", "We flew to Rome, Milan and Venice "
      "on Friday [5 May 2023]."),
+    # The day of the month after a weekday says which one (by hand "on Saturday the
+    # 19th" was dated the coming Saturday); when the two disagree, neither is written.
+    ("The party is on Saturday the 20th.", "The party is on Saturday [20 May 2023] the 20th."),
+    ("The party is on Saturday, 3 June.", "The party is on Saturday [3 Jun 2023], 3 June."),
+    ("We met on Saturday the 6th.", "We met on Saturday [6 May 2023] the 6th."),
+    ("The party is on Friday the 20th.", "The party is on Friday the 20th."),
+    ("On Saturday 3 friends came.", "On Saturday [6 May 2023] 3 friends came."),
     ("I was so tired, so on Friday I stayed home.", "I was so tired, so on Friday "
      "[5 May 2023] I stayed home."),
     # Holidays: the one before the session, after it, or of its year.
@@ -2230,7 +2237,8 @@ def test_a_question_without_a_statement_before_it_adds_no_note(question: str) ->
     "Thank you for your input.", '"Thank you for your input."',
     "Feel free to ask if you have more questions.", "I hope that helps.", "Hope this helps!",
     "I hope this information helps.", "I cannot assist with this request.",
-    "I am unable to help with that.", "Thank you for your time and consideration!"])
+    "I am unable to help with that.", "Thank you for your time and consideration!",
+    "Sure! I understand your request."])
 def test_thanks_for_an_answer_and_an_offer_of_more_are_phatic(sentence: str) -> None:
     assert is_phatic(sentence)
 
@@ -2257,7 +2265,8 @@ def test_markdown_bold_is_no_part_of_a_note() -> None:
 @pytest.mark.parametrize("sentence", [
     "That helped us find the hotel.", "Yoga helps.", "Feel free to share the recipe with Anna.",
     "If you have questions about the visa, ask Anna.", "I hope this helps Anna with the visa.",
-    "Thank you for your time at the Erasmus hospital."])
+    "Thank you for your time at the Erasmus hospital.",
+    "I understand your request for a vegetarian menu at the Pand."])
 def test_help_with_a_fact_is_not_phatic(sentence: str) -> None:
     assert not is_phatic(sentence)
 
@@ -2332,11 +2341,14 @@ def test_a_reply_in_markdown_is_read_as_its_sentences() -> None:
     from mnemo.context.summary.reading import read_prose
     reply = ("Here is the plan.\n\n### Done\n- We booked the gym in Leiden.\n"
              "## Day 2: Kyoto temples and the bamboo grove\n1. Fushimi Inari early\n"
-             "2) Kinkaku-ji at noon\n3 kids came along.\n#")
+             "2) Kinkaku-ji at noon\n3 kids came along.\n#\n"
+             # A task box goes with its mark, and a list item that only labels what
+             # follows is none (by hand "- [ ] Remaining work:" became a to-do).
+             "- [ ] Remaining work:\n- [x] Book the caterer Da Marco.\n* Tips:")
     assert read_prose(reply, "assistant", ()).kept == (
         "Here is the plan.", "We booked the gym in Leiden.",
         "Day 2: Kyoto temples and the bamboo grove", "Fushimi Inari early",
-        "Kinkaku-ji at noon", "3 kids came along.")
+        "Kinkaku-ji at noon", "3 kids came along.", "Book the caterer Da Marco.")
 
 
 def test_an_ai_assistant_retelling_the_chat_leaves_no_note() -> None:
@@ -2400,6 +2412,8 @@ def test_a_greeting_to_several_a_reaction_and_a_closing_offer_are_phatic(
     ("Here's the address: 12 Baker Street.", False), ("Here are the 3 hotels:", False),
     ("Here is the plan for the move in Ghent on March 14th:", False),
     ("Here's what Piet said: brake earlier.", False),
+    # By hand the embedded model opened a reply in a summary's layout so.
+    ("Here is the summary with appropriate formatting for a console:", True),
     # By hand (3,072 tokens), the embedded model's list of tasks.
     ("For your information, the list of tasks that need to be completed includes:", True),
     ("The list of ingredients includes:", True), ("The package includes breakfast.", False)])

@@ -161,13 +161,24 @@ _SHORT_HEADING_SPACES = 3  # a heading of up to four words is a label
 
 def without_markdown(line: str) -> str:
     """``line`` (a sentence from ``sentences``) without its Markdown mark; "" for a
-    short heading or a lone list number ("1.", cut from its item by ``sentences``)."""
+    short heading, a lone list number ("1.", cut from its item by ``sentences``), or a
+    list item that is only a short label of what follows ("- Remaining work:")."""
     heading = _HEADING.match(line)
     if heading is not None:
         rest = line[heading.end():].strip(" #")
         return rest if rest.count(" ") >= _SHORT_HEADING_SPACES else ""
     mark = _LIST_MARK.match(line + " ")
-    return line[mark.end():] if mark else line
+    if mark is None:
+        return line
+    # A task box goes with its mark. By hand the embedded model wrote its reply in a
+    # summary's layout, and its "- [ ] Remaining work:" became a to-do of the next one.
+    item = _TASK_BOX.sub("", line[mark.end():])
+    if item.endswith(":") and item.count(" ") < _SHORT_HEADING_SPACES:
+        return ""
+    return item
+
+
+_TASK_BOX = re.compile(r"^\[[ xX]\]\s+")
 
 
 def latin_keywords(text: str) -> frozenset[str]:

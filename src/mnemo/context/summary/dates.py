@@ -226,6 +226,37 @@ def _weekday(today: date, target: int, which: str, past: bool) -> date:
     return today + timedelta(days=ahead if ahead >= 0 or past else ahead + 7)
 
 
+# The day of the month after a weekday ("on Saturday the 19th", "Saturday, 19 December"):
+# it, not the weekday, says which Saturday (by hand "Saturday the 19th" was dated the
+# coming Saturday, the 12th). Read only with "the", an ordinal ending or a month: "on
+# Saturday 3 friends came" names no day.
+_DAY_AFTER = re.compile(rf",? (the )?(\d{{1,2}})(st|nd|rd|th)?(?: of)?(?: {_MONTH_WORD})?\b",
+                        re.IGNORECASE)
+
+
+def _weekday_of_month(today: date, target: int, day: int, month: str | None, past: bool
+                      ) -> date | None:
+    """The nearest day ``day`` of a month (of ``month`` when named) from ``today`` on, or
+    up to it when ``past``; None when that day is no ``target`` weekday (the words
+    disagree: "Friday the 19th" when the 19th is a Saturday) or no such day exists."""
+    step = -1 if past else 1
+    if month:
+        wanted = _month(month)
+        candidates = [(today.year + step * k, wanted) for k in (0, 1)]
+    else:
+        after = today.month + step
+        candidates = [(today.year, today.month),
+                      (today.year + (after - 1) // 12, (after - 1) % 12 + 1)]
+    for year, at in candidates:
+        try:
+            found = date(year, at, day)
+        except ValueError:  # no 31st in this month
+            continue
+        if found <= today if past else found >= today:
+            return found if found.weekday() == target else None
+    return None
+
+
 def _holiday(name: str, year: int) -> date:
     """The day of the holiday ``name`` (as ``_HOLIDAY_WORD`` reads it) in ``year``."""
     name = re.sub(r"^(new year|valentine)(?!s)", r"\1s",
@@ -306,6 +337,11 @@ def _resolve(match: re.Match[str], sentence: str, today: date, focus: date | Non
             return None  # "last sat", "on wed…": a word, not a day
         target = _WEEKDAYS.index(wday.lower()) if short is None else short
         past = _past_at(match, sentence)
+        dated = _DAY_AFTER.match(sentence, match.end())
+        if dated is not None and (dated.group(1) or dated.group(3) or dated.group(4)):
+            found = _weekday_of_month(today, target, int(dated.group(2)), dated.group(4),
+                                      past)
+            return format_date(found) if found else None
         day = _weekday(today, target, wday_which.lower(), past)
         if (wday_which.lower() == "on" and not past and focus is not None
                 and day < focus < day + timedelta(days=7)):

@@ -155,11 +155,13 @@ _PHATIC_PHRASE = re.compile(
     r"|(?:with )?(?:anything|something) else|how (?:can|may) i (?:help|assist)(?: you)?"
     r"|(?:i'?m )?(?:here|happy|glad) to (?:help|assist)|i (?:can|could) (?:help|assist)"
     r"|feel free to (?:ask|reach out|let me know|share)"
+    # … and its acknowledgement of being asked: "Sure! I understand your request."
+    r"|(?:i )?understand your (?:request|question|concern)s?"
     # … and the line that only opens a list: "Here's the updated schedule:", "The tool
     # returned this information as follows:", "For your information, the list of tasks
     # that need to be completed includes:" (by hand a note of its own, every list the
     # model wrote left one).
-    r"|^here(?:['’]s| is| are)(?: [a-z'’-]+){1,6}(?= *: *$)"
+    r"|^here(?:['’]s| is| are)(?: [a-z'’-]+){1,10}(?= *: *$)"
     r"|^(?:[a-z'’,-]+ ){1,14}(?:as follows|the following|includes?)(?= *: *$)"
     r"|(?:in|with|on) (?:a |any |an )?(?:different|other|another) (?:area|topic|subject"
     r"|matter|field|task)s?"
