@@ -806,6 +806,46 @@ def test_a_correction_takes_back_the_older_notes_it_names() -> None:
         budget_tokens=400, previous_summary=goal + previous)
 
 
+def test_a_name_taken_back_leaves_a_line_that_tells_more_marked() -> None:
+    # By hand (3,072 tokens) "it's the boathouse at Kralingen now, not the Zuiderpark
+    # pavilion" took the party's line out of the summary, its day and hour with it.
+    wishes = " A surprise party is a lovely way to mark a 40th birthday." * 3
+    turns = chat("The party is on Saturday the 19th at the Zuiderpark pavilion, starting "
+                 "at 19:00.", "Lovely." + wishes, "Actually the venue changed: it's the "
+                 "boathouse at Kralingen now, not the Zuiderpark pavilion.", "Noted." + wishes)
+    summary = summarize_locally(turns, budget_tokens=400, session_date=date(2026, 12, 5))
+    assert ("The party is on Saturday [19 Dec 2026] the 19th at the Zuiderpark pavilion, "
+            "starting at 19:00. [Since changed: Kralingen, not Zuiderpark.]") in summary
+    assert "it's the boathouse at Kralingen now, not the Zuiderpark pavilion." in summary
+    # An AI's line about the old place goes, as before: it is the user's plan retold.
+    turns[1] = {"role": "assistant", "content": "The Zuiderpark pavilion has room for 60 "
+                                                "guests and opens at 18:00." + wishes}
+    summary = summarize_locally(turns, budget_tokens=400, session_date=date(2026, 12, 5))
+    assert "room for 60" not in summary
+
+
+def test_a_goal_line_in_the_users_words_goes_on_as_their_note() -> None:
+    # By hand (3,072 tokens) a chat's first summaries, laid out as work, quoted "The party
+    # is on Saturday the 19th …" as their Goal; once they went on as a chat's, which
+    # quote no message, the line went, and the model's retelling of it stayed.
+    wishes = " A surprise party is a lovely way to mark a 40th birthday." * 3
+    previous = ("## Goal\n- The party is on Saturday the 19th at the Zuiderpark pavilion, "
+                "starting at 19:00.\n- Help the user plan a surprise party.\n\n"
+                "## Critical Context\n- Assistant: The party will be on Saturday [12 Dec "
+                "2026] the 19th at the Zuiderpark pavilion, starting at 19:00.\n- User: "
+                "Jonas loves Italian food, I booked the caterer Da Marco for 450 euros.\n")
+    turns = chat("My brother Felix will bring Jonas there on a fake errand.",
+                 "Noted." + wishes, "We invited 35 guests.", "Lovely." + wishes)
+    summary = summarize_locally(turns, budget_tokens=400, previous_summary=previous,
+                                session_date=date(2026, 12, 5))
+    assert ("- User: The party is on Saturday the 19th at the Zuiderpark pavilion, starting "
+            "at 19:00.") in summary
+    assert "The party will be on Saturday" not in summary  # the model's retelling
+    # A model's goal is no note of the user's.
+    assert "- Help the user plan a surprise party." in summary
+    assert "User: Help the user" not in summary
+
+
 @pytest.mark.parametrize(("sentence", "undone"), [
     ("We'll stay 10 days instead of 12.", ("12",)),
     ("We'll stay ten days instead of twelve.", ("12",)),

@@ -823,9 +823,16 @@ def _notes_carried(facts: Facts, previous: dict[str, list[str]]) -> dict[str, li
     # A Goal line that says where the user lives or works ("I live in Headingley with
     # my partner Sam", a model's first summary put it there, seen by hand) is a fact of
     # theirs, the oldest: as a note, a newer home or job replaces it (else it stayed the
-    # Goal after "we now live in York"). Only those: a model's goal ("help the user plan
-    # their marathon") reads as no note of anyone's.
-    stated = [line for line in previous.get("Goal", []) if slot_keys(line)]
+    # Goal after "we now live in York"). So is, in a chat with an AI assistant, a Goal
+    # line in the user's words: a work layout's Goal quotes the user's first message of
+    # its turns (a live chat's first compactions hold too few texts to tell a chat), and
+    # a conversation's quotes none. By hand (3,072 tokens) "The party is on Saturday the
+    # 19th at the Zuiderpark pavilion, starting at 19:00." stood there, and went once
+    # the summaries went on as a chat's, the party's day and hour with it. Only those: a
+    # model's goal ("help the user plan their marathon") reads as no note of anyone's.
+    ai = is_ai_assistant(facts)
+    stated = [line for line in previous.get("Goal", [])
+              if slot_keys(line) or (ai and _in_users_words(line))]
     if stated:
         user = f"{facts.participants.get('user', 'User')}: "
         notes, _ = carried_notes([user + line for line in stated], speakers, 2 * _EARLIER)
@@ -836,7 +843,7 @@ def _notes_carried(facts: Facts, previous: dict[str, list[str]]) -> dict[str, li
     # pharmacist in Leeds." without a label, and carried whole it outranked, by hand in
     # a 3,072-token window, the newer "I now work at the York hospital pharmacy" (the
     # summary told the old job as the current one).
-    if is_ai_assistant(facts):
+    if ai:
         user = f"{facts.participants.get('user', 'User')}: "
         for number, section in enumerate(_NOTE_SECTIONS.values()):
             own = [line for line in rest.get(section, [])
@@ -847,8 +854,21 @@ def _notes_carried(facts: Facts, previous: dict[str, list[str]]) -> dict[str, li
                 carried += notes
                 rest[section] = [line for line in rest[section] if line not in own]
     if carried:
-        facts.notes = latest_notes(carried + facts.notes, ai_assistant=is_ai_assistant(facts))
+        facts.notes = latest_notes(carried + facts.notes, ai_assistant=ai)
     return rest
+
+
+# How a statement in the user's own words opens ("The party is on …", "We invited …"),
+# and a model's goal does not ("Plan a surprise party", "To suggest recipes …").
+_STATEMENT = re.compile(r"(?:I|I'm|I’m|I've|We|We're|We’re|We've|My|Our|The|This|It|It's"
+                        r"|It’s|He|She|They|His|Her|Their)\s")
+
+
+def _in_users_words(line: str) -> bool:
+    """True for a Goal line that quotes a statement of the user's (see ``_notes_carried``):
+    not a question (an ask), nor a line about "the user" or "the conversation"."""
+    return (_STATEMENT.match(line) is not None and not line.rstrip().endswith("?")
+            and _ABOUT_THE_CHAT.search(line) is None)
 
 
 # An AI assistant talks to the user, not about "the user" or "the conversation": such a
