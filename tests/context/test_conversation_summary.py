@@ -2278,7 +2278,8 @@ def test_a_question_without_a_statement_before_it_adds_no_note(question: str) ->
     "Feel free to ask if you have more questions.", "I hope that helps.", "Hope this helps!",
     "I hope this information helps.", "I cannot assist with this request.",
     "I am unable to help with that.", "Thank you for your time and consideration!",
-    "Sure! I understand your request."])
+    "Sure! I understand your request.", "I hope you all enjoy this occasion!",
+    "Enjoy the party!"])
 def test_thanks_for_an_answer_and_an_offer_of_more_are_phatic(sentence: str) -> None:
     assert is_phatic(sentence)
 
@@ -2306,7 +2307,8 @@ def test_markdown_bold_is_no_part_of_a_note() -> None:
     "That helped us find the hotel.", "Yoga helps.", "Feel free to share the recipe with Anna.",
     "If you have questions about the visa, ask Anna.", "I hope this helps Anna with the visa.",
     "Thank you for your time at the Erasmus hospital.",
-    "I understand your request for a vegetarian menu at the Pand."])
+    "I understand your request for a vegetarian menu at the Pand.",
+    "We enjoy the concert at the Ahoy every year."])
 def test_help_with_a_fact_is_not_phatic(sentence: str) -> None:
     assert not is_phatic(sentence)
 

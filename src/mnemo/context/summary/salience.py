@@ -81,7 +81,10 @@ _PHATIC_PHRASE = re.compile(
     r"\b(?:makes? (?:total |perfect )?sense|no (?:worries|worry|problem)|not a problem"
     r"|(?:don'?t|do not|no need to) worry|can'?t wait|cannot wait|sounds like a plan"
     r"|(?:i'?m |i am )?(?:gonna|going to) keep (?:it|that) up"
-    r"|enjoy (?:your|the) (?:day|weekend|evening|night|time|trip|holiday|vacation|ride)"
+    r"|enjoy (?:your|the|this) (?:day|weekend|evening|night|time|trip|holiday|vacation|ride"
+    # … and the embedded model's wish for the event planned: "I hope you all enjoy this
+    # occasion!" stood in a party chat's summary by hand.
+    r"|party|occasion|celebration|meal|dinner|stay|visit|show|concert)"
     r"|have (?:a|an) (?:great|good|nice|wonderful|fun|amazing|awesome) (?:day|time|weekend"
     r"|evening|night|one|trip)"
     r"|wish(?:ing|es)? (?:you|u) (?:all )?(?:the best|luck|well)"
