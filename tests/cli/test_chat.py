@@ -213,6 +213,37 @@ def test_a_notice_after_a_streamed_reply_is_printed_too(mnemo_home: Home, tmp_pa
     assert "[The model repeated your question instead of answering it." in printed
 
 
+def test_a_notice_after_two_streamed_replies_is_printed_too(
+        mnemo_home: Home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both replies of a turn streamed and were judged copies of an earlier answer only
+    once whole: the notice that ends the turn is printed after them (by hand the second
+    stood on screen as the answer). In process, with a scripted model that streams."""
+    import io
+
+    from mnemo.agent import build_agent
+    from mnemo.cli import chat
+    from mnemo.cli.chat_stream import StreamView
+    from mnemo.config import MnemoConfig
+
+    first = ("Hello Ana, nice to meet you! I can help you plan trips, write code, answer "
+             "questions and much more today.")
+    copies = [first.replace("Hello", opening, 1) for opening in ("Hi", "Hey")]
+    client = StreamingScriptedClient([first, *copies], context_length=8192)
+    out = io.StringIO()
+    view = StreamView(out=out, err=io.StringIO())
+    monkeypatch.setattr(chat, "_view", view)
+    with build_agent(MnemoConfig(), home=mnemo_home, cwd=tmp_path, client=client) as agent:
+        agent.caller.on_text = view.text
+        agent.run_turn("Hi! I'm Ana.")
+        view.start_turn()
+        result = agent.run_turn("What is the weather like on Mars?")
+        with monkeypatch.context() as patched:
+            patched.setattr("sys.stdout", out)
+            chat._show_answer(agent, result)
+    assert result.text.startswith("[The model repeated an earlier answer")
+    assert out.getvalue().rstrip().endswith(result.text)
+
+
 def test_a_shown_reply_asked_again_is_marked_replaced(mnemo_home: Home, tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """A streamed reply judged a copy of an earlier answer only once whole was on screen

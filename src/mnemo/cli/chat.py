@@ -19,7 +19,7 @@ import click
 from mnemo.agent import Agent, Compaction, TurnResult, build_agent
 from mnemo.cli.chat_stream import StreamView
 from mnemo.cli.common import CliState, echo_json, pass_state
-from mnemo.context.markers import CALL_FAILED
+from mnemo.context.markers import CALL_FAILED, without_agent_notices
 from mnemo.context.prepare import describe_status
 from mnemo.errors import MnemoError, ProviderError, UsageError
 from mnemo.memory import TARGETS
@@ -107,11 +107,15 @@ def _open_agent(state: CliState, resume: str | None, platform: str | None,
 
 def _show_answer(agent: Agent, result: TurnResult) -> None:
     """The answer: already on screen when it was streamed, printed whole otherwise — or
-    when the last reply streamed nothing (a repeat held back and replaced by a notice,
-    after an earlier reply of the turn was shown)."""
+    when it is not what the last reply streamed: a notice in its place, after the reply
+    was held back (a repeat) or shown whole and then judged no answer (by hand the
+    embedded model's retold "How much is the van?" stood on screen as the answer, the
+    notice that replaced it in the session unprinted)."""
     if agent.caller.streams and _view.printed:
         _view.end_turn()
-        if result.text and not agent.caller.partial_text.strip():
+        # (Not the reply itself again when the agent only trimmed it: a copied hint cut.)
+        if result.text.strip() and (not agent.caller.partial_text.strip()
+                                    or not without_agent_notices(result.text)):
             click.echo(result.text)
     elif result.text:
         click.echo(result.text)
