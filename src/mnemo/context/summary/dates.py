@@ -438,12 +438,12 @@ def _resolve_cjk(match: re.Match[str], today: date) -> str | None:
 RESOLVED_DATE = re.compile(r" \[[^\]\n]{1,40}\]")
 
 
-def resolve_relative(sentence: str, today: date | None, ahead: date | None = None) -> str:
+def resolve_relative(sentence: str, today: date | None, focus: date | None = None) -> str:
     """``sentence`` with each relative date followed by the date it means, in brackets.
 
-    ``ahead``: the day to come the conversation named last (``day_ahead``). A weekday "on
-    Monday" told of what comes is the coming Monday, unless ``ahead`` falls in the week
-    after it: then it may as well be the Monday after ``ahead`` ("We arrive next Friday.
+    ``focus``: the day to come the conversation named last (``day_ahead``). A weekday "on
+    Monday" told of what comes is the coming Monday, unless ``focus`` falls in the week
+    after it: then it may as well be the Monday after ``focus`` ("We arrive next Friday.
     … we leave on Monday."), and it is left as it was said rather than dated wrong (by
     hand a trip's summary read "we leave on Monday [7 Dec 2026]" beside "We arrive next
     Friday [11 Dec 2026]"). A day named before it in the sentence counts as well."""
@@ -454,7 +454,7 @@ def resolve_relative(sentence: str, today: date | None, ahead: date | None = Non
                                 lambda match: _resolve_cjk(match, today))
     if not _RELATIVE.search(sentence):
         return sentence
-    latest = [ahead]
+    latest = [focus]
 
     def resolve(match: re.Match[str]) -> str | None:
         resolved = _resolve(match, sentence, today, latest[0])

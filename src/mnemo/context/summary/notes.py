@@ -431,6 +431,10 @@ def value_change(text: str, stems: AbstractSet[str], whose: str,
     return None
 
 
+# How many days, hours or amounts of its own keep a line whose name was taken back.
+_OWN_VALUES = 2
+
+
 def _name_marked(text: str, name: str, correction: str) -> str | None:
     """``text``, a note naming ``name`` that the newer ``correction`` took back, with
     the change marked when it tells much besides the name: ``_OWN_VALUES`` days, hours
@@ -449,9 +453,6 @@ def _name_marked(text: str, name: str, correction: str) -> str | None:
     new = next((new for old, new in replacements(correction) if old == name), "")
     mark = f" {CHANGE_MARK}{f'{new}, ' if new else ''}not {written.group()}.]"
     return text if mark in text else text.rstrip() + mark
-
-
-_OWN_VALUES = 2
 
 
 def _with_new_amount(text: str, value: str, old: str, new: str) -> str:
