@@ -645,7 +645,8 @@ def _talk_in_work_layout(previous: dict[str, list[str]]) -> bool:
 
 
 # A line in the user's own words: "I'm …", "I work …", "We now live …", "My …".
-_FIRST_PERSON = re.compile(r"(?:I|I'm|I’m|I've|We|We're|We’re|We've|My|Our)\s")
+_FIRST_PERSON_WORDS = "I|I'm|I’m|I've|We|We're|We’re|We've|My|Our"
+_FIRST_PERSON = re.compile(rf"(?:{_FIRST_PERSON_WORDS})\s")
 
 
 def _without_taken_back(facts: Facts, previous: dict[str, list[str]]
@@ -860,8 +861,8 @@ def _notes_carried(facts: Facts, previous: dict[str, list[str]]) -> dict[str, li
 
 # How a statement in the user's own words opens ("The party is on …", "We invited …"),
 # and a model's goal does not ("Plan a surprise party", "To suggest recipes …").
-_STATEMENT = re.compile(r"(?:I|I'm|I’m|I've|We|We're|We’re|We've|My|Our|The|This|It|It's"
-                        r"|It’s|He|She|They|His|Her|Their)\s")
+_STATEMENT = re.compile(rf"(?:{_FIRST_PERSON_WORDS}|The|This|It|It's|It’s|He|She|They|His"
+                        r"|Her|Their)\s")
 
 
 def _in_users_words(line: str) -> bool:

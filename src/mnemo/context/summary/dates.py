@@ -466,13 +466,9 @@ def resolve_relative(sentence: str, today: date | None, focus: date | None = Non
     return _resolve_all(sentence, _RELATIVE, resolve)
 
 
-_DAY = re.compile(rf"(\d{{1,2}}) {_MONTH_WORD} (\d{{1,4}})", re.IGNORECASE)
-_BRACKETED_DAY = re.compile(rf"\[(\d{{1,2}} {_MONTH_WORD} \d{{1,4}})\]", re.IGNORECASE)
-
-
 def _day(text: str) -> date | None:
     """The day ``text`` is, as ``format_date`` writes one ("11 Dec 2026"), or None."""
-    match = _DAY.fullmatch(text)
+    match = _DAY_MONTH_YEAR.fullmatch(text)
     return _to_date(match.groups(), "dmy") if match else None
 
 
@@ -482,8 +478,8 @@ def day_ahead(text: str, today: date | None) -> date | None:
     if today is None or "[" not in text:
         return None
     found = None
-    for match in _BRACKETED_DAY.finditer(text):
-        day = _day(match.group(1))
+    for match in RESOLVED_DATE.finditer(text):
+        day = _day(match.group()[2:-1])
         if day is not None and day > today:
             found = day
     return found

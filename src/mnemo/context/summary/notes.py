@@ -422,7 +422,7 @@ def value_change(text: str, stems: AbstractSet[str], whose: str,
             if _superseded(text, value, change.told):
                 return change.at, ""
             old, new = next((w, n) for v, w, n in change.swaps if v == value)
-            mark = f" {CHANGE_MARK}{f'{new}, ' if new else ''}not {old}.]"
+            mark = _change_mark(new, old)
             # A line marked before still names the old value: carried into the next
             # compaction beside its correction, it was marked twice (seen by hand).
             if mark in text:
@@ -451,8 +451,14 @@ def _name_marked(text: str, name: str, correction: str) -> str | None:
     if written is None:
         return None
     new = next((new for old, new in replacements(correction) if old == name), "")
-    mark = f" {CHANGE_MARK}{f'{new}, ' if new else ''}not {written.group()}.]"
+    mark = _change_mark(new, written.group())
     return text if mark in text else text.rstrip() + mark
+
+
+def _change_mark(new: str, old: str) -> str:
+    """The mark a line keeps after what a correction took back: " [Since changed: three,
+    not two.]", or " [Since changed: not two.]" when it named nothing in its place."""
+    return f" {CHANGE_MARK}{f'{new}, ' if new else ''}not {old}.]"
 
 
 def _with_new_amount(text: str, value: str, old: str, new: str) -> str:
@@ -688,7 +694,7 @@ def _said_stems(note: Note) -> frozenset[str]:
     stood beside it as a note of its own)."""
     if "[" not in note.text:
         return note_stems(note)
-    return _stems_of(content_words(RESOLVED_DATE.sub(" ", note.text)))
+    return _stems_of(content_words(_unmarked(note.text)))
 
 
 def _without_echoes(notes: list[Note]) -> list[Note]:
