@@ -149,7 +149,16 @@ def test_phatic_sentences_are_recognised(sentence: str) -> None:
     # written conversation of three sessions, read by hand).
     "Welcome back!", "Welcome home, Tom!", "Lovely choice.", "I hope he recovers quickly.",
     "Hope you feel better soon!", "Get well soon!", "I'll try.", "Come if you can!",
-    "Crazy week."])
+    "Crazy week.",
+    # Waiting, listening, relief, admiration and leaving, with nothing said.
+    "I'm glad to hear it went well.", "No way, that's crazy!", "Hope everything goes smoothly!",
+    "Looking forward to it!", "Anything for a friend!", "I'm all ears.",
+    "How have you been lately?", "It's been a pleasure chatting.", "I'm thrilled for you!",
+    "That's rough, hang in there.", "I admire your dedication!",
+    "Sounds like you had a great time!", "Lucky you!", "Ah, that's fair.",
+    "That's a good question.", "Any time!", "Fair point.", "I'm glad everything worked out.",
+    "That's such a relief!", "You made my day!", "I'm touched.", "See you around!",
+    "Until next time!"])
 def test_more_phatic_sentences_are_recognised_without_names(sentence: str) -> None:
     assert is_phatic(sentence)
 
@@ -182,6 +191,10 @@ def test_more_phatic_sentences_are_recognised_without_names(sentence: str) -> No
     "I liked the Paris trip.", "I love Boston!", "See you in Boston!", "Take care of Max!",
     "I hope he recovers before the Berlin race.", "Lovely choice of wine from Porto.",
     "I'll try the sushi place in Alfama.", "Welcome back to the Lisbon office tour.",
+    "We went to Lisbon.", "The road was rough near Porto.", "It worked out at 300 euros.",
+    "I worked out at the gym.", "There is no way to get to Delft by train.",
+    "I'm looking forward to the Berlin trip.", "We had a great time in Rome.",
+    "Call me any time after 6.", "I was relieved when the biopsy came back clean.",
     # A bare question asks: its reply is the answer ("Where?" — "On Maple Street.").
     "Where?", "When?", "How many?"])
 def test_sentences_that_say_something_are_not_phatic(sentence: str) -> None:

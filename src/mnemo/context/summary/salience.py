@@ -85,8 +85,26 @@ _PHATIC_PHRASE = re.compile(
     # … and the embedded model's wish for the event planned: "I hope you all enjoy this
     # occasion!" stood in a party chat's summary by hand.
     r"|party|occasion|celebration|meal|dinner|stay|visit|show|concert)"
-    r"|have (?:a|an) (?:great|good|nice|wonderful|fun|amazing|awesome) (?:day|time|weekend"
-    r"|evening|night|one|trip)"
+    r"|(?:have|had|having) (?:a|an|such an?) (?:great|good|nice|wonderful|fun|amazing"
+    r"|awesome|lovely|fantastic) (?:day|time|weekend|evening|night|one|trip)"
+    # Waiting, listening and leaving with nothing said: "Looking forward to it!", "I'm
+    # all ears.", "See you around!", "You made my day!", "I'm glad it all worked out."
+    r"|looking forward to (?:it|that|this|seeing you|hearing (?:from|about) (?:you|it))"
+    r"|(?:i'?m |i am )?all ears|anything for a (?:friend|pal|buddy)|no way"
+    r"|see (?:you|ya) around|until next time|any ?time(?= *[!.]* *$)"
+    r"|(?:you|that|this|it) (?:made|make|makes) my (?:day|week|night)"
+    r"|(?:everything|it|things|that|all|it all) (?:worked|works|turned) out"
+    r"|(?:everything|it|things|that|all|it all) (?:went|goes|is going) (?:so |really )?(?:well"
+    r"|great|fine|alright|ok|okay|smoothly)|how it (?:went|goes)"
+    r"|(?:up to|been|doing|into|going on|with you|interesting|exciting|new|there) lately"
+    # … and reactions whose one word is a feeling, which as the speaker's own ("I was
+    # thrilled", "their words touched me") LoCoMo asks about: "No way, that's crazy!",
+    # "That's rough.", "Lucky you!", "I'm touched.", "What a relief!"
+    r"|that'?s (?:so |just |really )?(?:crazy|rough|fair)(?= *(?:[,!.]|$))"
+    r"|(?:i'?m |i am )?(?:so |really )?thrilled for (?:you|u)|lucky (?:you|me)(?= *[!.]* *$)"
+    r"|^(?:i'?m |i am )?(?:so |really |very |truly )?touched(?= *[!.]* *$)"
+    r"|(?:what|such) a relief|(?:it'?s|it was|it has been|it'?s been) a (?:real )?pleasure"
+    r"|(?:i )?(?:really |truly )?admire (?:that|it|this|you|your [a-z'’-]+)(?= *[!.]* *$)"
     r"|wish(?:ing|es)? (?:you|u) (?:all )?(?:the best|luck|well)"
     r"|thanks? (?:you )?(?:so much )?for (?:the|your|all the|all your) (?:support|help"
     r"|kind words|encouragement|advice|tips?|chat|talk|reminder|sympathy|offer|invite|input"
@@ -123,10 +141,11 @@ _PHATIC_PHRASE = re.compile(
     r" (?:your|the)(?: [a-z'’-]+){1,2})?(?= *[!.]* *$)"
     r"|give it a (?:shot|try|go)|(?:btw,? )?look what i (?:got|made|found|bought)"
     r"|we'?ll (?:get there|make it|reach (?:our|my|your) goals?)"
-    # An AI assistant's praise of what it was told: "Great goal!", "Good choice."
-    r"|^(?:good|great|nice|excellent|awesome|smart|wise|solid|lovely|wonderful|perfect"
-    r"|fantastic|brilliant|fine) (?:question|choice|goal|call|pick|plan|thinking|start"
-    r"|progress|idea|advice|tip|suggestion|point)s?"
+    # An AI assistant's praise of what it was told: "Great goal!", "Good choice.",
+    # "That's a good question.", "Fair point."
+    r"|^(?:that'?s (?:a |an )?)?(?:good|great|nice|excellent|awesome|smart|wise|solid"
+    r"|lovely|wonderful|perfect|fantastic|brilliant|fine|fair) (?:question|choice|goal|call"
+    r"|pick|plan|thinking|start|progress|idea|advice|tip|suggestion|point)s?"
     r"(?= *[!.]* *$)"
     # A welcome, and a wish for someone's health, which the news itself tells: "Welcome
     # back!", "I hope he recovers quickly.", "Get well soon!"
@@ -191,7 +210,7 @@ _PHRASE_WORDS = _phrase_words(_PHATIC_PHRASE.pattern)
 _PHRASE_STARTS = frozenset(w[:k] for w in _PHRASE_WORDS for k in range(1, len(w) + 1))
 # " fun" with its space: "function" and "refund" are in most coding turns, and each
 # would send its sentence to the phrase search.
-_PHRASE_ANCHORS = ("thank", "luck", "enjoy", "congrat", "proud", " fun", "if you ")
+_PHRASE_ANCHORS = ("thank", "luck", "enjoy", "congrat", "proud", " fun", "if you ", "admire")
 # … and the openings of a line that only opens a list, which takes any words too.
 _LIST_OPENINGS = ("here's", "here’s", "here is", "here are")
 _LIST_ENDS = ("as follows", "the following", "include", "includes")
