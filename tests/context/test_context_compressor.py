@@ -400,3 +400,29 @@ def test_the_pre_compress_hook_cannot_touch_the_callers_messages() -> None:
     engine.compress(messages)
     assert messages == before
     assert engine.last_report is not None and "Turn 5" in (engine.last_report.summary or "")
+
+
+def test_a_note_that_retells_the_kept_head_is_left_out_of_the_summary() -> None:
+    # By hand (3,072 tokens) the embedded model's retelling of the user's first message,
+    # which the head keeps in the context anyway, took a small summary's room.
+    facts = ["Our next meeting is on Friday at 19:30 at Sophie's place on Biltstraat 45.",
+             "We're reading Klara and the Sun by Kazuo Ishiguro this month.",
+             "My friend Daan is allergic to nuts, so no pesto or almond cake.",
+             "The bakery on Twijnstraat gives us a 10 percent discount.",
+             "Anna brings the wine and Joris brings a cheese board.",
+             "Last time we read Stoner by John Williams and everybody loved it."]
+    turns = []
+    for fact in facts:
+        turns += [user(fact),
+                  assistant("I run a small book club in Utrecht with six members."),
+                  user("Filler about the weather in Utrecht today " * 12),
+                  assistant("Noted, the weather sounds grey " * 12)]
+    messages = [system("You are a helpful assistant in Utrecht."),
+                user("Hi! I'm Priya. I run a small book club in Utrecht with six members."),
+                assistant("Hello Priya, how can I help?"), *turns,
+                user("Which book are we reading?")]
+    engine = ContextCompressor(context_length=3_072)
+    engine.compress(messages)
+    summary = engine.last_report.summary if engine.last_report else None
+    assert summary is not None and "Daan is allergic to nuts" in summary
+    assert "book club in Utrecht with six members" not in summary

@@ -31,8 +31,11 @@ from mnemo.context.summary.dates import (
 from mnemo.context.summary.notes import (
     carried_notes,
     change_of,
+    content_words,
     marked_sentences,
+    take_notes,
     text_stems,
+    told_in,
     value_change,
 )
 from mnemo.context.summary.reading import CACHE
@@ -2666,3 +2669,44 @@ def test_an_ai_note_that_retold_a_changed_plan_is_marked_as_the_users_note_is() 
     # A Tuesday that shares nothing else with the interview is another plan.
     assert "We visit the museum on Tuesday [8 Dec 2026]." in summary
     assert "museum on Tuesday [8 Dec 2026]. [Since" not in summary
+
+
+@pytest.mark.parametrize(("sentence", "corrects"), [
+    ("Sophie will host it at her place on Biltstraat 45 instead of my flat.", True),
+    ("We'll eat at home rather than the restaurant on Friday.", True),
+    # A plan moved is a change without "actually": the summary's copy has lost it.
+    ("The meeting moved to next Friday [11 Dec 2026] at 19:30, not Thursday.", True),
+    ("I had tea instead of coffee this morning.", False),  # no thing of anyone's
+    ("The meeting is on Friday at 19:30 at Sophie's place.", False),
+])
+def test_a_thing_put_in_the_place_of_another_is_a_correction(sentence: str,
+                                                             corrects: bool) -> None:
+    [note] = take_notes([sentence], speaker="User", role="user", order=1,
+                        today=date(2026, 12, 5), names=())
+    assert note.replaced is corrects
+
+
+def test_a_change_of_place_and_a_moved_plan_outrank_other_news_in_a_small_summary() -> None:
+    # By hand (3,072 tokens, a book club): "Sophie will host it … instead of my flat."
+    # gave way to a bakery's discount, and the embedded model sent the club to the old
+    # flat; the moved meeting, read back from the summary without its "Actually", ranked
+    # as any note.
+    previous = ("## Constraints & Preferences\n- User: My friend Daan is allergic to nuts, "
+                "no pesto or almond cake.\n\n## Critical Context\n- User: The bakery on "
+                "Twijnstraat gives us a 10 percent discount. The meeting moved to next Friday "
+                "[11 Dec 2026] at 19:30, not Thursday.\n")
+    turns = chat("And Sophie will host it at her place on Biltstraat 45 instead of my flat.",
+                 "Next meeting at 19:30 at Sophie's house.")
+    summary = summarize_locally(turns, budget_tokens=120, previous_summary=previous,
+                                session_date=date(2026, 12, 5))
+    assert "Sophie will host it at her place on Biltstraat 45 instead of my flat." in summary
+    assert "The meeting moved to next Friday [11 Dec 2026] at 19:30, not Thursday." in summary
+    assert "Daan is allergic to nuts" in summary
+    assert "bakery" not in summary
+
+
+def test_a_text_with_another_number_is_not_told_by_one_of_the_same_words() -> None:
+    head = content_words("On day 0 I visited the museum number 0 in Lisbon with Ana.")
+    assert told_in(content_words("I visited the museum in Lisbon with Ana."), head)
+    assert not told_in(content_words("On day 5 I visited the museum number 5 in Lisbon "
+                                     "with Ana."), head)

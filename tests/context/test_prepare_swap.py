@@ -7,6 +7,7 @@ from __future__ import annotations
 from test_prepare import _conversation, _engine, _observe, _run_worker, _tokens_of, _turn
 
 from mnemo.context import ContextCompressor, validate_c12
+from mnemo.context.compressor import head_words
 from mnemo.context.lcm_nodes import Span
 from mnemo.context.prepare import Prepared
 from mnemo.context.prepare_swap import swap_summary
@@ -125,3 +126,26 @@ def test_a_rule_the_summary_in_the_context_holds_outlives_a_prepared_summary() -
         made = swap_summary(prepared, Span(previous=previous, turns=list(middle)), middle,
                             budget=2_000, extra="")
         assert rule in made.body and "Porto now" in made.body
+
+
+def test_a_swap_leaves_out_the_notes_that_retell_the_kept_head() -> None:
+    # The head stays in the context (``compressor.head_words``): what only retells it is
+    # left out whether the local summariser does the whole middle or folds in the rest.
+    head = head_words([{"role": "user", "content": "Hi! I'm Priya. I run a small book club "
+                        "in Utrecht with six members."}])
+    retold = "I'm running a small book club in Utrecht with six members."
+    middle: list[Message] = [
+        {"role": "user", "content": "My friend Daan is allergic to nuts."},
+        {"role": "assistant", "content": retold},
+        {"role": "user", "content": "We're reading Stoner by John Williams this month."},
+        {"role": "assistant", "content": "Stoner is a quiet novel about a teacher."}]
+    prepared = Prepared(first=1, start=1, end=2, keys=(), body=(
+        "## Critical Context\n- User: My friend Daan is allergic to nuts.\n"),
+        middle_tokens=20, calls=1)
+    for ready in (None, prepared):
+        made = swap_summary(ready, Span(previous=None, turns=list(middle)), middle,
+                            budget=2_000, extra="", head=head)
+        assert "Daan is allergic to nuts" in made.body and "book club" not in made.body
+        without = swap_summary(ready, Span(previous=None, turns=list(middle)), middle,
+                               budget=2_000, extra="")
+        assert "book club" in without.body

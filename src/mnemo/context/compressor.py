@@ -64,13 +64,14 @@ from mnemo.context.report import MIN_MIDDLE_TOKENS, Draft, check_messages, repor
 from mnemo.context.revision import revised_summary
 from mnemo.context.summary.cache import collector_paused
 from mnemo.context.summary.dates import middle_date
+from mnemo.context.summary.notes import content_words
 from mnemo.errors import (
     ProviderAuthError,
     ProviderConnectionError,
     ProviderTimeoutError,
     UsageError,
 )
-from mnemo.messages import Message
+from mnemo.messages import Message, content_text
 from mnemo.tokens import estimate_message_tokens_rough, estimate_tokens_rough
 
 if TYPE_CHECKING:
@@ -480,14 +481,18 @@ class ContextCompressor(ContextEngine):
                  else _LEAST_SUMMARY_TOKENS)
         budget = max(floor, min(budget, fits))
         room = budget - (estimate_tokens_rough(header) if header else 0)
+        # The head stays in the context: a note that only tells what it tells again is
+        # room lost (by hand, the embedded model's retelling of the user's first message
+        # took the place of "Sophie will host it at her place on Biltstraat 45").
+        head = head_words(pruned_list[system_end:head_end])
         if swap is not None:  # C17: swap in what was prepared, fold in the rest
             made = swap_summary(swap.prepared, span, work[head_end:tail_start], room,
-                                self._pre_compress_text(middle), session_date)
+                                self._pre_compress_text(middle), session_date, head)
             outcome = SummaryOutcome(made.body, prepared=made.prepared, local=made.local)
         else:
             outcome = self._summarise(span.turns, span.previous, focus_topic, room,
                                       self._pre_compress_text(middle), len(middle),
-                                      session_date)
+                                      session_date, head)
         draft.calls = outcome.calls
         draft.prepared, draft.local = outcome.prepared, outcome.local
         if outcome.body is None:  # auth or network failure: leave everything as it was
@@ -576,7 +581,8 @@ class ContextCompressor(ContextEngine):
 
     def _summarise(self, turns: list[Message], previous: str | None, focus: str | None,
                    budget: int, extra: str, removed: int,
-                   session_date: date | None = None) -> SummaryOutcome:
+                   session_date: date | None = None,
+                   head: frozenset[str] = frozenset()) -> SummaryOutcome:
         def local(notice: bool) -> str:
             lead = (f"{FALLBACK_NOTICE} {removed} conversation turns were removed to free "
                     "context space; the summary below was built from them without a model."
@@ -584,7 +590,7 @@ class ContextCompressor(ContextEngine):
             room = budget - estimate_tokens_rough(lead) - 2
             body = summarize_locally(turns, budget_tokens=room, previous_summary=previous,
                                      focus_topic=focus, extra_context=extra,
-                                     session_date=session_date)
+                                     session_date=session_date, kept_words=head)
             return f"{lead}\n\n{body}" if lead else body
 
         if self.summarizer is None:
@@ -636,3 +642,10 @@ def _refuse_nothing_left(messages: Sequence[Message], repair: Repair) -> None:
     raise UsageError(f"every message to compress is a tool result without its call "
                      f"(messages {shown}); pass the assistant messages that made the calls, "
                      "and the user messages, too")
+
+
+def head_words(head: Sequence[Message]) -> frozenset[str]:
+    """The content words of what the user and the assistant say in the protected head
+    (C7), which no compaction takes out of the context."""
+    return content_words(" ".join(content_text(m) for m in head
+                                  if m.get("role") in ("user", "assistant")))

@@ -223,21 +223,26 @@ def summarize_locally(
     session_date: date | None = None,
     known_words: frozenset[str] = frozenset(),
     marked: bool | None = None,
+    kept_words: frozenset[str] = frozenset(),
 ) -> str:
     """The summary of ``turns`` (merged into ``previous_summary``) within ``budget_tokens``;
     ``session_date``: what relative dates ("yesterday") are resolved against where no
     header line in the turns names a date; ``known_words``: the content words of a
     summary printed beside this one (``notes.content_words``) — a note it already tells
     is left out, one it partly tells ranks lower (see ``_fit``); ``marked``: whether an
-    empty section says "(none)" — by default unless the budget is small (``marks_empty``)."""
+    empty section says "(none)" — by default unless the budget is small (``marks_empty``);
+    ``kept_words``: the content words of turns the context keeps beside the summary (its
+    head) — a note they tell already is left out, and only that: a note on the same topic
+    tells what they do not."""
     with collector_paused():  # see there: the collector cost more than the reading
         return _summary(turns, budget_tokens, previous_summary, focus_topic, extra_context,
-                        session_date, known_words, marked)
+                        session_date, known_words, marked, kept_words)
 
 
 def _summary(turns: Sequence[Message], budget_tokens: int, previous_summary: str | None,
              focus_topic: str | None, extra_context: str, session_date: date | None,
-             known_words: frozenset[str] = frozenset(), marked: bool | None = None) -> str:
+             known_words: frozenset[str] = frozenset(), marked: bool | None = None,
+             kept_words: frozenset[str] = frozenset()) -> str:
     previous = parse_summary_sections(previous_summary or "")
     carried_date = _carried_date(previous)
     session_date = carried_date or session_date
@@ -276,7 +281,7 @@ def _summary(turns: Sequence[Message], budget_tokens: int, previous_summary: str
                 said_room=int(replaced * (_TALK_SHARE if talk else _SAID_SHARE)) + carried,
                 noted_room=int((replaced if talk else written)
                                * (_TALK_SHARE if talk else _NOTED_SHARE)) + carried,
-                known=known_words)
+                known=known_words, kept_words=kept_words)
     kept.sort(key=lambda c: c.place)
     text = render_sections(_grouped(kept), marked=marked)
     # _fit counts each line as it will be printed; should the rendering still come out
@@ -328,16 +333,18 @@ def _canonical(heading: str, names: Sequence[str]) -> str | None:
 
 
 def _fit(candidates: list[_Line], max_chars: int, *, said_room: int,
-         noted_room: int, known: frozenset[str] = frozenset()) -> list[_Line]:
+         noted_room: int, known: frozenset[str] = frozenset(),
+         kept_words: frozenset[str] = frozenset()) -> list[_Line]:
     """The best lines whose rendering fits in ``max_chars``.
 
     The two best lines of every section go first, so a crowded kind of fact cannot push a
     whole section out; then the rest by weight, a note weighing less the more of its
     content words the kept lines — and ``known``, the words of a summary printed beside
     this one — already hold (``_REPEAT_SHARE``: a summary that says a thing twice has
-    less room for the next); a note ``known`` already tells (``notes.told_in``) is left
-    out. "User said" lines together take at most ``said_room`` characters: a summary
-    that restated the turns would not be smaller.
+    less room for the next); a note ``known`` or ``kept_words`` (the words of turns kept
+    beside the summary) already tells (``notes.told_in``) is left out. "User said" lines
+    together take at most ``said_room`` characters: a summary that restated the turns
+    would not be smaller.
     """
     layout = _Layout()
     used = 0
@@ -346,6 +353,8 @@ def _fit(candidates: list[_Line], max_chars: int, *, said_room: int,
     covered: set[str] = set(known)
     if known:
         candidates = [line for line in candidates if not told_in(line.words, known)]
+    if kept_words:
+        candidates = [line for line in candidates if not told_in(line.words, kept_words)]
 
     def by_weight(lines: list[_Line]) -> Iterator[_Line]:
         """``lines`` best first, a note re-weighed as ``covered`` grows (lazy greedy: a

@@ -63,16 +63,19 @@ class SwapSummary:
 
 
 def swap_summary(prepared: Prepared | None, span: Span, middle: Sequence[Message],
-                 budget: int, extra: str, session_date: date | None = None) -> SwapSummary:
+                 budget: int, extra: str, session_date: date | None = None,
+                 head: frozenset[str] = frozenset()) -> SwapSummary:
     """The prepared summary, with the middle messages that joined since (and the memory
     providers' text) folded in by the local summariser: milliseconds, no model call.
     With the first summary still being made (``prepared`` None), the local summariser
-    does the whole middle now; the model's work goes to the next compaction."""
+    does the whole middle now; the model's work goes to the next compaction. ``head``:
+    the content words of the kept head (``head_words``), which the local summariser's
+    notes need not tell again."""
     if prepared is None:
         return SwapSummary(summarize_locally(span.turns, budget_tokens=budget,
                                              previous_summary=span.previous,
-                                             extra_context=extra,
-                                             session_date=session_date), 0, True)
+                                             extra_context=extra, session_date=session_date,
+                                             kept_words=head), 0, True)
     rest = take_apart_span(list(middle[prepared.covered:]))
     body = prepared.body
     # A body larger than the budget (a window too small for C9's floor) is fitted too.
@@ -89,5 +92,6 @@ def swap_summary(prepared: Prepared | None, span: Span, middle: Sequence[Message
                          session_date=session_date)
     if estimate_tokens_rough(body) > budget or not prepared.model_body:
         body = summarize_locally(rest.turns, budget_tokens=budget, previous_summary=body,
-                                 extra_context=extra, session_date=session_date)
+                                 extra_context=extra, session_date=session_date,
+                                 kept_words=head)
     return SwapSummary(with_rules_kept(body, span.previous, budget), prepared.covered, False)

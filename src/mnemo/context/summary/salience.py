@@ -800,8 +800,13 @@ def slot_keys(sentence: str) -> tuple[str, ...]:
 # "we changed the trip: it's Porto now, not Lisbon", and the embedded model answered
 # "Lisbon" to "Where are we going in May?". Only with a word that says it changed: "Sam,
 # not Tomas, cooked" takes nothing back.
+#
+# A plan moved is changed too: "The meeting moved to Friday at 19:30, not Thursday." (by
+# hand, the summary's copy of "Actually the meeting moved …" had lost its "Actually", and
+# with it its rank as a correction at the next compaction.)
 _CHANGE_CUE = re.compile(r"\b(?:now|instead|actually|any ?more|no longer|changed|switched"
-                         r"|rather than)\b", re.IGNORECASE)
+                         r"|rather than|moved|postponed|rescheduled|pushed back|brought"
+                         r" forward)\b", re.IGNORECASE)
 _UNDONE = re.compile(r"\b(?:not|instead of|rather than|no longer)(?: (?:going|moving|flying))?"
                      r"(?: (?:in|to|at|on|with|for|from|the))? ((?-i:[A-Z])[\w'-]+)",
                      re.IGNORECASE)
