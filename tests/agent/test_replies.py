@@ -39,7 +39,9 @@ EARLIER = ["Hi! I'm Tomas, I work as a nurse in Leeds.",
            "We have a dog called Biscuit, he's a beagle.",
            "You should not add peanuts. Remember: I'm allergic to peanuts, never suggest "
            "recipes with peanuts.",
-           "I'm learning Portuguese because we're going to Lisbon in May."]
+           "I'm learning Portuguese because we're going to Lisbon in May.",
+           "Actually we're going to Maastricht rather than the Ardennes, it's easier with "
+           "the wheelchair."]
 CHANGED = "Actually we changed the trip: it's Porto now, not Lisbon."
 
 
@@ -62,6 +64,12 @@ CHANGED = "Actually we changed the trip: it's Porto now, not Lisbon."
     ("I'm learning Portuguese because we're going to Lisbon in May.", CHANGED, True),
     ("I'm learning Portuguese because we're going to Lisbon in May.",
      "Are we still going to Lisbon in May?", False),
+    # It gives what the message asks for, a place for "where": by hand the user's own
+    # correction was the right answer, and was asked again.
+    ("Actually we're going to Maastricht rather than the Ardennes, it's easier with the "
+     "wheelchair.", "Where are we going on Saturday?", False),
+    ("You should not add peanuts. Remember: I'm allergic to peanuts, never suggest "
+     "recipes with peanuts.", "Where are we going on Saturday?", True),
 ])
 def test_a_reply_only_of_earlier_sentences_about_something_else_restates(
         reply: str, asked: str, restated: bool) -> None:

@@ -414,7 +414,8 @@ def test_a_note_that_retells_the_kept_head_is_left_out_of_the_summary() -> None:
     turns = []
     for fact in facts:
         turns += [user(fact),
-                  assistant("I run a small book club in Utrecht with six members."),
+                  # … in other forms of its words: "runs", "Priya's".
+                  assistant("Priya's running a small book club in Utrecht, six members."),
                   user("Filler about the weather in Utrecht today " * 12),
                   assistant("Noted, the weather sounds grey " * 12)]
     messages = [system("You are a helpful assistant in Utrecht."),
@@ -425,4 +426,4 @@ def test_a_note_that_retells_the_kept_head_is_left_out_of_the_summary() -> None:
     engine.compress(messages)
     summary = engine.last_report.summary if engine.last_report else None
     assert summary is not None and "Daan is allergic to nuts" in summary
-    assert "book club in Utrecht with six members" not in summary
+    assert "book club in Utrecht" not in summary

@@ -854,8 +854,9 @@ def test_a_goal_line_in_the_users_words_goes_on_as_their_note() -> None:
                  "Noted." + wishes, "We invited 35 guests.", "Lovely." + wishes)
     summary = summarize_locally(turns, budget_tokens=400, previous_summary=previous,
                                 session_date=date(2026, 12, 5))
-    assert ("- User: The party is on Saturday the 19th at the Zuiderpark pavilion, starting "
-            "at 19:00.") in summary
+    # … its date resolved as a note's is (quoted as said, it was not).
+    assert ("- User: The party is on Saturday [19 Dec 2026] the 19th at the Zuiderpark "
+            "pavilion, starting at 19:00.") in summary
     assert "The party will be on Saturday" not in summary  # the model's retelling
     # A model's goal is no note of the user's.
     assert "- Help the user plan a surprise party." in summary
@@ -2197,6 +2198,8 @@ def test_one_sentence_of_a_reply_answers_one_of_its_questions() -> None:
     ("Carlos is vegetarian, and I can't eat shellfish.", True),
     ("I'm lactose intolerant.", True), ("Oskar is severely allergic to eggs.", True),
     ("We don't eat pork.", True),
+    ("My mother doesn't eat pork and she loves seafood.", True),
+    ("Luca never eats meat.", True), ("The restaurant doesn't serve pork.", False),
     ("Kyoto has many temples that serve vegetarian Buddhist cuisine.", False),
     ("The vegan place on Rua Augusta closed.", False),
     ("卡洛斯吃素，我对贝类过敏。", True), ("我不能吃辣。", True),

@@ -7,7 +7,7 @@ from __future__ import annotations
 from test_prepare import _conversation, _engine, _observe, _run_worker, _tokens_of, _turn
 
 from mnemo.context import ContextCompressor, validate_c12
-from mnemo.context.compressor import head_words
+from mnemo.context.compressor import head_stems
 from mnemo.context.lcm_nodes import Span
 from mnemo.context.prepare import Prepared
 from mnemo.context.prepare_swap import swap_summary
@@ -129,9 +129,9 @@ def test_a_rule_the_summary_in_the_context_holds_outlives_a_prepared_summary() -
 
 
 def test_a_swap_leaves_out_the_notes_that_retell_the_kept_head() -> None:
-    # The head stays in the context (``compressor.head_words``): what only retells it is
+    # The head stays in the context (``compressor.head_stems``): what only retells it is
     # left out whether the local summariser does the whole middle or folds in the rest.
-    head = head_words([{"role": "user", "content": "Hi! I'm Priya. I run a small book club "
+    head = head_stems([{"role": "user", "content": "Hi! I'm Priya. I run a small book club "
                         "in Utrecht with six members."}])
     retold = "I'm running a small book club in Utrecht with six members."
     middle: list[Message] = [

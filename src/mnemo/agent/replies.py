@@ -49,6 +49,7 @@ from difflib import SequenceMatcher
 from typing import Any
 
 from mnemo.agent.loops import LoopWatch, loop_start
+from mnemo.context.extract import kind_asked
 from mnemo.context.summary.salience import undone_in
 from mnemo.context.textscan import STOPWORDS, sentences
 from mnemo.llm import ChatClient, ChatResponse
@@ -288,7 +289,11 @@ def restates_earlier(text: str, asked: str, said_before: Sequence[str]) -> bool:
     the message ("We have a dog called Biscuit." to "What's my dog's name?") may well be
     the answer — unless the word is one the message takes back: by hand the model
     answered "Actually we changed the trip: it's Porto now, not Lisbon." with the user's
-    own "I'm learning Portuguese because we're going to Lisbon in May."."""
+    own "I'm learning Portuguese because we're going to Lisbon in May.". Nor is one that
+    gives what the message asks for (a place for "where", a day for "when", a number, a
+    name for "who": ``extract.kind_asked``): by hand "Where are we going on Saturday?" was
+    answered with the user's own "We're going to Maastricht rather than the Ardennes,
+    …", and asked again."""
     parts = _sentence_words([text])
     if sum(map(len, parts)) < _MIN_RESTATED_WORDS:
         return False
@@ -297,6 +302,10 @@ def restates_earlier(text: str, asked: str, said_before: Sequence[str]) -> bool:
                    if len(w) >= 3 and w not in STOPWORDS and w not in taken}
     # A message without content words ("Why?") gives nothing to judge a reply against.
     if not asked_words or any(asked_words.intersection(words) for words in parts):
+        return False
+    questions = [s for s in sentences(asked) if s.rstrip().endswith("?")]
+    gives = kind_asked(questions[-1]) if questions else None
+    if gives is not None and any(gives(s) for s in sentences(text)):
         return False
     earlier = _sentence_words(said_before)
     known = {tuple(words) for words in earlier}

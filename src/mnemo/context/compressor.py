@@ -64,7 +64,7 @@ from mnemo.context.report import MIN_MIDDLE_TOKENS, Draft, check_messages, repor
 from mnemo.context.revision import revised_summary
 from mnemo.context.summary.cache import collector_paused
 from mnemo.context.summary.dates import middle_date
-from mnemo.context.summary.notes import content_words
+from mnemo.context.summary.notes import text_stems
 from mnemo.errors import (
     ProviderAuthError,
     ProviderConnectionError,
@@ -484,7 +484,7 @@ class ContextCompressor(ContextEngine):
         # The head stays in the context: a note that only tells what it tells again is
         # room lost (by hand, the embedded model's retelling of the user's first message
         # took the place of "Sophie will host it at her place on Biltstraat 45").
-        head = head_words(pruned_list[system_end:head_end])
+        head = head_stems(pruned_list[system_end:head_end])
         if swap is not None:  # C17: swap in what was prepared, fold in the rest
             made = swap_summary(swap.prepared, span, work[head_end:tail_start], room,
                                 self._pre_compress_text(middle), session_date, head)
@@ -590,7 +590,7 @@ class ContextCompressor(ContextEngine):
             room = budget - estimate_tokens_rough(lead) - 2
             body = summarize_locally(turns, budget_tokens=room, previous_summary=previous,
                                      focus_topic=focus, extra_context=extra,
-                                     session_date=session_date, kept_words=head)
+                                     session_date=session_date, kept_stems=head)
             return f"{lead}\n\n{body}" if lead else body
 
         if self.summarizer is None:
@@ -644,8 +644,9 @@ def _refuse_nothing_left(messages: Sequence[Message], repair: Repair) -> None:
                      "and the user messages, too")
 
 
-def head_words(head: Sequence[Message]) -> frozenset[str]:
-    """The content words of what the user and the assistant say in the protected head
-    (C7), which no compaction takes out of the context."""
-    return content_words(" ".join(content_text(m) for m in head
-                                  if m.get("role") in ("user", "assistant")))
+def head_stems(head: Sequence[Message]) -> frozenset[str]:
+    """The stems of the content words (``notes.text_stems``) of what the user and the
+    assistant say in the protected head (C7), which no compaction takes out of the
+    context."""
+    return text_stems(" ".join(content_text(m) for m in head
+                               if m.get("role") in ("user", "assistant")))

@@ -58,7 +58,7 @@ from mnemo.context.textscan import PREFERENCE, keywords, one_line, sentences
 from mnemo.messages import Message, content_text, tool_calls_of
 
 __all__ = ["RESUMES", "TALK_TOOLS", "ActionNote", "Facts", "FileNote", "Item",
-           "extract_facts", "is_ai_assistant", "is_conversation"]
+           "extract_facts", "is_ai_assistant", "is_conversation", "kind_asked"]
 
 
 @dataclass
@@ -264,15 +264,22 @@ def _typed_answer(question: str, sentences: Sequence[str]) -> str | None:
         cjk = next((gives for asks, gives in _CJK_ASKS if asks.search(question)), None)
         return None if cjk is None else next(
             (s for s in sentences if cjk(s) and not _CJK_DEFERS.search(s)), None)
-    gives: Callable[[str], object] | None = (
-        _GIVES_DATE.search if _ASKS_WHEN.match(question) else _GIVES_NUMBER.search
-        if _ASKS_NUMBER.match(question) else _GIVES_PLACE.search
-        if _ASKS_WHERE.match(question) else _GIVES_NAME.search
-        if _ASKS_NAME.match(question) else _gives_one_by_name
-        if _ASKS_WHICH.match(question) else None)
+    gives = kind_asked(question) or (_gives_one_by_name if _ASKS_WHICH.match(question)
+                                     else None)
     if gives is None:
         return None
     return next((s for s in sentences if gives(s) and not _DEFERS.search(s)), None)
+
+
+def kind_asked(question: str) -> Callable[[str], object] | None:
+    """What tells whether a sentence gives the kind of thing ``question`` asks for — a
+    date for "when", a number for "how many", a place for "where", a name for "who" —
+    or None for a question of another kind."""
+    question = clean(question)
+    return (_GIVES_DATE.search if _ASKS_WHEN.match(question) else _GIVES_NUMBER.search
+            if _ASKS_NUMBER.match(question) else _GIVES_PLACE.search
+            if _ASKS_WHERE.match(question) else _GIVES_NAME.search
+            if _ASKS_NAME.match(question) else None)
 
 
 def is_ai_assistant(facts: Facts) -> bool:

@@ -53,7 +53,13 @@ from mnemo.context.failures import error_lines, error_shape
 from mnemo.context.prompt import PROGRESS_SUBSECTIONS, TEMPLATE_SECTIONS
 from mnemo.context.shrink import CUT_MARKER_START
 from mnemo.context.summary.cache import collector_paused
-from mnemo.context.summary.dates import RESOLVED_DATE, day_ahead, find_date, format_date
+from mnemo.context.summary.dates import (
+    RESOLVED_DATE,
+    day_ahead,
+    find_date,
+    format_date,
+    resolve_relative,
+)
 from mnemo.context.summary.notes import (
     TIMELINE_DAY,
     Change,
@@ -67,6 +73,7 @@ from mnemo.context.summary.notes import (
     plain_values,
     rare_words,
     retold_change,
+    stems_of,
     text_stems,
     told_in,
     value_change,
@@ -223,7 +230,7 @@ def summarize_locally(
     session_date: date | None = None,
     known_words: frozenset[str] = frozenset(),
     marked: bool | None = None,
-    kept_words: frozenset[str] = frozenset(),
+    kept_stems: frozenset[str] = frozenset(),
 ) -> str:
     """The summary of ``turns`` (merged into ``previous_summary``) within ``budget_tokens``;
     ``session_date``: what relative dates ("yesterday") are resolved against where no
@@ -231,18 +238,18 @@ def summarize_locally(
     summary printed beside this one (``notes.content_words``) — a note it already tells
     is left out, one it partly tells ranks lower (see ``_fit``); ``marked``: whether an
     empty section says "(none)" — by default unless the budget is small (``marks_empty``);
-    ``kept_words``: the content words of turns the context keeps beside the summary (its
-    head) — a note they tell already is left out, and only that: a note on the same topic
-    tells what they do not."""
+    ``kept_stems``: the stems of the content words (``notes.text_stems``) of turns the
+    context keeps beside the summary (its head) — a note they tell already is left out,
+    and only that: a note on the same topic tells what they do not."""
     with collector_paused():  # see there: the collector cost more than the reading
         return _summary(turns, budget_tokens, previous_summary, focus_topic, extra_context,
-                        session_date, known_words, marked, kept_words)
+                        session_date, known_words, marked, kept_stems)
 
 
 def _summary(turns: Sequence[Message], budget_tokens: int, previous_summary: str | None,
              focus_topic: str | None, extra_context: str, session_date: date | None,
              known_words: frozenset[str] = frozenset(), marked: bool | None = None,
-             kept_words: frozenset[str] = frozenset()) -> str:
+             kept_stems: frozenset[str] = frozenset()) -> str:
     previous = parse_summary_sections(previous_summary or "")
     carried_date = _carried_date(previous)
     session_date = carried_date or session_date
@@ -251,7 +258,7 @@ def _summary(turns: Sequence[Message], budget_tokens: int, previous_summary: str
                           focus=day_ahead(previous_summary or "", session_date))
     previous = _latest_request_said(facts, previous)
     if is_conversation(facts):
-        previous = _notes_carried(facts, previous)
+        previous = _notes_carried(facts, previous, session_date)
     previous = _without_taken_back(facts, previous)
     previous = _without_changed_values(facts, previous)
     candidates = _candidates(facts, previous, focus_topic, extra_context, carried_date)
@@ -281,7 +288,7 @@ def _summary(turns: Sequence[Message], budget_tokens: int, previous_summary: str
                 said_room=int(replaced * (_TALK_SHARE if talk else _SAID_SHARE)) + carried,
                 noted_room=int((replaced if talk else written)
                                * (_TALK_SHARE if talk else _NOTED_SHARE)) + carried,
-                known=known_words, kept_words=kept_words)
+                known=known_words, kept_stems=kept_stems)
     kept.sort(key=lambda c: c.place)
     text = render_sections(_grouped(kept), marked=marked)
     # _fit counts each line as it will be printed; should the rendering still come out
@@ -334,17 +341,18 @@ def _canonical(heading: str, names: Sequence[str]) -> str | None:
 
 def _fit(candidates: list[_Line], max_chars: int, *, said_room: int,
          noted_room: int, known: frozenset[str] = frozenset(),
-         kept_words: frozenset[str] = frozenset()) -> list[_Line]:
+         kept_stems: frozenset[str] = frozenset()) -> list[_Line]:
     """The best lines whose rendering fits in ``max_chars``.
 
     The two best lines of every section go first, so a crowded kind of fact cannot push a
     whole section out; then the rest by weight, a note weighing less the more of its
     content words the kept lines — and ``known``, the words of a summary printed beside
     this one — already hold (``_REPEAT_SHARE``: a summary that says a thing twice has
-    less room for the next); a note ``known`` or ``kept_words`` (the words of turns kept
-    beside the summary) already tells (``notes.told_in``) is left out. "User said" lines
-    together take at most ``said_room`` characters: a summary that restated the turns
-    would not be smaller.
+    less room for the next); a note ``known`` already tells (``notes.told_in``) is left
+    out, and so is one whose stems ``kept_stems`` tells (the turns kept beside the
+    summary: a retelling in other forms of the words shares their stems). "User said"
+    lines together take at most ``said_room`` characters: a summary that restated the
+    turns would not be smaller.
     """
     layout = _Layout()
     used = 0
@@ -353,8 +361,9 @@ def _fit(candidates: list[_Line], max_chars: int, *, said_room: int,
     covered: set[str] = set(known)
     if known:
         candidates = [line for line in candidates if not told_in(line.words, known)]
-    if kept_words:
-        candidates = [line for line in candidates if not told_in(line.words, kept_words)]
+    if kept_stems:
+        candidates = [line for line in candidates
+                      if not told_in(stems_of(line.words), kept_stems)]
 
     def by_weight(lines: list[_Line]) -> Iterator[_Line]:
         """``lines`` best first, a note re-weighed as ``covered`` grows (lazy greedy: a
@@ -808,7 +817,8 @@ def _by_the_ai(line: str) -> bool:
         "Assistant: ", _NOTED)
 
 
-def _notes_carried(facts: Facts, previous: dict[str, list[str]]) -> dict[str, list[str]]:
+def _notes_carried(facts: Facts, previous: dict[str, list[str]],
+                   session_date: date | None = None) -> dict[str, list[str]]:
     """Between people: the previous summary's notes become notes again, older than every
     new one (``carried_notes``), and ``previous`` without them. A live conversation is
     compacted again and again; its old notes compete with the new ones by what they
@@ -840,12 +850,15 @@ def _notes_carried(facts: Facts, previous: dict[str, list[str]]) -> dict[str, li
     # 19th at the Zuiderpark pavilion, starting at 19:00." stood there, and went once
     # the summaries went on as a chat's, the party's day and hour with it. Only those: a
     # model's goal ("help the user plan their marathon") reads as no note of anyone's.
+    # Quoted as said, its dates were never resolved: they are now, as the note's would
+    # have been ("Wednesday the 16th" stayed undated by hand, the model's retelling dated).
     ai = is_ai_assistant(facts)
     stated = [line for line in previous.get("Goal", [])
               if slot_keys(line) or (ai and _in_users_words(line))]
     if stated:
         user = f"{facts.participants.get('user', 'User')}: "
-        notes, _ = carried_notes([user + line for line in stated], speakers, 2 * _EARLIER)
+        notes, _ = carried_notes([user + resolve_relative(line, session_date)
+                                  for line in stated], speakers, 2 * _EARLIER)
         carried = notes + carried
         rest["Goal"] = [line for line in previous["Goal"] if line not in stated]
     # So is an unlabelled line in the user's own words about where they live or work,

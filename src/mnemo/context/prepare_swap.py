@@ -69,13 +69,13 @@ def swap_summary(prepared: Prepared | None, span: Span, middle: Sequence[Message
     providers' text) folded in by the local summariser: milliseconds, no model call.
     With the first summary still being made (``prepared`` None), the local summariser
     does the whole middle now; the model's work goes to the next compaction. ``head``:
-    the content words of the kept head (``head_words``), which the local summariser's
+    the stems of the kept head's words (``compressor.head_stems``), which the local summariser's
     notes need not tell again."""
     if prepared is None:
         return SwapSummary(summarize_locally(span.turns, budget_tokens=budget,
                                              previous_summary=span.previous,
                                              extra_context=extra, session_date=session_date,
-                                             kept_words=head), 0, True)
+                                             kept_stems=head), 0, True)
     rest = take_apart_span(list(middle[prepared.covered:]))
     body = prepared.body
     # A body larger than the budget (a window too small for C9's floor) is fitted too.
@@ -93,5 +93,5 @@ def swap_summary(prepared: Prepared | None, span: Span, middle: Sequence[Message
     if estimate_tokens_rough(body) > budget or not prepared.model_body:
         body = summarize_locally(rest.turns, budget_tokens=budget, previous_summary=body,
                                  extra_context=extra, session_date=session_date,
-                                 kept_words=head)
+                                 kept_stems=head)
     return SwapSummary(with_rules_kept(body, span.previous, budget), prepared.covered, False)

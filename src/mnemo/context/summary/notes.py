@@ -53,7 +53,8 @@ from mnemo.memory.grounding import NUMBER_WORDS
 __all__ = ["CHANGE_MARK", "TIMELINE_DAY", "Change", "Note", "answer_text", "asked_stems",
            "carried_notes", "change_of", "content_words", "echoes", "latest_notes",
            "marked_sentences", "note_stems", "plain_values", "rare_words", "retold_change",
-           "take_notes", "text_stems", "told_in", "value_change", "value_changes"]
+           "stems_of", "take_notes", "text_stems", "told_in", "value_change",
+           "value_changes"]
 
 _WORD = re.compile(r"[a-z][a-z'’]{2,}|\d+")
 _MIN_CHARS = 6  # shorter, a sentence tells nothing a reader needs ("Ok.", "Me too.")
@@ -423,7 +424,7 @@ def value_changes(text: str) -> list[Change]:
 
 def text_stems(text: str) -> frozenset[str]:
     """The stems of ``text``'s content words, as a note's (``note_stems``)."""
-    return _stems_of(content_words(text))
+    return stems_of(content_words(text))
 
 
 def value_change(text: str, stems: AbstractSet[str], whose: str,
@@ -677,13 +678,13 @@ def note_stems(note: Note) -> frozenset[str]:
     """The note's content words cut to five letters, clitics off ("I'm" is no word), in
     one spelling ("favourite" is "favorite", "colour" "color": a model answering in the
     other spelling still only restates), small numbers in digits ("seven" is "7")."""
-    return _stems_of(note.words)
+    return stems_of(note.words)
 
 
 # Every pass asks it of every note (``_without_echoes``, ``_without_restated``), and a
 # live session's notes are mostly the last pass's.
 @lru_cache(maxsize=65_536)
-def _stems_of(words: frozenset[str]) -> frozenset[str]:
+def stems_of(words: frozenset[str]) -> frozenset[str]:
     bases = (w.replace("’", "'").split("'", 1)[0] for w in words)
     # A small number is one word however it is written: by hand the embedded model
     # restated "My daughter Alina turns seven next Saturday" as "Alina turns 7 this …".
@@ -694,7 +695,7 @@ def _stems_of(words: frozenset[str]) -> frozenset[str]:
 
 def asked_stems(questions: Iterable[str]) -> frozenset[str]:
     """The stems (``note_stems``) of what a message asked, for ``echoes``."""
-    return _stems_of(content_words(" ".join(questions)))
+    return stems_of(content_words(" ".join(questions)))
 
 
 def echoes(note: Note, asked: frozenset[str]) -> bool:
@@ -714,7 +715,7 @@ def _said_stems(note: Note) -> frozenset[str]:
     stood beside it as a note of its own)."""
     if "[" not in note.text:
         return note_stems(note)
-    return _stems_of(content_words(_unmarked(note.text)))
+    return stems_of(content_words(_unmarked(note.text)))
 
 
 def _without_echoes(notes: list[Note]) -> list[Note]:
