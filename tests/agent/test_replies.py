@@ -41,7 +41,7 @@ EARLIER = ["Hi! I'm Tomas, I work as a nurse in Leeds.",
            "recipes with peanuts.",
            "I'm learning Portuguese because we're going to Lisbon in May.",
            "Actually we're going to Maastricht rather than the Ardennes, it's easier with "
-           "the wheelchair."]
+           "the wheelchair.", "We planned a day trip to the Ardennes on Saturday."]
 CHANGED = "Actually we changed the trip: it's Porto now, not Lisbon."
 
 
@@ -70,6 +70,9 @@ CHANGED = "Actually we changed the trip: it's Porto now, not Lisbon."
      "wheelchair.", "Where are we going on Saturday?", False),
     ("You should not add peanuts. Remember: I'm allergic to peanuts, never suggest "
      "recipes with peanuts.", "Where are we going on Saturday?", True),
+    # … about what the message asks: any day is no answer to "when do they land?" (by
+    # hand, the day trip's Saturday was).
+    ("We planned a day trip to the Ardennes on Saturday.", "When do my parents land?", True),
 ])
 def test_a_reply_only_of_earlier_sentences_about_something_else_restates(
         reply: str, asked: str, restated: bool) -> None:

@@ -2713,3 +2713,24 @@ def test_a_text_with_another_number_is_not_told_by_one_of_the_same_words() -> No
     assert told_in(content_words("I visited the museum in Lisbon with Ana."), head)
     assert not told_in(content_words("On day 5 I visited the museum number 5 in Lisbon "
                                      "with Ana."), head)
+
+
+def test_an_ai_note_made_after_a_correction_that_names_what_it_took_back_is_left_out() -> None:
+    # By hand (3,072 tokens) the embedded model went on about the day trip the user had
+    # taken back, and its note outlived the correction in the next summaries.
+    previous = ("## Critical Context\n- User: We're going to Maastricht rather than the "
+                "Ardennes, it's easier with the wheelchair.\n")
+    turns = chat("Can you suggest a restaurant style for Sunday dinner with six people?",
+                 "The Ardennes is easy with the wheelchair. We planned a day trip to the "
+                 "Ardennes on Saturday.",
+                 "My brother Luca arrives on Friday.", "Luca arrives on Friday by train.")
+    summary = summarize_locally(turns, budget_tokens=400, previous_summary=previous,
+                                session_date=date(2026, 12, 5))
+    assert "Maastricht rather than the Ardennes" in summary
+    assert "Ardennes is easy" not in summary and "day trip" not in summary
+    # An AI note that takes the name back too stays.
+    turns[1] = {"role": "assistant",
+                "content": "Maastricht instead of the Ardennes is a good choice for Saturday."}
+    summary = summarize_locally(turns, budget_tokens=400, previous_summary=previous,
+                                session_date=date(2026, 12, 5))
+    assert "Maastricht instead of the Ardennes is a good choice" in summary

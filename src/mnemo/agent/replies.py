@@ -304,8 +304,7 @@ def restates_earlier(text: str, asked: str, said_before: Sequence[str]) -> bool:
     if not asked_words or any(asked_words.intersection(words) for words in parts):
         return False
     questions = [s for s in sentences(asked) if s.rstrip().endswith("?")]
-    gives = kind_asked(questions[-1]) if questions else None
-    if gives is not None and any(gives(s) for s in sentences(text)):
+    if questions and _gives_what_is_asked(questions[-1], text):
         return False
     earlier = _sentence_words(said_before)
     known = {tuple(words) for words in earlier}
@@ -321,6 +320,29 @@ def restates_earlier(text: str, asked: str, said_before: Sequence[str]) -> bool:
         else:
             return False
     return True
+
+
+# The words a question is made of whatever it asks about: "going" of "Where are we going
+# on Saturday?" is about something, as the stop words have it not (``STOPWORDS``).
+_QUESTION_FRAME = frozenset(
+    """where when what which who whom whose how why are was were the and you your our
+    did does will can could would should for with from this that they them their have
+    has had been there""".split()  # noqa: SIM905 - a word list reads better as text
+)
+
+
+def _gives_what_is_asked(question: str, text: str) -> bool:
+    """True when a sentence of ``text`` gives the kind of thing ``question`` asks for
+    (``extract.kind_asked``) and shares a word with it besides its frame: "… we're going
+    to Maastricht …" for "Where are we going on Saturday?", not "We planned a day trip
+    to the Ardennes on Saturday." for "When do my parents land?"."""
+    gives = kind_asked(question)
+    if gives is None:
+        return False
+    terms = {w for w in _WORD.findall(question.lower())
+             if len(w) >= 3 and w not in _QUESTION_FRAME}
+    return any(gives(s) and terms.intersection(_WORD.findall(s.lower()))
+               for s in sentences(text))
 
 
 def _copies(matcher: SequenceMatcher[str]) -> bool:

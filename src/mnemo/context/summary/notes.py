@@ -358,8 +358,8 @@ def latest_notes(notes: Sequence[Note], *, ai_assistant: bool = False) -> list[N
         kept.append(note)
     kept = [replace(note, replaced=True) if number in replacing else note
             for number, note in enumerate(kept)]
-    if ai_assistant and changed:
-        kept = _ai_notes_corrected(kept, changed, linked)
+    if ai_assistant and (changed or undone):
+        kept = _ai_notes_corrected(kept, changed, linked, undone)
     kept.reverse()
     # An AI's echo of any earlier user note includes one of the message just before.
     return _without_restated(kept, gone) if ai_assistant else _without_echoes(kept)
@@ -513,21 +513,31 @@ _BRACKET = re.compile(r"\[[^\]]*\]")
 
 
 def _ai_notes_corrected(notes: list[Note], changed: Mapping[tuple[str, str], Sequence[Change]],
-                        linked: Mapping[int, AbstractSet[str]]) -> list[Note]:
+                        linked: Mapping[int, AbstractSet[str]],
+                        undone: Mapping[tuple[str, str], int] | None = None) -> list[Note]:
     """``notes`` (newest first, as ``latest_notes`` keeps them; ``changed``: the
-    corrections by where they stand there) with an AI assistant's note a user's
-    correction changes marked, or left out, as the user's own note would be:
+    corrections by where they stand there, ``undone`` the names taken back) with an AI
+    assistant's note a user's correction changes marked, or left out, as the user's own
+    note would be:
     * one made *after* the correction that names the value taken back, about the same
       thing: the AI cannot take back the user's word. By hand (3,072 tokens) the embedded
       model answered "How many nights are we staying?" with "The hotel is booked two
       nights for 240 euros." after "Actually we booked three nights now, not two", and a
       later summary held that and not the correction. (``latest_notes`` reads newest
-      first: there a correction reaches only the notes older than itself.)
+      first: there a correction reaches only the notes older than itself.) So is one
+      made after it that names a name taken back, unless it takes it back too: by hand
+      "The Ardennes is easy with the wheelchair. We planned a day trip to the Ardennes
+      on Saturday." followed "we're going to Maastricht rather than the Ardennes".
     * one that retold a plan a correction changed (``retold_change``)."""
     users = {key: entries for key, entries in changed.items() if key[0] == "user"}
+    names = {name: at for (who, name), at in (undone or {}).items() if who == "user"}
     out: list[Note] = []
     for at, note in enumerate(notes):
         found = None
+        if note.role == "assistant" and names and any(
+                names.get(word, -1) > at and "!" + word not in note.keys
+                for word in note.words):
+            continue
         if note.role == "assistant":
             stems = note_stems(note)
             before = {key: older for key, entries in users.items()
