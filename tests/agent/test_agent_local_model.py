@@ -728,3 +728,16 @@ def test_a_question_repeated_twice_becomes_a_notice_and_a_statement_is_left_alon
     # that differs, so it was shown up to the end as it came; the exact repeat was not.
     assert "".join(shown).endswith(restated)
     assert question not in "".join(shown)
+
+
+def test_a_reply_that_only_restates_a_saved_entry_about_something_else_is_asked_again(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    # By hand (3,072 tokens) the embedded model answered "When do my parents land?" with
+    # a saved entry of the user's, word for word (scripted replies).
+    entry = "We planned a day trip to the Ardennes on Saturday."
+    answer = "Your parents land on Wednesday at 14:20."
+    client = StreamingScriptedClient([entry, answer], context_length=3072)
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.memory.add("user", entry)
+        result = agent.run_turn("When do my parents land?")
+    assert result.text == answer and result.model_calls == 2

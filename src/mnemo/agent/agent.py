@@ -116,6 +116,7 @@ from mnemo.memory import (
     build_memory_context_block,
 )
 from mnemo.memory.builtin import WRITE_ACTIONS
+from mnemo.memory.entries import TARGETS
 from mnemo.memory.grounding import GroundingMode
 from mnemo.memory.plugins import create_memory_manager
 from mnemo.messages import Message, content_text
@@ -671,16 +672,21 @@ class Agent:
 
     def _said_before(self) -> list[str]:
         """In a small window, the texts of the live conversation before the user's latest
-        message (its summary too), the user's and the answers: what a reply may not only
-        restate when it is about something else (``replies.restates_earlier``). A large
-        model does not answer that way, and its conversations are long."""
+        message (its summary too), the user's and the answers, and the saved memory
+        entries the model is shown: what a reply may not only restate when it is about
+        something else (``replies.restates_earlier``). By hand (3,072 tokens) the
+        embedded model answered "When do my parents land?" with a saved entry, "We
+        planned a day trip to the Ardennes on Saturday.". A large model does not answer
+        that way, and its conversations are long."""
         if not is_small_window(self.engine.context_length):
             return []
         last = max((i for i, m in enumerate(self.messages) if m.get("role") == "user"),
                    default=0)
         texts = (content_text(m) for m in self.messages[:last]
                  if m.get("role") in ("user", "assistant") and not m.get("tool_calls"))
-        return [text for text in texts if text.strip() and not text.startswith("[The model")]
+        saved = [entry for target in TARGETS for entry in self.memory.entries_for(target)]
+        return [text for text in (*texts, *saved)
+                if text.strip() and not text.startswith("[The model")]
 
     def _language_of(self) -> str:
         """In a small window, the message whose language the reply must be in (the
