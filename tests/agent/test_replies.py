@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mnemo.agent.replies import questions_of, repeats_question, restates_earlier
+from mnemo.agent.replies import copied_reply, questions_of, repeats_question, restates_earlier
 
 ALLERGY = ("Please remember: I'm allergic to peanuts, so never suggest recipes with "
            "peanuts. What should I cook tonight?")
@@ -81,3 +81,12 @@ def test_a_reply_only_of_earlier_sentences_about_something_else_restates(
     # A message with no content word gives nothing to judge the reply against.
     assert not restates_earlier(reply, "Why?", EARLIER)
     assert not restates_earlier(reply, "", EARLIER)
+
+
+def test_an_earlier_answer_that_gives_what_is_asked_is_no_copy() -> None:
+    # By hand (3,072 tokens) the right answer to "Where are we going on Saturday?" had
+    # been the model's reply to another message, and was asked again.
+    answer = "We're going to Maastricht rather than the Ardennes, it's easier with the wheelchair."
+    earlier = [("I'm glad everything worked out with the hotel for my brother Luca.", answer)]
+    assert copied_reply(answer, "Where are we going on Saturday?", earlier) is None
+    assert copied_reply(answer, "Can you suggest a restaurant for Sunday?", earlier) == answer

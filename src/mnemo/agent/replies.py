@@ -303,8 +303,7 @@ def restates_earlier(text: str, asked: str, said_before: Sequence[str]) -> bool:
     # A message without content words ("Why?") gives nothing to judge a reply against.
     if not asked_words or any(asked_words.intersection(words) for words in parts):
         return False
-    questions = [s for s in sentences(asked) if s.rstrip().endswith("?")]
-    if questions and _gives_what_is_asked(questions[-1], text):
+    if _gives_what_is_asked(asked, text):
         return False
     earlier = _sentence_words(said_before)
     known = {tuple(words) for words in earlier}
@@ -331,12 +330,15 @@ _QUESTION_FRAME = frozenset(
 )
 
 
-def _gives_what_is_asked(question: str, text: str) -> bool:
-    """True when a sentence of ``text`` gives the kind of thing ``question`` asks for
-    (``extract.kind_asked``) and shares a word with it besides its frame: "… we're going
-    to Maastricht …" for "Where are we going on Saturday?", not "We planned a day trip
-    to the Ardennes on Saturday." for "When do my parents land?"."""
-    gives = kind_asked(question)
+def _gives_what_is_asked(asked: str, text: str) -> bool:
+    """True when a sentence of ``text`` gives the kind of thing the last question of
+    ``asked`` asks for (``extract.kind_asked``) and shares a word with it besides its
+    frame: "… we're going to Maastricht …" for "Where are we going on Saturday?", not
+    "We planned a day trip to the Ardennes on Saturday." for "When do my parents
+    land?"."""
+    questions = [s for s in sentences(asked) if s.rstrip().endswith("?")]
+    question = questions[-1] if questions else ""
+    gives = kind_asked(question) if question else None
     if gives is None:
         return False
     terms = {w for w in _WORD.findall(question.lower())
@@ -357,6 +359,11 @@ def copied_reply(text: str, asked: str, earlier: Sequence[tuple[str, str]]) -> s
     nearly (see ``_COPY_RATIO``), or None. ``earlier``: (a message, the reply to it)."""
     said = _WORD.findall(text.lower())
     if len(said) < _MIN_COPY_WORDS:
+        return None
+    # An earlier answer that gives what this message asks may be its answer too: by
+    # hand "Where are we going on Saturday?" got "We're going to Maastricht rather than
+    # the Ardennes, …", given before to another message, and was asked again.
+    if _gives_what_is_asked(asked, text):
         return None
     matcher = SequenceMatcher(None, autojunk=False)
     matcher.set_seq2(said)
