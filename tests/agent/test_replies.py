@@ -90,3 +90,8 @@ def test_an_earlier_answer_that_gives_what_is_asked_is_no_copy() -> None:
     earlier = [("I'm glad everything worked out with the hotel for my brother Luca.", answer)]
     assert copied_reply(answer, "Where are we going on Saturday?", earlier) is None
     assert copied_reply(answer, "Can you suggest a restaurant for Sunday?", earlier) == answer
+    # The place in one sentence, the word asked about in another (by hand too).
+    answer = ("The meeting moved to next Friday at 19:30, not Thursday. Sophie will host it "
+              "at her place on Biltstraat 45 instead of my flat.")
+    earlier = [("When is the meeting now?", answer)]
+    assert copied_reply(answer, "Where is the meeting?", earlier) is None

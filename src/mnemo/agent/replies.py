@@ -332,10 +332,11 @@ _QUESTION_FRAME = frozenset(
 
 def _gives_what_is_asked(asked: str, text: str) -> bool:
     """True when a sentence of ``text`` gives the kind of thing the last question of
-    ``asked`` asks for (``extract.kind_asked``) and shares a word with it besides its
-    frame: "… we're going to Maastricht …" for "Where are we going on Saturday?", not
-    "We planned a day trip to the Ardennes on Saturday." for "When do my parents
-    land?"."""
+    ``asked`` asks for (``extract.kind_asked``) and ``text`` shares a word with it
+    besides its frame: "… we're going to Maastricht …" for "Where are we going on
+    Saturday?", "The meeting moved to Friday … Sophie will host it at her place on
+    Biltstraat 45 …" for "Where is the meeting?", not "We planned a day trip to the
+    Ardennes on Saturday." for "When do my parents land?"."""
     questions = [s for s in sentences(asked) if s.rstrip().endswith("?")]
     question = questions[-1] if questions else ""
     gives = kind_asked(question) if question else None
@@ -343,8 +344,8 @@ def _gives_what_is_asked(asked: str, text: str) -> bool:
         return False
     terms = {w for w in _WORD.findall(question.lower())
              if len(w) >= 3 and w not in _QUESTION_FRAME}
-    return any(gives(s) and terms.intersection(_WORD.findall(s.lower()))
-               for s in sentences(text))
+    return bool(terms.intersection(_WORD.findall(text.lower()))) and any(
+        gives(s) for s in sentences(text))
 
 
 def _copies(matcher: SequenceMatcher[str]) -> bool:
