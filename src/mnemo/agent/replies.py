@@ -291,9 +291,10 @@ def restates_earlier(text: str, asked: str, said_before: Sequence[str]) -> bool:
     answered "Actually we changed the trip: it's Porto now, not Lisbon." with the user's
     own "I'm learning Portuguese because we're going to Lisbon in May.". Nor is one that
     gives what the message asks for (a place for "where", a day for "when", a number, a
-    name for "who": ``extract.kind_asked``): by hand "Where are we going on Saturday?" was
-    answered with the user's own "We're going to Maastricht rather than the Ardennes,
-    …", and asked again."""
+    name for "who": ``extract.kind_asked``) and shares a word with it besides the
+    question's frame (``_gives_what_is_asked``): by hand "Where are we going on
+    Saturday?" was answered with the user's own "We're going to Maastricht rather than
+    the Ardennes, …", and asked again."""
     parts = _sentence_words([text])
     if sum(map(len, parts)) < _MIN_RESTATED_WORDS:
         return False
