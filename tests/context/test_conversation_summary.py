@@ -2405,11 +2405,14 @@ def test_a_reply_in_markdown_is_read_as_its_sentences() -> None:
              "2) Kinkaku-ji at noon\n3 kids came along.\n#\n"
              # A task box goes with its mark, and a list item that only labels what
              # follows is none (by hand "- [ ] Remaining work:" became a to-do).
-             "- [ ] Remaining work:\n- [x] Book the caterer Da Marco.\n* Tips:")
+             "- [ ] Remaining work:\n- [x] Book the caterer Da Marco.\n* Tips:\n"
+             # … numbered too: its number is not cut off as a sentence of its own.
+             "1. Packing:\n2. Pack light. Bring a rain jacket.")
     assert read_prose(reply, "assistant", ()).kept == (
         "Here is the plan.", "We booked the gym in Leiden.",
         "Day 2: Kyoto temples and the bamboo grove", "Fushimi Inari early",
-        "Kinkaku-ji at noon", "3 kids came along.", "Book the caterer Da Marco.")
+        "Kinkaku-ji at noon", "3 kids came along.", "Book the caterer Da Marco.",
+        "Pack light.", "Bring a rain jacket.")
 
 
 def test_an_ai_assistant_retelling_the_chat_leaves_no_note() -> None:

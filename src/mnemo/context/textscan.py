@@ -54,16 +54,18 @@ ITEM_CHARS = 400  # longest single item kept from a sentence or line
 # whatever follows (CJK text puts no space between sentences).
 # A title's full stop ends no sentence ("Sr. Costa gave me the crate"), nor does an
 # initial's ("J.K. Rowling", "the U.S. embassy"), "e.g.", "i.e." or "vs."; a time's
-# ("5 p.m.") only before a capital letter. Each is a lookbehind of its own: Python's must
-# each have one width.
+# ("5 p.m.") only before a capital letter. A list number's at the start of a line ends
+# none either: "1. Tips:" cut in two left "Tips:" a sentence of its own, where the list
+# rule of ``without_markdown`` never saw it. Each is a lookbehind of its own: Python's
+# must each have one width.
 _NOT_AFTER = "".join(rf"(?<!\b{t}\.)" for t in (
     "Mr", "Mrs", "Ms", "Dr", "Sr", "Sra", "Jr", "St", "Mt", "Prof", "[A-Z]", r"e\.g", r"i\.e",
-    "vs", r"[ap]\.m"))
+    "vs", r"[ap]\.m", r"^\d", r"^\d\d"))
 _SENTENCE_GAP = rf"(?<=[.!?]){_NOT_AFTER}\s+|(?<=\b[ap]\.m\.)\s+(?=[A-Z])"
-_SENTENCE_SPLIT = re.compile(rf"{_SENTENCE_GAP}|(?<=[。！？；])\s*|\n+")
+_SENTENCE_SPLIT = re.compile(rf"{_SENTENCE_GAP}|(?<=[。！？；])\s*|\n+", re.MULTILINE)
 # The same split where no CJK punctuation can be: one branch fewer to try at every
 # character, half the time (``sentences`` reads every user and assistant text).
-_ASCII_SENTENCE_SPLIT = re.compile(rf"{_SENTENCE_GAP}|\n+")
+_ASCII_SENTENCE_SPLIT = re.compile(rf"{_SENTENCE_GAP}|\n+", re.MULTILINE)
 # Hiragana, katakana, CJK ideographs (and extension A, compatibility), hangul.
 CJK_CLASS = _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
@@ -161,7 +163,7 @@ _SHORT_HEADING_SPACES = 3  # a heading of up to four words is a label
 
 def without_markdown(line: str) -> str:
     """``line`` (a sentence from ``sentences``) without its Markdown mark; "" for a
-    short heading, a lone list number ("1.", cut from its item by ``sentences``), or a
+    short heading, a lone list number ("1."), or a
     list item that is only a short label of what follows ("- Remaining work:")."""
     heading = _HEADING.match(line)
     if heading is not None:
