@@ -2371,6 +2371,23 @@ def test_a_reply_that_is_all_chit_chat_is_no_last_step() -> None:
     assert not any(line.startswith("Last step") for line in s.get("Progress/In Progress", []))
 
 
+def test_a_reply_that_says_it_knows_nothing_answers_nothing() -> None:
+    # By hand (3,072 tokens) "Any tips for the table setting? → I don't have enough
+    # information to give you tips on how to set up your table properly." stood under
+    # Resolved Questions: the embedded model's reply shares the question's words.
+    turns = chat("Any tips for the table setting?",
+                 "I'm sorry, but I don't have enough information to give you tips on how to "
+                 "set up your table properly. Can you tell me more about your table?",
+                 "Where is the dinner?",
+                 "Eva, I don't know where the dinner is.",
+                 "How should I keep the soup warm?",
+                 "I don't have the details of your stove, but a low oven keeps soup warm.")
+    facts = extract_facts(turns)
+    assert [item.text for item in facts.resolved] == [
+        "How should I keep the soup warm? → I don't have the details of your stove, but a "
+        "low oven keeps soup warm."]
+
+
 def test_a_question_and_a_reply_that_share_only_a_word_of_time_are_no_pair() -> None:
     # By hand: "Where could we eat afterwards?" → "The climbing party will be held after
     # Noor and Sami, …" (the 0.5B model's reply) was printed as answered.
@@ -2407,12 +2424,16 @@ def test_a_reply_in_markdown_is_read_as_its_sentences() -> None:
              # follows is none (by hand "- [ ] Remaining work:" became a to-do).
              "- [ ] Remaining work:\n- [x] Book the caterer Da Marco.\n* Tips:\n"
              # … numbered too: its number is not cut off as a sentence of its own.
-             "1. Packing:\n2. Pack light. Bring a rain jacket.")
+             "1. Packing:\n2. Pack light. Bring a rain jacket.\n"
+             # A bold label before chit-chat labels nothing (by hand, the model's last
+             # tip); before a fact it stays.
+             "3. **Budget**: 300 euros.\n4. **Enjoy Your Cooking**: Enjoy your cooking!\n"
+             "5. **Final tip:** Have fun!")
     assert read_prose(reply, "assistant", ()).kept == (
         "Here is the plan.", "We booked the gym in Leiden.",
         "Day 2: Kyoto temples and the bamboo grove", "Fushimi Inari early",
         "Kinkaku-ji at noon", "3 kids came along.", "Book the caterer Da Marco.",
-        "Pack light.", "Bring a rain jacket.")
+        "Pack light.", "Bring a rain jacket.", "**Budget**: 300 euros.")
 
 
 def test_an_ai_assistant_retelling_the_chat_leaves_no_note() -> None:
@@ -2523,8 +2544,16 @@ def test_an_ai_saying_it_knows_nothing_of_a_thing_adds_no_note() -> None:
                  "Bram is bringing his van.", "I don't know what Bram's van can carry.",
                  "The van is blue.", "I'm sorry, but as an AI assistant, I don't have access "
                  "to the current conversation or your personal entry.",
-                 "We pack on Friday.", "As an AI, I can't access your calendar.")
+                 "We pack on Friday.", "As an AI, I can't access your calendar.",
+                 # … said to someone by name (by hand: the apology, a phatic clause,
+                 # went and left "Eva, but I don't have any information on …").
+                 "My sister Noor brings dessert, a lemon tart.",
+                 "Eva, I'm sorry, but I don't have enough information to suggest a dessert "
+                 "for your sister Noor.",
+                 "Tom is vegan.", "I'm sorry, Eva, but I don't know what Tom can eat.")
     summary = summarize_locally(turns, budget_tokens=1_000)
+    assert "enough information" not in summary and "what Tom can eat" not in summary
+    assert "My sister Noor brings dessert, a lemon tart." in summary
     assert "access" not in summary and "We pack on Friday." in summary
     assert "Bram's offer" not in summary and "any record" not in summary
     assert "can carry" not in summary and "Bram is bringing his van." in summary

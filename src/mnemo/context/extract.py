@@ -53,7 +53,7 @@ from mnemo.context.summary.reading import (
     read_result,
 )
 from mnemo.context.summary.resume import Resumes, turn_chain
-from mnemo.context.summary.salience import PRONOUNS, cjk_runs, clean
+from mnemo.context.summary.salience import PRONOUNS, cjk_runs, clean, knows_nothing
 from mnemo.context.textscan import PREFERENCE, keywords, one_line, sentences
 from mnemo.messages import Message, content_text, tool_calls_of
 
@@ -501,7 +501,9 @@ class _Reader:
         they are requests (see the module docstring)."""
         if not self.open_asks:
             return
-        replies = [(s, _topic(s)) for s in prose.kept if not s.endswith(("?", "？"))]
+        # A sentence that only says it knows nothing answers nothing.
+        replies = [(s, _topic(s)) for s in prose.kept
+                   if not s.endswith(("?", "？")) and not knows_nothing(s)]
         # "Here you go." does what the text before it asked, not any older request.
         before, asked_at = self.before
         done_at = asked_at if prose.done and before and before != role else None

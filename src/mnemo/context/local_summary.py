@@ -83,6 +83,7 @@ from mnemo.context.summary.salience import (
     condensed,
     is_limitation,
     is_standing_rule,
+    knows_nothing,
     salience,
     slot_keys,
     undone_in,
@@ -905,24 +906,6 @@ _ABOUT_THE_CHAT = re.compile(
     re.IGNORECASE)
 
 
-# An AI assistant that says it knows nothing of a thing ("Sorry, but I don't have any
-# information about your partner Bram's offer to help on the day.") tells the reader
-# nothing either: by hand that note outranked the user's "Bram from my office offered to
-# help on the day." Not a sentence that goes on to tell something ("I don't have access
-# to the timetable, but the museum opens at 9."), nor one that it has no access, as an
-# AI: "As an AI assistant, I don't have access to your personal entry." (by hand).
-_KNOWS_NOTHING = re.compile(
-    r"(?i:(?:(?:I'm |I am )?sorry|unfortunately)[,!]? (?:but )?)?"
-    r"(?i:as an ai(?: assistant| language model| model)?, )?I (?:"
-    r"(?:(?:don't|do not|didn't|did not) (?:have|see|find|know)|have no|can't find"
-    r"|cannot find|couldn't find|am not aware of|'m not aware of)"
-    r" (?:(?:any|enough|much|the|specific|more) )?(?:information|info|details|data"
-    r"|record|records|context|knowledge|anything)"
-    r"|(?:don't|do not) have access|(?:can't|cannot) access"
-    r"|(?:don't|do not) know (?:what|who|whom|where|when|which|whether|if|how|anything"
-    r"|much))\b(?!.*\bbut\b)")
-
-
 def _note_lines(facts: Facts, in_goal: set[int],
                 goal: Sequence[frozenset[str]] = ()) -> list[_Line]:
     """Notes of conversation. Between people (``is_conversation``) they fill the
@@ -950,7 +933,7 @@ def _note_lines(facts: Facts, in_goal: set[int],
         if note.text in pending:
             continue
         if talk and not person and note.role == "assistant" and (
-                _ABOUT_THE_CHAT.search(note.text) or _KNOWS_NOTHING.match(note.text)):
+                _ABOUT_THE_CHAT.search(note.text) or knows_nothing(note.text)):
             continue
         if goal and not person and note.role == "assistant" and (
                 stems := note_stems(note)) and any(stems <= line for line in goal):

@@ -412,6 +412,11 @@ def _told_before_asking(sentence: str, names: tuple[str, ...]) -> str | None:
     return told + ("。" if not told.isascii() else ".")
 
 
+# A list item's bold label before chit-chat labels nothing: by hand the embedded model's
+# last tip, "8. **Enjoy Your Cooking**: Enjoy your cooking!", became a note.
+_BOLD_LABEL = re.compile(r"\*\*[^*\n]{1,60}(?::\*\*|\*\*\s*:)\s*")
+
+
 # A sentence is read the same way in every text it stands in, and an agent's turns
 # repeat theirs ("Never change the public API.", "All tests pass."): read each once.
 # Bounded; the patterns are searched on the sentence, where they match exactly when
@@ -422,7 +427,8 @@ def _sentence(sentence: str, role: str, names: tuple[str, ...]) -> _Sentence | N
     if HEADER_LINE.fullmatch(sentence):
         found = find_date(sentence)
         return _Sentence(header=True, date=found) if found else _UNDATED_HEADER
-    if is_phatic(sentence, names):
+    if is_phatic(sentence, names) or ("**" in sentence and (
+            label := _BOLD_LABEL.match(sentence)) and is_phatic(sentence[label.end():], names)):
         return None
     low = sentence.lower()
     claims = not sentence.isascii() or _CLAIM_WORDS.search(low) is not None

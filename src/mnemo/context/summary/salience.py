@@ -40,7 +40,7 @@ from mnemo.memory.grounding import NUMBER_WORDS
 
 __all__ = ["INTERCEPT", "PRONOUNS", "WEIGHTS", "cjk_runs", "clean", "condensed", "fact_key",
            "is_dietary", "is_instruction", "is_limitation", "is_phatic", "is_standing_rule",
-           "kind", "named_after_not", "names_in", "replacements", "salience",
+           "kind", "knows_nothing", "named_after_not", "names_in", "replacements", "salience",
            "sentence_features", "slot_keys", "subject_key", "undone_in", "undone_names",
            "undone_values", "value_swaps", "value_word", "values_in", "with_value",
            "without_phatic_clauses"]
@@ -590,6 +590,34 @@ _VOCATIVE = re.compile(
 # ``_VOCATIVE`` matches after a comma or a greeting that opens the sentence: a sentence
 # with neither (most) is not searched.
 _GREETING_START = re.compile(rf"(?i:{_GREETING})\s")
+
+
+# A reply that says it knows nothing of a thing ("Sorry, but I don't have any information
+# about your partner Bram's offer to help on the day.") tells the reader nothing, and
+# answers nothing: by hand that note outranked the user's "Bram from my office offered to
+# help on the day.", and "Any tips for the table setting? → I don't have enough
+# information to give you tips …" stood under Resolved Questions. Not a sentence that
+# goes on to tell something ("I don't have access to the timetable, but the museum opens
+# at 9."), nor one that it has no access, as an AI: "As an AI assistant, I don't have
+# access to your personal entry." (by hand). The name of whom it speaks to may stand
+# before or after the apology ("Eva, I'm sorry, but …", left "Eva, but …" once the
+# apology, a phatic clause, is gone).
+_ADDRESSED = r"(?:[A-Z][a-z'’]{1,20}, )?"
+_KNOWS_NOTHING = re.compile(
+    rf"{_ADDRESSED}(?i:(?:(?:I'm |I am )?sorry|unfortunately)[,!]? )?{_ADDRESSED}(?i:but )?"
+    r"(?i:as an ai(?: assistant| language model| model)?, )?I (?:"
+    r"(?:(?:don't|do not|didn't|did not) (?:have|see|find|know)|have no|can't find"
+    r"|cannot find|couldn't find|am not aware of|'m not aware of)"
+    r" (?:(?:any|enough|much|the|specific|more) )?(?:information|info|details|data"
+    r"|record|records|context|knowledge|anything)"
+    r"|(?:don't|do not) have access|(?:can't|cannot) access"
+    r"|(?:don't|do not) know (?:what|who|whom|where|when|which|whether|if|how|anything"
+    r"|much))\b(?!.*\bbut\b)")
+
+
+def knows_nothing(sentence: str) -> bool:
+    """True when ``sentence`` only says that its speaker knows nothing of a thing."""
+    return _KNOWS_NOTHING.match(sentence) is not None
 
 
 # A bare question for a place, a time, a person or a number ("Where?", "When?") has no
