@@ -29,6 +29,7 @@ from mnemo.context.summary.dates import (
     resolve_relative,
 )
 from mnemo.context.summary.notes import (
+    CHANGE_MARK,
     carried_notes,
     change_of,
     content_words,
@@ -2745,6 +2746,25 @@ def test_a_text_with_another_number_is_not_told_by_one_of_the_same_words() -> No
     assert told_in(content_words("I visited the museum in Lisbon with Ana."), head)
     assert not told_in(content_words("On day 5 I visited the museum number 5 in Lisbon "
                                      "with Ana."), head)
+
+
+def test_an_ai_note_that_retells_a_correction_is_not_marked_by_it() -> None:
+    # By hand (3,072 tokens) the embedded model answered the user's correction with it
+    # retold, and the summary marked that "[Since changed: Sunday, not Saturday.]".
+    turns = chat("The dinner is on Saturday at 19:00 at my flat on Oudegracht 112.", "Noted.",
+                 "Actually the dinner moved to Sunday at 18:00, not Saturday.",
+                 "We're hosting the dinner for eight friends, and the dinner moved to Sunday "
+                 "at 18:00, not Saturday.",
+                 "My sister Noor brings dessert, a lemon tart.", "Lovely.")
+    summary = summarize_locally(turns, budget_tokens=400, session_date=date(2026, 12, 5))
+    assert "eight friends, and the dinner moved to Sunday at 18:00, not Saturday." in summary
+    assert "18:00, not Saturday. " + CHANGE_MARK not in summary
+    # … while one that still holds the value taken back is marked.
+    turns[3] = {"role": "assistant",
+                "content": "We're hosting the dinner for eight friends on Saturday."}
+    summary = summarize_locally(turns, budget_tokens=400, session_date=date(2026, 12, 5))
+    assert ("eight friends on Saturday [12 Dec 2026]. [Since changed: Sunday, not Saturday.]"
+            in summary)
 
 
 def test_an_ai_note_made_after_a_correction_that_names_what_it_took_back_is_left_out() -> None:

@@ -527,7 +527,8 @@ def _ai_notes_corrected(notes: list[Note], changed: Mapping[tuple[str, str], Seq
       first: there a correction reaches only the notes older than itself.) So is one
       made after it that names a name taken back, unless it takes it back too: by hand
       "The Ardennes is easy with the wheelchair. We planned a day trip to the Ardennes
-      on Saturday." followed "we're going to Maastricht rather than the Ardennes".
+      on Saturday." followed "we're going to Maastricht rather than the Ardennes". A
+      value the note takes back too ("… moved to Sunday, not Saturday") is no such value.
     * one that retold a plan a correction changed (``retold_change``)."""
     users = {key: entries for key, entries in changed.items() if key[0] == "user"}
     names = {name: at for (who, name), at in (undone or {}).items() if who == "user"}
@@ -540,8 +541,12 @@ def _ai_notes_corrected(notes: list[Note], changed: Mapping[tuple[str, str], Seq
             continue
         if note.role == "assistant":
             stems = note_stems(note)
+            # A value the note takes back itself is no value it still holds: by hand the
+            # embedded model retold "the dinner moved to Sunday …, not Saturday", and was
+            # marked "[Since changed: Sunday, not Saturday.]" for it.
             before = {key: older for key, entries in users.items()
-                      if (older := [change for change in entries if change.at > at])}
+                      if "~" + key[1] not in note.keys
+                      and (older := [change for change in entries if change.at > at])}
             found = value_change(note.text, stems, "user", before) if before else None
             if found is None and linked:
                 found = retold_change(note.text, stems, "user", changed, linked)
