@@ -546,6 +546,10 @@ def test_resolve_relative(text: str, expected: str) -> None:
     ("We leave on Wednesday.", date(2023, 5, 12), "We leave on Wednesday."),
     ("We arrive on Friday and leave on Wednesday.", None,
      "We arrive on Friday [12 May 2023] and leave on Wednesday."),
+    # … and so is the weekday of that very day a week on: by hand the model's "… from
+    # Amsterdam on Thursday at 7:15" after the user's "Thursday the 17th" was dated the
+    # coming Thursday, a week early.
+    ("We leave on Wednesday.", date(2023, 5, 17), "We leave on Wednesday."),
     # A day named a week or more after the coming one, or not after it, settles nothing;
     # nor does one named after the weekday, a weekday told of the past, or "next".
     ("We leave on Wednesday.", date(2023, 5, 30), "We leave on Wednesday [10 May 2023]."),

@@ -344,7 +344,7 @@ def _resolve(match: re.Match[str], sentence: str, today: date, focus: date | Non
             return format_date(found) if found else None
         day = _weekday(today, target, wday_which.lower(), past)
         if (wday_which.lower() == "on" and not past and focus is not None
-                and day < focus < day + timedelta(days=7)):
+                and day < focus <= day + timedelta(days=7)):
             return None  # the coming one, or the one after ``focus``: see resolve_relative
         return format_date(day)
     if ahead:
@@ -444,9 +444,11 @@ def resolve_relative(sentence: str, today: date | None, focus: date | None = Non
     ``focus``: the day to come the conversation named last (``day_ahead``). A weekday "on
     Monday" told of what comes is the coming Monday, unless ``focus`` falls in the week
     after it: then it may as well be the Monday after ``focus`` ("We arrive next Friday.
-    … we leave on Monday."), and it is left as it was said rather than dated wrong (by
-    hand a trip's summary read "we leave on Monday [7 Dec 2026]" beside "We arrive next
-    Friday [11 Dec 2026]"). A day named before it in the sentence counts as well."""
+    … we leave on Monday."), or ``focus`` itself when that is a Monday, and it is left as
+    it was said rather than dated wrong (by hand a trip's summary read "we leave on
+    Monday [7 Dec 2026]" beside "We arrive next Friday [11 Dec 2026]", and "… from
+    Amsterdam on Thursday [10 Dec 2026]" beside "Thursday [17 Dec 2026] the 17th"). A day
+    named before it in the sentence counts as well."""
     if today is None:
         return sentence
     if not sentence.isascii():
