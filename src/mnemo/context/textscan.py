@@ -163,8 +163,8 @@ _SHORT_HEADING_SPACES = 3  # a heading of up to four words is a label
 
 def without_markdown(line: str) -> str:
     """``line`` (a sentence from ``sentences``) without its Markdown mark; "" for a
-    short heading, a lone list number ("1."), or a
-    list item that is only a short label of what follows ("- Remaining work:")."""
+    short heading, a lone list number ("1."), or a list item that is only a short label
+    of what follows ("- Remaining work:", "1. Tips:")."""
     heading = _HEADING.match(line)
     if heading is not None:
         rest = line[heading.end():].strip(" #")
