@@ -60,7 +60,7 @@ ITEM_CHARS = 400  # longest single item kept from a sentence or line
 # must each have one width.
 _NOT_AFTER = "".join(rf"(?<!\b{t}\.)" for t in (
     "Mr", "Mrs", "Ms", "Dr", "Sr", "Sra", "Jr", "St", "Mt", "Prof", "[A-Z]", r"e\.g", r"i\.e",
-    "vs", r"[ap]\.m", r"^\d", r"^\d\d"))
+    "vs", r"[ap]\.m")) + r"(?<!^\d\.)(?<!^\d\d\.)"
 _SENTENCE_GAP = rf"(?<=[.!?]){_NOT_AFTER}\s+|(?<=\b[ap]\.m\.)\s+(?=[A-Z])"
 _SENTENCE_SPLIT = re.compile(rf"{_SENTENCE_GAP}|(?<=[。！？；])\s*|\n+", re.MULTILINE)
 # The same split where no CJK punctuation can be: one branch fewer to try at every

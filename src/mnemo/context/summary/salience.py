@@ -581,7 +581,8 @@ _GREETING = (r"hey|hi|hiya|heya|howdy|yo|hello|bye|thanks|thank you|congrats|con
              r"|take care|good luck|see you|talk soon")
 # … or the names of two or more: "Good morning, Lotte and Bram!" (by hand: "Lotte and
 # Bram!" was left of it, a note).
-_NAMES = r"[A-Z][a-z'’]{1,20}(?:(?:,\s*|,?\s+(?:and|&)\s+)[A-Z][a-z'’]{1,20}){0,3}"
+_NAME = r"[A-Z][a-z'’]{1,20}"
+_NAMES = rf"{_NAME}(?:(?:,\s*|,?\s+(?:and|&)\s+){_NAME}){{0,3}}"
 _VOCATIVE = re.compile(
     rf"(?:^(?i:{_GREETING})\s+|,\s*){_NAMES}(?=[!.?…\s]*$)"
     # … or a greeting's name before the rest: "Hey Mel, how are you?"
@@ -602,7 +603,7 @@ _GREETING_START = re.compile(rf"(?i:{_GREETING})\s")
 # access to your personal entry." (by hand). The name of whom it speaks to may stand
 # before or after the apology ("Eva, I'm sorry, but …", left "Eva, but …" once the
 # apology, a phatic clause, is gone).
-_ADDRESSED = r"(?:[A-Z][a-z'’]{1,20}, )?"
+_ADDRESSED = rf"(?:{_NAME}, )?"
 _KNOWS_NOTHING = re.compile(
     rf"{_ADDRESSED}(?i:(?:(?:I'm |I am )?sorry|unfortunately)[,!]? )?{_ADDRESSED}(?i:but )?"
     r"(?i:as an ai(?: assistant| language model| model)?, )?I (?:"
