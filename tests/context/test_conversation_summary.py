@@ -590,6 +590,20 @@ def test_the_day_to_come_is_carried_from_message_to_message_and_summary_to_summa
     assert "we leave on Monday [7 Dec 2026]." in summary
 
 
+def test_the_day_to_come_is_read_from_a_goal_quoted_as_the_user_said_it() -> None:
+    # By hand (3,072 tokens) a first summary laid out for work quoted "We fly from
+    # Amsterdam on Thursday the 17th …" as its Goal, undated; at the next compaction the
+    # model's "on Thursday at 7:15" was dated the coming Thursday, a week early.
+    previous = ("## Goal\n- We fly from Amsterdam on Thursday the 17th at 7:15 with TAP.\n\n"
+                "## Tools & Patterns\n- memory ×3\n")
+    turns = chat("Our hotel is the Lumiares in Bairro Alto, four nights for 620 euros.",
+                 "The flight will take place from Amsterdam on Thursday at 7:15, with TAP.")
+    summary = summarize_locally(turns, budget_tokens=600, previous_summary=previous,
+                                session_date=date(2026, 12, 5))
+    assert "on Thursday [17 Dec 2026] the 17th at 7:15" in summary
+    assert "Amsterdam on Thursday at 7:15, with TAP." in summary
+
+
 @pytest.mark.parametrize(("text", "expected"), [
     # 8 May 2023 is a Monday: a Chinese week is named ("上周五": the Friday of last week).
     ("上周五我们去了西湖。", "上周五 [5 May 2023]我们去了西湖。"),

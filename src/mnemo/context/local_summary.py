@@ -256,7 +256,7 @@ def _summary(turns: Sequence[Message], budget_tokens: int, previous_summary: str
     session_date = carried_date or session_date
     facts = extract_facts(turns, prior_pending=previous.get("Pending User Asks", []),
                           continued=_of_conversation(previous), session_date=session_date,
-                          focus=day_ahead(previous_summary or "", session_date))
+                          focus=_day_to_come(previous_summary or "", previous, session_date))
     previous = _latest_request_said(facts, previous)
     if is_conversation(facts):
         previous = _notes_carried(facts, previous, session_date)
@@ -330,6 +330,18 @@ def _bullets(items: list[str], section: str, marked: bool = True) -> list[str]:
         return [f"- {_NONE}"] if marked else []
     mark = "- [ ] " if section == "Remaining Work" else "- "
     return [mark + item for item in items]
+
+
+def _day_to_come(text: str, sections: dict[str, list[str]],
+                 session_date: date | None) -> date | None:
+    """The day to come the previous summary ``text`` (its ``sections``) names last
+    (``dates.day_ahead``), what the new turns' weekdays are read beside; else one its
+    Goal names as the user said it. A first summary laid out for work quotes the user's
+    message with its dates unresolved (they are resolved once it is carried as their
+    note): by hand "We fly from Amsterdam on Thursday the 17th …" stood there, and the
+    model's "on Thursday at 7:15" in the next turns was dated the coming Thursday."""
+    return day_ahead(text, session_date) or day_ahead(
+        resolve_relative(" ".join(sections.get("Goal", [])), session_date), session_date)
 
 
 def _canonical(heading: str, names: Sequence[str]) -> str | None:
