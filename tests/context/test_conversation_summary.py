@@ -2444,6 +2444,8 @@ def test_a_reply_in_markdown_is_read_as_its_sentences() -> None:
              "- [ ] Remaining work:\n- [x] Book the caterer Da Marco.\n* Tips:\n"
              # … numbered too: its number is not cut off as a sentence of its own.
              "1. Packing:\n2. Pack light. Bring a rain jacket.\n"
+             # … nor a nested item's, indented.
+             "   1. Shoes:\n  12. Wear boots. Dry socks.\n"
              # A bold label before chit-chat labels nothing (by hand, the model's last
              # tip); before a fact it stays.
              "3. **Budget**: 300 euros.\n4. **Enjoy Your Cooking**: Enjoy your cooking!\n"
@@ -2452,7 +2454,8 @@ def test_a_reply_in_markdown_is_read_as_its_sentences() -> None:
         "Here is the plan.", "We booked the gym in Leiden.",
         "Day 2: Kyoto temples and the bamboo grove", "Fushimi Inari early",
         "Kinkaku-ji at noon", "3 kids came along.", "Book the caterer Da Marco.",
-        "Pack light.", "Bring a rain jacket.", "**Budget**: 300 euros.")
+        "Pack light.", "Bring a rain jacket.", "Wear boots.", "Dry socks.",
+        "**Budget**: 300 euros.")
 
 
 def test_an_ai_assistant_retelling_the_chat_leaves_no_note() -> None:

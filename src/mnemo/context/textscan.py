@@ -56,11 +56,13 @@ ITEM_CHARS = 400  # longest single item kept from a sentence or line
 # initial's ("J.K. Rowling", "the U.S. embassy"), "e.g.", "i.e." or "vs."; a time's
 # ("5 p.m.") only before a capital letter. A list number's at the start of a line ends
 # none either: "1. Tips:" cut in two left "Tips:" a sentence of its own, where the list
-# rule of ``without_markdown`` never saw it. Each is a lookbehind of its own: Python's
-# must each have one width.
+# rule of ``without_markdown`` never saw it; nor does a nested item's, indented by up to
+# four spaces or a tab. Each is a lookbehind of its own: Python's must each have one width.
 _NOT_AFTER = "".join(rf"(?<!\b{t}\.)" for t in (
     "Mr", "Mrs", "Ms", "Dr", "Sr", "Sra", "Jr", "St", "Mt", "Prof", "[A-Z]", r"e\.g", r"i\.e",
-    "vs", r"[ap]\.m")) + r"(?<!^\d\.)(?<!^\d\d\.)"
+    "vs", r"[ap]\.m")) + "".join(
+    rf"(?<!^{indent}{number}\.)" for indent in ("", " ", "  ", "   ", "    ", "\t")
+    for number in (r"\d", r"\d\d"))
 _SENTENCE_GAP = rf"(?<=[.!?]){_NOT_AFTER}\s+|(?<=\b[ap]\.m\.)\s+(?=[A-Z])"
 _SENTENCE_SPLIT = re.compile(rf"{_SENTENCE_GAP}|(?<=[。！？；])\s*|\n+", re.MULTILINE)
 # The same split where no CJK punctuation can be: one branch fewer to try at every
