@@ -118,6 +118,22 @@ def test_a_tools_arguments_under_another_name_are_an_attempt_at_that_tool() -> N
         assert call_attempt(json.dumps(other), TOOLS) is None
 
 
+def test_a_tools_arguments_written_without_its_name_are_an_attempt_at_that_tool() -> None:
+    # By hand (3,072 tokens) the embedded model answered "Our budget is 18,000 euros."
+    # with a session_search's arguments, one JSON object a line, shown as the reply.
+    reply = '{"mode": "search"}\n{"query": "budget = \'18,000 euros\' and price > 18,000"}'
+    assert call_attempt(reply, TOOLS) == (
+        "session_search", 'it names no tool (write {"name": "session_search", "arguments": {…}})')
+    assert call_attempt(json.dumps({"action": "add", "target": "user", "content": "x"}),
+                        TOOLS) == ("memory", 'it names no tool (write {"name": "memory", '
+                                             '"arguments": {…}})')
+    # Keys no one tool takes, values that do not fit, or data beside prose: no attempt.
+    for other in ('{"mode": "search", "action": "add"}', '{"mode": "nearby"}',
+                  '{"city": "Ghent", "budget": 18000}', '{}',
+                  'Here it is: {"query": "budget"}'):
+        assert call_attempt(other, TOOLS) is None, other
+
+
 def test_calls_written_out_with_made_up_results_are_a_call_attempt() -> None:
     # By hand (3,072-token window) the embedded model answered with its calls and their
     # results as a conversation writes them out ("… returned: {…}"), one per line, and

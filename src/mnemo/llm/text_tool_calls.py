@@ -195,7 +195,7 @@ def call_attempt(text: str,
         if not isinstance(args, dict):
             return name, "its arguments are not a JSON object"
         return name, schema_problem(args, offered[name].get("parameters") or {"type": "object"})
-    return _misnamed_call(values, offered)
+    return _misnamed_call(values, offered) or _nameless_call(values, offered)
 
 
 def _misnamed_call(values: Sequence[Any], offered: Mapping[str, Mapping[str, Any]]
@@ -217,6 +217,26 @@ def _misnamed_call(values: Sequence[Any], offered: Mapping[str, Mapping[str, Any
         if len(fits) == 1:
             return fits[0], f'it is named "{" ".join(name.split())[:40]}", not "{fits[0]}"'
     return None
+
+
+def _nameless_call(values: Sequence[Any], offered: Mapping[str, Mapping[str, Any]]
+                   ) -> tuple[str, str] | None:
+    """``(tool, what is wrong)`` for a call written as its arguments alone, in one or
+    more JSON objects that name no tool, whose keys together are one offered tool's
+    parameters and fit its schema (by hand the embedded model answered "Our budget is
+    18,000 euros." with ``{"mode": "search"}`` and ``{"query": "budget …"}``, shown to
+    the user as the reply); None for anything else."""
+    args: dict[str, Any] = {}
+    for value in values:
+        if not isinstance(value, dict) or not value or {"name", "function"} & set(value):
+            return None
+        args.update(value)
+    fits = [tool for tool, spec in offered.items()
+            if set(args) <= set((spec.get("parameters") or {}).get("properties") or {})
+            and schema_problem(args, spec.get("parameters") or {}) is None]
+    if len(fits) != 1:
+        return None
+    return fits[0], f'it names no tool (write {{"name": "{fits[0]}", "arguments": {{…}}}})'
 
 
 def echoes_results(text: str, results: Sequence[str]) -> bool:
