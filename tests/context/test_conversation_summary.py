@@ -2651,6 +2651,42 @@ def test_a_correction_that_only_marks_the_old_line_still_ranks_first() -> None:
     assert "we booked two nights for 240 euros. [Since changed: three, not two.]" in summary
 
 
+def test_a_thing_said_to_be_another_value_now_takes_the_older_value_back() -> None:
+    # By hand (3,072 tokens) "Correction: the budget is 21,000 euros now, …" named no
+    # value it took back: it ranked as ordinary news, gave way in a small summary to the
+    # line it corrected, and the embedded model answered "Our budget is 18,000 euros".
+    previous = ("## Critical Context\n- User: Our budget is 18,000 euros, including the new "
+                "oven. My husband Joris wants an induction hob; I'd rather keep gas.\n")
+    advice = (" Induction heats faster and is easier to clean, gas gives you more control "
+              "over the flame and works when the power is out.") * 2
+    turns = chat("Correction: the budget is 21,000 euros now, the countertop costs more than "
+                 "we thought.", "Noted." + advice,
+                 "The countertop is oak, from a supplier called Houtland in Lokeren.",
+                 "Oak is a lovely choice." + advice)
+    summary = summarize_locally(turns, budget_tokens=100, previous_summary=previous)
+    assert "the budget is 21,000 euros now" in summary and "18,000" not in summary
+    # A line that tells more than the old value stays, marked and with the new one.
+    previous = ("## Critical Context\n- User: Our budget is 18,000 euros, and Bram Peeters "
+                "starts on Monday.\n")
+    summary = summarize_locally(turns, budget_tokens=1_000, previous_summary=previous)
+    assert ("Our budget is 21,000 euros, and Bram Peeters starts on Monday. [Since changed: "
+            "21,000, not 18,000.]") in summary
+    # Other words of change, and a time.
+    for older, newer in (("Our budget is 18,000 euros.", "Our new budget is 21,000 euros."),
+                         ("We have a budget of €18,000.", "The budget went up to €21,000."),
+                         ("The flight leaves at 7:15.", "Actually the flight leaves at 9:40.")):
+        notes = [note.text for note in extract_facts(chat(older, "OK.", newer, "OK.")).notes]
+        assert notes == [newer], (older, newer)
+    # Another thing's value, a value of another kind or unit, or no word of change:
+    # nothing is taken back.
+    for older, newer in (("The oven is 1,200 euros.", "The budget is 21,000 euros now."),
+                         ("The work starts on Monday.", "The work starts at 8:00 now."),
+                         ("The stay is 3 nights.", "The stay is 500 euros now."),
+                         ("Our budget is 18,000 euros.", "The budget is 21,000 euros.")):
+        notes = [note.text for note in extract_facts(chat(older, "OK.", newer, "OK.")).notes]
+        assert older in notes, (older, newer)
+
+
 def test_a_carried_correction_keeps_its_rank_when_what_it_corrected_is_gone() -> None:
     # By hand (3,072 tokens) "We booked three nights now, not two" stood in a summary
     # whose "two nights" line had gone; at the next compaction it competed as any note

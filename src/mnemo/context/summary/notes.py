@@ -33,10 +33,13 @@ from mnemo.context.summary.salience import (
     names_in,
     replacements,
     salience,
+    same_kind,
     slot_keys,
+    stated_values,
     subject_key,
     undone_names,
     undone_values,
+    updated_things,
     value_swaps,
     values_in,
     without_phatic_clauses,
@@ -135,12 +138,13 @@ def take_notes(sentences: Iterable[str], *, speaker: str, role: str, order: int,
 
 def _corrects(text: str, keys: tuple[str, ...]) -> bool:
     """True when a note of ``text`` and ``keys`` takes a value or a name back in its own
-    words ("three nights now, not two"), or puts one thing in the place of another
+    words ("three nights now, not two"), says what a thing is now ("the budget is 21,000
+    euros now": ``updated_things``), or puts one thing in the place of another
     ("Sophie will host it at her place instead of my flat"), not by a mark a summary
     gave it."""
     if CHANGE_MARK in text:
         return False
-    if any(key[0] in "~!" for key in keys):
+    if any(key[0] in "~!^" for key in keys):
         return True
     return ("instead of" in text or "rather than" in text) and (
         _IN_PLACE_OF.search(text) is not None)
@@ -184,6 +188,8 @@ def _noted(raw: str, today: date | None, names: tuple[str, ...], checked: bool,
     keys = (("=" + fact_key(text),) + (("my " + subject,) if subject else ()) + slot_keys(text)
             + tuple("!" + name for name in undone_names(text))
             + tuple("~" + value for value in undone_values(text)))
+    if not any(key[0] == "~" for key in keys):
+        keys += tuple("^" + thing for thing in updated_things(text))
     return text, keys, content_words(text)
 
 
@@ -295,6 +301,10 @@ def latest_notes(notes: Sequence[Note], *, ai_assistant: bool = False) -> list[N
     # 12": a "~" key) → that note (``change_of``): an older note of theirs about the same
     # thing with that value no longer holds.
     changed: dict[tuple[str, str], list[Change]] = {}
+    # A thing a newer note of the speaker says is something else now ("the budget is
+    # 21,000 euros now": a "^" key) → that note's place and text: an older note of theirs
+    # that said the thing was another value of the kind no longer holds (``restated``).
+    updates: dict[tuple[str, str], tuple[int, str]] = {}
     # The character pairs of each speaker's newest kept notes in Chinese (``_near_copy``).
     grams: dict[str, list[frozenset[str]]] = {}
     for note in reversed(notes):
@@ -308,9 +318,12 @@ def latest_notes(notes: Sequence[Note], *, ai_assistant: bool = False) -> list[N
                 continue
             newer.append(pairs)
             del newer[:-_NEAR_COPY_WINDOW]
-        if hit is None and changed:
+        if hit is None and (changed or updates):
             whose = "user" if ai_assistant and note.role == "assistant" else note.speaker
-            found = value_change(note.text, note_stems(note), whose, changed)
+            found = value_change(note.text, note_stems(note), whose, changed) if (
+                changed) else None
+            if found is None and updates:
+                found = restated(note.text, note.words, whose, updates)
             if found is not None and ai_assistant and note.role == "user":
                 linked.setdefault(found[0], set()).update(plain_values(note.text))
             if found is not None and not found[1]:
@@ -353,6 +366,10 @@ def latest_notes(notes: Sequence[Note], *, ai_assistant: bool = False) -> list[N
                 undone.setdefault((who, key[1:]), len(kept))
                 if ai_assistant and note.role == "user":
                     undone.setdefault(("user", key[1:]), len(kept))
+            elif key.startswith("^"):
+                updates.setdefault((who, key[1:]), (len(kept), note.text))
+                if ai_assistant and note.role == "user":
+                    updates.setdefault(("user", key[1:]), (len(kept), note.text))
             else:
                 seen.setdefault((who, key.lstrip("+")), len(kept))
         kept.append(note)
@@ -449,6 +466,34 @@ def value_change(text: str, stems: AbstractSet[str], whose: str,
             if mark in text:
                 return change.at, text
             return change.at, _with_new_amount(text, value, old, new).rstrip() + mark
+    return None
+
+
+def restated(text: str, words: AbstractSet[str], whose: str,
+             updates: Mapping[tuple[str, str], tuple[int, str]]) -> tuple[int, str] | None:
+    """What a newer note that says a thing is something else now does to ``text`` (of
+    ``whose``, its content words ``words``) when the text said the thing was another
+    value of the same kind (``stated_values``): as ``value_change`` does, (the newer
+    note's mark; "" when the text tells nothing else, else the text with the change
+    marked). "Our budget is 18,000 euros." goes after "the budget is 21,000 euros now";
+    "… 18,000 euros, and Bram starts on Monday." is marked."""
+    if not any((whose, word) in updates or (whose, word[:-1]) in updates for word in words):
+        return None
+    for thing, of_kind, value, written in stated_values(text):
+        update = updates.get((whose, thing))
+        if update is None:
+            continue
+        at, newer = update
+        new = next((w for t, k, v, w in stated_values(newer)
+                    if t == thing and same_kind(k, of_kind) and v != value), None)
+        if new is None:
+            continue
+        if _superseded(text, value, values_in(newer) | names_in(newer)):
+            return at, ""
+        mark = _change_mark(new, written)
+        if mark in text:
+            return at, text
+        return at, _with_new_amount(text, value, written, new).rstrip() + mark
     return None
 
 
