@@ -122,11 +122,9 @@ def test_a_tools_arguments_written_without_its_name_are_an_attempt_at_that_tool(
     # By hand (3,072 tokens) the embedded model answered "Our budget is 18,000 euros."
     # with a session_search's arguments, one JSON object a line, shown as the reply.
     reply = '{"mode": "search"}\n{"query": "budget = \'18,000 euros\' and price > 18,000"}'
-    assert call_attempt(reply, TOOLS) == (
-        "session_search", 'it names no tool (write {"name": "session_search", "arguments": {…}})')
+    assert call_attempt(reply, TOOLS) == ("session_search", "it names no tool")
     assert call_attempt(json.dumps({"action": "add", "target": "user", "content": "x"}),
-                        TOOLS) == ("memory", 'it names no tool (write {"name": "memory", '
-                                             '"arguments": {…}})')
+                        TOOLS) == ("memory", "it names no tool")
     # Keys no one tool takes, values that do not fit, or data beside prose: no attempt.
     for other in ('{"mode": "search", "action": "add"}', '{"mode": "nearby"}',
                   '{"city": "Ghent", "budget": 18000}', '{}',

@@ -236,7 +236,7 @@ def _nameless_call(values: Sequence[Any], offered: Mapping[str, Mapping[str, Any
             and schema_problem(args, spec.get("parameters") or {}) is None]
     if len(fits) != 1:
         return None
-    return fits[0], f'it names no tool (write {{"name": "{fits[0]}", "arguments": {{…}}}})'
+    return fits[0], "it names no tool"
 
 
 def echoes_results(text: str, results: Sequence[str]) -> bool:
