@@ -690,6 +690,26 @@ def test_a_corrected_amount_replaces_the_entry_that_held_it(mnemo_home: Home,
                                    "I swim 4000 metres every week.")
 
 
+def test_a_value_said_to_be_another_now_replaces_the_entry_that_held_it(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    """By hand (3,072 tokens) the embedded model saved "Budget: $18,000. New oven."; the
+    user's "Correction: the budget is 21,000 euros now, …" named no value it took back,
+    the entry stayed, and the next answers said "$18,000" from it. (Scripted replies.)"""
+    budget = "Budget: $18,000. New oven."
+    client = ScriptedChatClient([add("The budget is 21,000 euros now."), "Noted."])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.memory.add("user", budget)
+        agent.memory.add("user", "The oven is 1,200 euros.")
+        agent.run_turn("Correction: the budget is 21,000 euros now, the countertop costs "
+                       "more than we thought.")
+    call = {"name": "memory", "arguments": {"action": "replace", "target": "user",
+                                            "old_text": budget,
+                                            "content": "Budget: $21,000. New oven."}}
+    assert json.dumps(call) in _last_user_text(client.requests[0].messages)
+    assert user_md(mnemo_home) == ("The budget is 21,000 euros now.\n§\n"
+                                   "The oven is 1,200 euros.")
+
+
 @pytest.mark.parametrize(("said", "write"), [
     # The value about another thing: "turns 12" is no stay of 12 days.
     ("We'll stay 10 days instead of 12.", "We will stay 10 days."),

@@ -19,14 +19,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from mnemo.context.markers import own_text
-from mnemo.context.summary.notes import Change, text_stems, value_changes
+from mnemo.context.summary.notes import Change, text_stems, updated_value, value_changes
 from mnemo.context.summary.salience import (
     is_instruction,
     is_phatic,
     named_after_not,
     replacements,
+    stated_values,
     undone_in,
     undone_values,
+    updated_things,
     value_word,
     values_in,
     with_value,
@@ -260,7 +262,8 @@ class MemoryWrites:
         target, action = args.get("target"), args.get("action")
         taken_back = tuple(undone_in(said))
         changes = value_changes(said)
-        if not (taken_back or changes) or target not in TARGETS or action not in (
+        updating = any(updated_things(sentence) for sentence in sentences(said))
+        if not (taken_back or changes or updating) or target not in TARGETS or action not in (
                 "add", "replace"):
             return args
         entries = self.memory.entries_for(target)
@@ -279,6 +282,8 @@ class MemoryWrites:
                 stale = named[0]
         if stale is None:
             stale = _value_corrected(content, changes, entries)
+        if stale is None and updating:
+            stale = _update_corrected(content, said, entries)
         if stale is None:
             return args
         notes[:] = [note for note in notes if note != _ADDED_INSTEAD]
@@ -328,16 +333,20 @@ class MemoryWrites:
         message, says no longer hold: they name what it takes back ("…, not
         Manchester"), other than after a "not" of their own, or the amount, day or month
         it takes back, about the same thing ("our budget is now 3500 euros, not 4000":
-        "Our budget is about 4000 euros.", not "I swim 4000 m a week.")."""
+        "Our budget is about 4000 euros.", not "I swim 4000 m a week."), or they say a
+        thing is what the message says it is not any more ("Correction: the budget is
+        21,000 euros now": "Budget: $18,000." — ``updated_value``)."""
         taken = set(undone_in(text))
         changes = value_changes(text)
-        if not taken and not changes:
+        updating = any(updated_things(sentence) for sentence in sentences(text))
+        if not taken and not changes and not updating:
             return []
         return [(target, entry) for target in TARGETS
                 for entry in self.memory.entries_for(target)
                 if (taken and _naming(entry, taken))
                 or any(_holds_value(entry, change, old)
-                       for change in changes for old, _, _ in change.swaps)]
+                       for change in changes for old, _, _ in change.swaps)
+                or (updating and updated_value(entry, text) is not None)]
 
     @staticmethod
     def suggested_correction(text: str, entry: str) -> str | None:
@@ -355,7 +364,8 @@ class MemoryWrites:
             for old, _, new in change.swaps:
                 if new and _holds_value(entry, change, old):
                     return with_value(entry, old, new)
-        return None
+        updated = updated_value(entry, text)
+        return with_value(entry, updated[0], updated[2]) if updated is not None else None
 
     def _corrected_copies(self, messages: Sequence[Message]) -> list[str]:
         """Each saved entry the user's latest message corrects, with the name it put in
@@ -452,6 +462,20 @@ def _value_corrected(content: str, changes: Sequence[Change],
             if len(held) == 1:
                 return held[0]
     return None
+
+
+def _update_corrected(content: str, said: str, entries: Sequence[str]) -> str | None:
+    """The one entry that ``content``, a write in the turn of ``said``, corrects when
+    ``said`` says a thing is another value now (``updated_value``): the entry states the
+    thing's old value, ``content`` states the thing and not the old value. "The budget is
+    21,000 euros now." replaces "Budget: $18,000. New oven."; "The oven is 1,200 euros."
+    replaces nothing."""
+    things = {thing for thing, _, _, _ in stated_values(content)}
+    if not things or updated_value(content, said) is not None:
+        return None
+    held = [entry for entry in entries if updated_value(entry, said) is not None
+            and things & {thing for thing, _, _, _ in stated_values(entry)}]
+    return held[0] if len(held) == 1 else None
 
 
 def _naming(entry: str, names: set[str]) -> bool:

@@ -56,8 +56,8 @@ from mnemo.memory.grounding import NUMBER_WORDS
 __all__ = ["CHANGE_MARK", "TIMELINE_DAY", "Change", "Note", "answer_text", "asked_stems",
            "carried_notes", "change_of", "content_words", "echoes", "latest_notes",
            "marked_sentences", "note_stems", "plain_values", "rare_words", "retold_change",
-           "stems_of", "take_notes", "text_stems", "told_in", "value_change",
-           "value_changes"]
+           "stems_of", "take_notes", "text_stems", "told_in", "updated_value",
+           "value_change", "value_changes"]
 
 _WORD = re.compile(r"[a-z][a-z'’]{2,}|\d+")
 _MIN_CHARS = 6  # shorter, a sentence tells nothing a reader needs ("Ok.", "Me too.")
@@ -473,27 +473,43 @@ def restated(text: str, words: AbstractSet[str], whose: str,
              updates: Mapping[tuple[str, str], tuple[int, str]]) -> tuple[int, str] | None:
     """What a newer note that says a thing is something else now does to ``text`` (of
     ``whose``, its content words ``words``) when the text said the thing was another
-    value of the same kind (``stated_values``): as ``value_change`` does, (the newer
+    value of the same kind (``updated_value``): as ``value_change`` does, (the newer
     note's mark; "" when the text tells nothing else, else the text with the change
     marked). "Our budget is 18,000 euros." goes after "the budget is 21,000 euros now";
     "… 18,000 euros, and Bram starts on Monday." is marked."""
     if not any((whose, word) in updates or (whose, word[:-1]) in updates for word in words):
         return None
-    for thing, of_kind, value, written in stated_values(text):
+    for thing, _, _, _ in stated_values(text):
         update = updates.get((whose, thing))
-        if update is None:
+        found = updated_value(text, update[1]) if update is not None else None
+        if update is None or found is None:
             continue
-        at, newer = update
-        new = next((w for t, k, v, w in stated_values(newer)
-                    if t == thing and same_kind(k, of_kind) and v != value), None)
-        if new is None:
-            continue
-        if _superseded(text, value, values_in(newer) | names_in(newer)):
-            return at, ""
+        value, written, new = found
+        if _superseded(text, value, values_in(update[1]) | names_in(update[1])):
+            return update[0], ""
         mark = _change_mark(new, written)
         if mark in text:
-            return at, text
-        return at, _with_new_amount(text, value, written, new).rstrip() + mark
+            return update[0], text
+        return update[0], _with_new_amount(text, value, written, new).rstrip() + mark
+    return None
+
+
+def updated_value(text: str, correction: str) -> tuple[str, str, str] | None:
+    """(the value as ``value_word``; as ``text`` writes it; the new value as
+    ``correction`` writes it) when ``correction`` says a thing ``text`` states
+    (``stated_values``) is another value of the same kind now (``updated_things``):
+    "Our budget is 18,000 euros." and "Correction: the budget is 21,000 euros now"
+    give ("18,000", "18,000", "21,000"). None when it says no such thing."""
+    newer = [stated for sentence in sentences(correction)
+             if (things := updated_things(sentence))
+             for stated in stated_values(sentence) if stated[0] in things]
+    if not newer:
+        return None
+    for thing, of_kind, value, written in stated_values(text):
+        new = next((w for t, k, v, w in newer
+                    if t == thing and same_kind(k, of_kind) and v != value), None)
+        if new is not None:
+            return value, written, new
     return None
 
 

@@ -952,8 +952,15 @@ _UPDATE_CUE = re.compile(r"\b(?:now|actually|correction|update[ds]?|changed|revi
 _NO_UNIT = frozenset(("now", "and", "or", "for", "in", "on", "at", "the", "a", "an", "to",
                       "including", "with", "per", "each", "but", "so", "not", "instead",
                       "rather", "this", "that", "which", "after", "before", "by", "from"))
-_CURRENCY = {"€": "euro", "$": "dollar", "£": "pound", "eur": "euro", "usd": "dollar",
-             "gbp": "pound", "bucks": "dollar", "quid": "pound"}
+# Money of any currency is one unit: a model's memory entry writes "Budget: $18,000."
+# for the user's "18,000 euros" (seen by hand), and it is the same budget.
+_CURRENCY = frozenset(("€", "$", "£", "eur", "euro", "euros", "usd", "dollar", "dollars",
+                       "gbp", "pound", "pounds", "bucks", "quid", "francs", "kronor",
+                       "zloty", "yen", "yuan", "rupees"))
+# A thing's value as a label gives it, at the start of a line or text: "Budget: $18,000."
+_LABELLED = re.compile(rf"^\s*([A-Za-z][a-z'-]{{2,}}):\s+(?:(?:about|around|now)\s+)?"
+                       rf"([€$£]\s?)?({_VALUE})\b(?!%|\s+of\b)(?:\s*([a-z]+))?",
+                       re.IGNORECASE | re.MULTILINE)
 
 
 def stated_values(sentence: str) -> tuple[tuple[str, str, str, str], ...]:
@@ -961,8 +968,10 @@ def stated_values(sentence: str) -> tuple[tuple[str, str, str, str], ...]:
     without a plural's "s"; the value's kind — ``day``, ``month``, ``time``, or
     ``number`` and its unit, "number euro"; the value as ``value_word``; as written)."""
     found: list[tuple[str, str, str, str]] = []
-    for match in _STATED.finditer(sentence):
-        _, thing, sign, written, after = match.groups()
+    matches = [match.groups()[1:] for match in _STATED.finditer(sentence)]
+    if ":" in sentence:
+        matches += [match.groups() for match in _LABELLED.finditer(sentence)]
+    for thing, sign, written, after in matches:
         word = written.lower()
         if word in _DAYS:
             kind = "day"
@@ -971,10 +980,9 @@ def stated_values(sentence: str) -> tuple[tuple[str, str, str, str], ...]:
         elif ":" in word or word.endswith(("am", "pm")):
             kind = "time"
         else:
-            unit = (after or "").lower()
-            unit = "" if unit in _NO_UNIT else _CURRENCY.get(unit, unit)
-            if sign:
-                unit = _CURRENCY[sign.strip()]
+            unit = "" if sign is None else "money"
+            if not unit and after and after.lower() not in _NO_UNIT:
+                unit = "money" if after.lower() in _CURRENCY else after.lower()
             kind = f"number {unit[:-1] if unit.endswith('s') else unit}".rstrip()
         found.append((_thing(thing), kind, value_word(written), written))
     return tuple(found)
