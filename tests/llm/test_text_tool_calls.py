@@ -123,10 +123,14 @@ def test_a_tools_arguments_written_without_its_name_are_an_attempt_at_that_tool(
     # with a session_search's arguments, one JSON object a line, shown as the reply.
     reply = '{"mode": "search"}\n{"query": "budget = \'18,000 euros\' and price > 18,000"}'
     assert call_attempt(reply, TOOLS) == ("session_search", "it names no tool")
+    # … the tool's name after them as a one-key object's value (seen by hand as well).
+    named = '{"mode": "search"} {"query": "budget"} {"target": "session_search"}'
+    assert call_attempt(named, TOOLS) == ("session_search", "it names no tool")
     assert call_attempt(json.dumps({"action": "add", "target": "user", "content": "x"}),
                         TOOLS) == ("memory", "it names no tool")
     # Keys no one tool takes, values that do not fit, or data beside prose: no attempt.
     for other in ('{"mode": "search", "action": "add"}', '{"mode": "nearby"}',
+                  '{"target": "session_search"}', '{"query": "budget"} {"target": "memory"}',
                   '{"city": "Ghent", "budget": 18000}', '{}',
                   'Here it is: {"query": "budget"}'):
         assert call_attempt(other, TOOLS) is None, other

@@ -225,16 +225,24 @@ def _nameless_call(values: Sequence[Any], offered: Mapping[str, Mapping[str, Any
     more JSON objects that name no tool, whose keys together are one offered tool's
     parameters and fit its schema (by hand the embedded model answered "Our budget is
     18,000 euros." with ``{"mode": "search"}`` and ``{"query": "budget …"}``, shown to
-    the user as the reply); None for anything else."""
+    the user as the reply); None for anything else. An object of one key whose value is
+    an offered tool's name (``{"target": "session_search"}``, written after them by
+    hand) names the tool meant."""
     args: dict[str, Any] = {}
+    named: set[str] = set()
     for value in values:
         if not isinstance(value, dict) or not value or {"name", "function"} & set(value):
             return None
+        only = next(iter(value.values())) if len(value) == 1 else None
+        if isinstance(only, str) and only in offered:
+            named.add(only)
+            continue
         args.update(value)
     fits = [tool for tool, spec in offered.items()
             if set(args) <= set((spec.get("parameters") or {}).get("properties") or {})
-            and schema_problem(args, spec.get("parameters") or {}) is None]
-    if len(fits) != 1:
+            and schema_problem(args, spec.get("parameters") or {}) is None
+            and (not named or tool in named)]
+    if not args or len(fits) != 1:
         return None
     return fits[0], "it names no tool"
 
