@@ -2583,6 +2583,20 @@ def test_an_ai_saying_it_knows_nothing_of_a_thing_adds_no_note() -> None:
     assert "but the museum opens at 9" in summary
 
 
+def test_an_ais_talk_of_its_searches_and_call_json_add_no_note() -> None:
+    # By hand (3,072 tokens) the embedded model's notes read "I used a tool called
+    # `session_search "Peeters Bouw contractor …"` search. {"target": "session_search"}
+    # Gas is more expensive, …", and its next answers imitated them.
+    turns = chat("Our budget is 21,000 euros.",
+                 'I used a tool called `session_search "kitchen budget"` search. '
+                 '{"target": "session_search"} Gas is more expensive than induction.',
+                 "What should we ask the contractor?", '{"mode": "search", "limit": 3}',
+                 "The countertop is oak.", 'The config file says {"port": 8080} for it.')
+    notes = [note.text for note in extract_facts(turns).notes]
+    assert notes == ["Our budget is 21,000 euros.", "Gas is more expensive than induction.",
+                     "The countertop is oak.", 'The config file says {"port": 8080} for it.']
+
+
 def test_an_ai_framing_the_users_words_as_a_topic_adds_no_note() -> None:
     # By hand (3,072 tokens): the embedded model's answers, kept as its notes.
     turns = chat("We're renovating the kitchen in our house in Haarlem.",

@@ -166,6 +166,15 @@ _IN_PLACE_OF = re.compile(r"\b(?:instead of|rather than) (?:my|our|the|his|her|t
 _BOLD = re.compile(r"\*\*(?=\S)([^*\n]{1,120}?)(?<=\S)\*\*")
 
 
+# A flat JSON object opening a sentence, which a small model writes before its words as
+# a tool call's arguments ('{"target": "session_search"} Gas is more expensive …', by
+# hand at 3,072 tokens): no part of what the sentence tells, and the model imitates it
+# in its next answers when the summary keeps it. Bounded.
+_JSON_VALUE = r'(?:"[^"{}\n]{0,200}"|-?\d[\d.]{0,20}|true|false|null)'
+_FLAT_JSON = re.compile(rf'\{{\s*"[\w -]{{1,40}}"\s*:\s*{_JSON_VALUE}'
+                        rf'(?:\s*,\s*"[\w -]{{1,40}}"\s*:\s*{_JSON_VALUE}){{0,8}}\s*\}}')
+
+
 # A sentence is noted the same way wherever it stands: an agent's transcript repeats its
 # sentences ("Never change the public API.", "All tests pass.") in many messages, which
 # the cache of whole messages (``reading.py``) cannot see. Bounded.
@@ -174,6 +183,12 @@ def _noted(raw: str, today: date | None, names: tuple[str, ...], checked: bool,
            focus: date | None) -> tuple[str, tuple[str, ...], frozenset[str]] | None:
     """The text, keys and content words of the note ``raw`` makes, or None."""
     if not checked and is_phatic(raw, names):
+        return None
+    if raw.startswith("{") and (call := _FLAT_JSON.match(raw)):
+        raw = raw[call.end():].strip()
+        if not raw:
+            return None
+    if "session_search" in raw:  # the model telling how it searched: no fact of anyone's
         return None
     if "**" in raw:
         raw = _BOLD.sub(r"\1", raw)
