@@ -2586,12 +2586,17 @@ def test_an_ai_saying_it_knows_nothing_of_a_thing_adds_no_note() -> None:
 def test_an_ais_talk_of_its_searches_and_call_json_add_no_note() -> None:
     # By hand (3,072 tokens) the embedded model's notes read "I used a tool called
     # `session_search "Peeters Bouw contractor …"` search. {"target": "session_search"}
-    # Gas is more expensive, …", and its next answers imitated them.
+    # Gas is more expensive, …", and its next answers imitated them; another chat's
+    # kept its copy of the memory tool's description.
     turns = chat("Our budget is 21,000 euros.",
                  'I used a tool called `session_search "kitchen budget"` search. '
                  '{"target": "session_search"} Gas is more expensive than induction.',
                  "What should we ask the contractor?", '{"mode": "search", "limit": 3}',
-                 "The countertop is oak.", 'The config file says {"port": 8080} for it.')
+                 "The countertop is oak.", 'The config file says {"port": 8080} for it.',
+                 "How do I keep track of it all?",
+                 'You can use a memory tool such as "memory" to save lasting facts for '
+                 "future sessions: your name, preferences and habits (target user); "
+                 "project and tool facts (target memory).")
     notes = [note.text for note in extract_facts(turns).notes]
     assert notes == ["Our budget is 21,000 euros.", "Gas is more expensive than induction.",
                      "The countertop is oak.", 'The config file says {"port": 8080} for it.']
@@ -2691,11 +2696,29 @@ def test_a_thing_said_to_be_another_value_now_takes_the_older_value_back() -> No
                          ("The flight leaves at 7:15.", "Actually the flight leaves at 9:40.")):
         notes = [note.text for note in extract_facts(chat(older, "OK.", newer, "OK.")).notes]
         assert notes == [newer], (older, newer)
+    # A thing after words that qualify it, its other values in the clause, and an hour
+    # written anew as an amount is (by hand, 3,072 tokens: the model answered "10:00"
+    # and "12 euros" from the older lines).
+    turns = chat("My dentist appointment is on Tuesday the 8th at 10:00 with Dr. Vermeulen.",
+                 "OK.", "My daughter Emma has swimming lessons on Wednesdays; each lesson "
+                 "costs 12 euros.", "OK.",
+                 "Update: the dentist appointment is at 11:30 now, same day.", "OK.",
+                 "The swimming lessons are 15 euros now.", "OK.")
+    assert [note.text for note in extract_facts(turns).notes] == [
+        "My dentist appointment is on Tuesday the 8th at 11:30 with Dr. Vermeulen. [Since "
+        "changed: 11:30, not 10:00.]",
+        "My daughter Emma has swimming lessons on Wednesdays; each lesson costs 15 euros. "
+        "[Since changed: 15, not 12.]",
+        "Update: the dentist appointment is at 11:30 now, same day.",
+        "The swimming lessons are 15 euros now."]
     # Another thing's value, a value of another kind or unit, or no word of change:
     # nothing is taken back.
     for older, newer in (("The oven is 1,200 euros.", "The budget is 21,000 euros now."),
                          ("The work starts on Monday.", "The work starts at 8:00 now."),
                          ("The stay is 3 nights.", "The stay is 500 euros now."),
+                         # (the wine's price is no value of the dinner's)
+                         ("The dinner is on Sunday and the wine costs 96 euros.",
+                          "The dinner is 40 euros now."),
                          ("Our budget is 18,000 euros.", "The budget is 21,000 euros.")):
         notes = [note.text for note in extract_facts(chat(older, "OK.", newer, "OK.")).notes]
         assert older in notes, (older, newer)

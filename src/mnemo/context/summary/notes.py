@@ -188,7 +188,9 @@ def _noted(raw: str, today: date | None, names: tuple[str, ...], checked: bool,
         raw = raw[call.end():].strip()
         if not raw:
             return None
-    if "session_search" in raw:  # the model telling how it searched: no fact of anyone's
+    # The model telling how it searched, or copying its memory tool's description
+    # ("… your name, preferences and habits (target user); …"): no fact of anyone's.
+    if "session_search" in raw or "(target " in raw:
         return None
     if "**" in raw:
         raw = _BOLD.sub(r"\1", raw)
@@ -566,9 +568,13 @@ def _with_new_amount(text: str, value: str, old: str, new: str) -> str:
     amount of its sentence, though: that one, written "three nights", would give three
     nights a price nobody said, and stays marked. Nor a day, a month or a date
     ("October 3rd"): "next Thursday [10 Dec 2026]" written "next Friday" would name a day
-    nobody said."""
-    if not new or not _AMOUNT.fullmatch(old) or not _AMOUNT.fullmatch(new) or any(
-            other != value and _AMOUNT.fullmatch(other) for other in plain_values(text)):
+    nobody said. An hour is written anew the same way when it is the sentence's only one
+    ("… at 10:00 with Dr. Vermeulen." after "the appointment is at 11:30 now")."""
+    clock = bool(_CLOCK.fullmatch(old) and _CLOCK.fullmatch(new)
+                 and len(_CLOCK.findall(_unmarked(text))) == 1)
+    amount = bool(_AMOUNT.fullmatch(old) and _AMOUNT.fullmatch(new)) and not any(
+        other != value and _AMOUNT.fullmatch(other) for other in plain_values(text))
+    if not new or not (clock or amount):
         return text
     brackets = [m.span() for m in _BRACKET.finditer(text)]
     found = [m for m in re.finditer(rf"(?<![\w.,]){re.escape(old)}(?![\w]|[.,]\d)", text,

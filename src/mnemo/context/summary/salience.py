@@ -931,18 +931,24 @@ _VALUE_WORD = re.compile(rf"\b(?:{_VALUE})\b(?!%)", re.IGNORECASE)
 
 
 # What a sentence says a thing is, costs or comes to: "Our budget is 18,000 euros", "a
-# budget of 18,000 euros", "the work starts on Monday the 14th", "the flight leaves at
-# 7:15". A later sentence of the same speaker that says the thing is something else
-# *now* corrects the older one without naming what it took back: "Correction: the budget
-# is 21,000 euros now, …". By hand (3,072 tokens) such a correction ranked as ordinary
-# news, gave way in a small summary to the line it corrected, and the embedded model
-# answered "18,000 euros". The thing is the one word before the verb; bounded.
+# budget of 18,000 euros", "the work starts on Monday the 14th", "My dentist appointment
+# is on Tuesday the 8th at 10:00". A later sentence of the same speaker that says the
+# thing is something else *now* corrects the older one without naming what it took
+# back: "Correction: the budget is 21,000 euros now, …". By hand (3,072 tokens) such a
+# correction ranked as ordinary news, gave way in a small summary to the line it
+# corrected, and the embedded model answered "18,000 euros". The thing is the word
+# before the verb, up to two words after the determiner; bounded.
 _STATED = re.compile(
-    r"\b(?:the|our|my|his|her|their|your|its|a|an)\s+(?:(new|total|final|whole|overall)\s+)?"
+    r"\b(?:the|our|my|his|her|their|your|its|a|an|each|every|this|that|these|those)\s+"
+    r"(?:(new|total|final|whole|overall)\s+)?(?:[a-z][a-z'-]*\s+){0,2}?"
     r"([a-z][a-z'-]{2,})\s+(?:is|are|was|were|will be|would be|costs?|came to|comes? to"
     r"|went (?:up|down) to|has gone (?:up|down) to|rose to|fell to|dropped to|leaves|starts"
     r"|begins|lands|of)\s+(?:(?:now|only|about|around|roughly|just|still|at|on)\s+){0,2}"
     rf"([€$£]\s?)?({_VALUE})\b(?!%|\s+of\b)(?:\s*([a-z]+))?", re.IGNORECASE)
+# The thing's other values in the rest of its clause ("… on Tuesday the 8th at 10:00").
+_MORE_VALUES = re.compile(rf"([€$£]\s?)?\b({_VALUE})\b(?!%|\s+of\b)(?:\s*([a-z]+))?",
+                          re.IGNORECASE)
+_CLAUSE_END = re.compile(r";|:\s|,?\s(?:and|but|while|so)\s", re.IGNORECASE)
 # The words that say a statement of what a thing is, is new: "now", "Correction:", "it
 # went up to …".
 _UPDATE_CUE = re.compile(r"\b(?:now|actually|correction|update[ds]?|changed|revised"
@@ -965,27 +971,47 @@ _LABELLED = re.compile(rf"^\s*([A-Za-z][a-z'-]{{2,}}):\s+(?:(?:about|around|now)
 
 def stated_values(sentence: str) -> tuple[tuple[str, str, str, str], ...]:
     """What ``sentence`` says things are (see ``_STATED``): (the thing, lower-cased
-    without a plural's "s"; the value's kind — ``day``, ``month``, ``time``, or
-    ``number`` and its unit, "number euro"; the value as ``value_word``; as written)."""
+    without a plural's "s"; the value's kind — ``day``, ``month``, ``date`` (the 8th),
+    ``time``, or ``number`` and its unit, "number night", money as "number money"; the
+    value as ``value_word``; as written). A thing's first value, then the others in the
+    rest of its clause."""
     found: list[tuple[str, str, str, str]] = []
-    matches = [match.groups()[1:] for match in _STATED.finditer(sentence)]
+    stated = list(_STATED.finditer(sentence))
+    for at, match in enumerate(stated):
+        _, thing, sign, written, after = match.groups()
+        thing = _thing(thing)
+        found.append((thing, _stated_kind(sign, written, after), value_word(written), written))
+        end = stated[at + 1].start() if at + 1 < len(stated) else len(sentence)
+        clause = _CLAUSE_END.search(sentence, match.end(), end)
+        for more in _MORE_VALUES.finditer(sentence, match.end(), clause.start() if clause
+                                          else end):
+            sign, written, after = more.groups()
+            found.append((thing, _stated_kind(sign, written, after), value_word(written),
+                          written))
     if ":" in sentence:
-        matches += [match.groups() for match in _LABELLED.finditer(sentence)]
-    for thing, sign, written, after in matches:
-        word = written.lower()
-        if word in _DAYS:
-            kind = "day"
-        elif _value_kind(written) == "month":
-            kind = "month"
-        elif ":" in word or word.endswith(("am", "pm")):
-            kind = "time"
-        else:
-            unit = "" if sign is None else "money"
-            if not unit and after and after.lower() not in _NO_UNIT:
-                unit = "money" if after.lower() in _CURRENCY else after.lower()
-            kind = f"number {unit[:-1] if unit.endswith('s') else unit}".rstrip()
-        found.append((_thing(thing), kind, value_word(written), written))
+        for label in _LABELLED.finditer(sentence):
+            thing, sign, written, after = label.groups()
+            found.append((_thing(thing), _stated_kind(sign, written, after),
+                          value_word(written), written))
     return tuple(found)
+
+
+def _stated_kind(sign: str | None, written: str, after: str | None) -> str:
+    """The kind of a value ``stated_values`` found, written ``written`` after the
+    currency sign ``sign`` and before the word ``after``."""
+    word = written.lower()
+    if word in _DAYS:
+        return "day"
+    if _value_kind(written) == "month":
+        return "month"
+    if ":" in word or word.endswith(("am", "pm")):
+        return "time"
+    if word.endswith(("st", "nd", "rd", "th")):
+        return "date"
+    unit = "" if sign is None else "money"
+    if not unit and after and after.lower() not in _NO_UNIT:
+        unit = "money" if after.lower() in _CURRENCY else after.lower()
+    return f"number {unit[:-1] if unit.endswith('s') else unit}".rstrip()
 
 
 def _thing(word: str) -> str:
