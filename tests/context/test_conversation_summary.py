@@ -2693,7 +2693,9 @@ def test_a_thing_said_to_be_another_value_now_takes_the_older_value_back() -> No
     # Other words of change, and a time.
     for older, newer in (("Our budget is 18,000 euros.", "Our new budget is 21,000 euros."),
                          ("We have a budget of €18,000.", "The budget went up to €21,000."),
-                         ("The flight leaves at 7:15.", "Actually the flight leaves at 9:40.")):
+                         ("The flight leaves at 7:15.", "Actually the flight leaves at 9:40."),
+                         # how many of a thing: the noun after the number
+                         ("We invited 120 guests.", "We have 135 guests now.")):
         notes = [note.text for note in extract_facts(chat(older, "OK.", newer, "OK.")).notes]
         assert notes == [newer], (older, newer)
     # A thing after words that qualify it, its other values in the clause, and an hour
@@ -2719,6 +2721,7 @@ def test_a_thing_said_to_be_another_value_now_takes_the_older_value_back() -> No
                          # (the wine's price is no value of the dinner's)
                          ("The dinner is on Sunday and the wine costs 96 euros.",
                           "The dinner is 40 euros now."),
+                         ("We invited 120 guests.", "We booked 12 rooms now."),
                          ("Our budget is 18,000 euros.", "The budget is 21,000 euros.")):
         notes = [note.text for note in extract_facts(chat(older, "OK.", newer, "OK.")).notes]
         assert older in notes, (older, newer)
