@@ -945,12 +945,12 @@ _STATED = re.compile(
     r"|went (?:up|down) to|has gone (?:up|down) to|rose to|fell to|dropped to|leaves|starts"
     r"|begins|lands|of)\s+(?:(?:now|only|about|around|roughly|just|still|at|on)\s+){0,2}"
     rf"([€$£]\s?)?({_VALUE})\b(?!%|\s+of\b)(?:\s*([a-z]+))?", re.IGNORECASE)
-# A verb of ``_STATED`` and a value after it: what any sentence it matches holds, and
-# a search that costs a fraction of its own (half of a coding transcript's sentences say
-# "now", and none of them states a value).
+# A verb of ``_STATED`` (or ``_COUNTED``, or a label's colon) and a value after it: what
+# any sentence they match holds, and a search that costs a fraction of their own (half
+# of a coding transcript's sentences say "now", and none of them states a value).
 _VERB_VALUE = re.compile(
-    r"\b(?:is|are|was|were|be|costs?|to|leaves|starts|begins|lands|of|have|had|invited"
-    r"|booked|ordered|bought|need|expect|got|sold)\s+(?:(?:now|only|about|around|roughly"
+    r"(?:\b(?:is|are|was|were|be|costs?|to|leaves|starts|begins|lands|of|have|had|invited"
+    r"|booked|ordered|bought|need|expect|got|sold)|:)\s+(?:(?:now|only|about|around|roughly"
     rf"|just|still|at|on)\s+){{0,2}}[€$£]?\s?(?:\d|(?:{_VALUE})\b)", re.IGNORECASE)
 # How many of a thing someone has, invited or booked: "We invited 120 guests", "we
 # booked three nights now" — the thing is the noun after the number.
