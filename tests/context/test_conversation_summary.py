@@ -524,6 +524,16 @@ def test_relative_dates_are_resolved_against_the_session_date() -> None:
     ("On Saturday 3 friends came.", "On Saturday [6 May 2023] 3 friends came."),
     ("I was so tired, so on Friday I stayed home.", "I was so tired, so on Friday "
      "[5 May 2023] I stayed home."),
+    # … after "to", "until", "by", "from" as well, whatever the verb's tense (by hand the
+    # day a dinner moved to was left undated, and the model's "on Sunday" was dated the
+    # Sunday before it); without the day of the month such a weekday is none.
+    ("The dinner moved to Sunday the 21st, not Saturday.", "The dinner moved to Sunday "
+     "[21 May 2023] the 21st, not Saturday."),
+    ("We stay until Tuesday the 16th.", "We stay until Tuesday [16 May 2023] the 16th."),
+    ("It moved from Friday the 5th to Monday the 15th.", "It moved from Friday [5 May "
+     "2023] the 5th to Monday [15 May 2023] the 15th."),
+    ("I went to Sunday school.", "I went to Sunday school."),
+    ("It was postponed to Sunday.", "It was postponed to Sunday."),
     # Holidays: the one before the session, after it, or of its year.
     ("Last Christmas we went skiing.", "Last Christmas [25 Dec 2022] we went skiing."),
     ("next Christmas Eve", "next Christmas Eve [24 Dec 2023]"),

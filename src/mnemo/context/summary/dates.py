@@ -80,7 +80,7 @@ _RELATIVE = re.compile(
     r"|a fortnight ago)"
     r"|(this past|last|this|next|past) (weekend|week|month|year|summer|winter|spring|fall"
     r"|autumn)"
-    rf"|(this past|last|this|next|on) ({_WEEKDAY_WORD})"
+    rf"|(this past|last|this|next|on|to|until|till|by|from) ({_WEEKDAY_WORD})"
     rf"|({_COUNT}) (days?|weekends?|weeks?|months?|years?) (ago|from now)"
     rf"|in ({_COUNT}) (days?|weekends?|weeks?|months?|years?)"
     rf"|(this past|last|this|next) ({_HOLIDAY_WORD}))\b",
@@ -226,6 +226,8 @@ def _weekday(today: date, target: int, which: str, past: bool) -> date:
     return today + timedelta(days=ahead if ahead >= 0 or past else ahead + 7)
 
 
+# Words before a weekday that make it a date only with its day of the month after it.
+_TO_A_DAY = frozenset(("to", "until", "till", "by", "from"))
 # The day of the month after a weekday ("on Saturday the 19th", "Saturday, 19 December"):
 # it, not the weekday, says which Saturday (by hand "Saturday the 19th" was dated the
 # coming Saturday, the 12th). Read only with "the", an ordinal ending or a month: "on
@@ -338,10 +340,17 @@ def _resolve(match: re.Match[str], sentence: str, today: date, focus: date | Non
         target = _WEEKDAYS.index(wday.lower()) if short is None else short
         past = _past_at(match, sentence)
         dated = _DAY_AFTER.match(sentence, match.end())
+        # "moved to Sunday the 13th", "until Friday the 18th": a past verb tells of the
+        # change, not of the day, which may come either way.
+        either = wday_which.lower() in _TO_A_DAY
         if dated is not None and (dated.group(1) or dated.group(3) or dated.group(4)):
-            found = _weekday_of_month(today, target, int(dated.group(2)), dated.group(4),
-                                      past)
+            day_of_month, named = int(dated.group(2)), dated.group(4)
+            found = _weekday_of_month(today, target, day_of_month, named, past and not either)
+            if found is None and either:
+                found = _weekday_of_month(today, target, day_of_month, named, True)
             return format_date(found) if found else None
+        if either:
+            return None  # "to Sunday school": only a day of the month makes it a date
         day = _weekday(today, target, wday_which.lower(), past)
         if (wday_which.lower() == "on" and not past and focus is not None
                 and day < focus <= day + timedelta(days=7)):
