@@ -2606,10 +2606,13 @@ def test_an_ais_talk_of_its_searches_and_call_json_add_no_note() -> None:
                  "How do I keep track of it all?",
                  'You can use a memory tool such as "memory" to save lasting facts for '
                  "future sessions: your name, preferences and habits (target user); "
-                 "project and tool facts (target memory).")
+                 "project and tool facts (target memory).",
+                 # (the user's sentence about the tool may be a fact of the work)
+                 "The session_search tool returns duplicates.", "I see.")
     notes = [note.text for note in extract_facts(turns).notes]
     assert notes == ["Our budget is 21,000 euros.", "Gas is more expensive than induction.",
-                     "The countertop is oak.", 'The config file says {"port": 8080} for it.']
+                     "The countertop is oak.", 'The config file says {"port": 8080} for it.',
+                     "The session_search tool returns duplicates."]
 
 
 def test_an_ai_framing_the_users_words_as_a_topic_adds_no_note() -> None:

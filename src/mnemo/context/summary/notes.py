@@ -123,6 +123,14 @@ def take_notes(sentences: Iterable[str], *, speaker: str, role: str, order: int,
     notes: list[Note] = []
     names = tuple(names)
     for raw in sentences:
+        if raw.startswith("{") and (call := _FLAT_JSON.match(raw)):
+            raw = raw[call.end():].strip()
+        # An AI telling how it searched, or copying its memory tool's description ("…
+        # your name, preferences and habits (target user); …"): no fact of anyone's. (A
+        # user's sentence about the tool may be one, in a session that works on it.)
+        if not raw or (role == "assistant"
+                       and ("session_search" in raw or "(target " in raw)):
+            continue
         noted = _noted(raw, today, names, checked, focus)
         if noted is not None:
             focus = day_ahead(noted[0], today) or focus
@@ -183,14 +191,6 @@ def _noted(raw: str, today: date | None, names: tuple[str, ...], checked: bool,
            focus: date | None) -> tuple[str, tuple[str, ...], frozenset[str]] | None:
     """The text, keys and content words of the note ``raw`` makes, or None."""
     if not checked and is_phatic(raw, names):
-        return None
-    if raw.startswith("{") and (call := _FLAT_JSON.match(raw)):
-        raw = raw[call.end():].strip()
-        if not raw:
-            return None
-    # The model telling how it searched, or copying its memory tool's description
-    # ("… your name, preferences and habits (target user); …"): no fact of anyone's.
-    if "session_search" in raw or "(target " in raw:
         return None
     if "**" in raw:
         raw = _BOLD.sub(r"\1", raw)
