@@ -19,7 +19,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from mnemo.context.markers import own_text
-from mnemo.context.summary.notes import Change, text_stems, updated_value, value_changes
+from mnemo.context.summary.notes import (
+    Change,
+    text_stems,
+    updated_value,
+    updates_in,
+    value_changes,
+)
 from mnemo.context.summary.salience import (
     is_instruction,
     is_phatic,
@@ -28,7 +34,6 @@ from mnemo.context.summary.salience import (
     stated_values,
     undone_in,
     undone_values,
-    updated_things,
     value_word,
     values_in,
     with_value,
@@ -262,7 +267,7 @@ class MemoryWrites:
         target, action = args.get("target"), args.get("action")
         taken_back = tuple(undone_in(said))
         changes = value_changes(said)
-        updating = any(updated_things(sentence) for sentence in sentences(said))
+        updating = bool(updates_in(said))
         if not (taken_back or changes or updating) or target not in TARGETS or action not in (
                 "add", "replace"):
             return args
@@ -338,7 +343,7 @@ class MemoryWrites:
         21,000 euros now": "Budget: $18,000." — ``updated_value``)."""
         taken = set(undone_in(text))
         changes = value_changes(text)
-        updating = any(updated_things(sentence) for sentence in sentences(text))
+        updating = bool(updates_in(text))
         if not taken and not changes and not updating:
             return []
         return [(target, entry) for target in TARGETS

@@ -52,11 +52,12 @@ from mnemo.context.textscan import (
     without_markdown,
 )
 from mnemo.memory.grounding import NUMBER_WORDS
+from mnemo.textjson import json_objects
 
 __all__ = ["CHANGE_MARK", "TIMELINE_DAY", "Change", "Note", "answer_text", "asked_stems",
            "carried_notes", "change_of", "content_words", "echoes", "latest_notes",
            "marked_sentences", "note_stems", "plain_values", "rare_words", "retold_change",
-           "stems_of", "take_notes", "text_stems", "told_in", "updated_value",
+           "stems_of", "take_notes", "text_stems", "told_in", "updated_value", "updates_in",
            "value_change", "value_changes"]
 
 _WORD = re.compile(r"[a-z][a-z'’]{2,}|\d+")
@@ -123,8 +124,12 @@ def take_notes(sentences: Iterable[str], *, speaker: str, role: str, order: int,
     notes: list[Note] = []
     names = tuple(names)
     for raw in sentences:
-        if raw.startswith("{") and (call := _FLAT_JSON.match(raw)):
-            raw = raw[call.end():].strip()
+        # A JSON object opening a sentence, which a small model writes before its words
+        # as a tool call's arguments ('{"target": "session_search"} Gas is more …', by
+        # hand at 3,072 tokens), is no part of what it tells, and the model imitates it
+        # in its next answers when the summary keeps it.
+        if raw.startswith("{") and (opening := json_objects(raw)) and opening[0][0] == 0:
+            raw = raw[opening[0][1]:].strip()
         # An AI telling how it searched, or copying its memory tool's description ("…
         # your name, preferences and habits (target user); …"): no fact of anyone's. (A
         # user's sentence about the tool may be one, in a session that works on it.)
@@ -172,15 +177,6 @@ _IN_PLACE_OF = re.compile(r"\b(?:instead of|rather than) (?:my|our|the|his|her|t
 # traveling …"): its stars are no part of what a note tells, and in a summary's line
 # they read as a heading of their own. Bounded.
 _BOLD = re.compile(r"\*\*(?=\S)([^*\n]{1,120}?)(?<=\S)\*\*")
-
-
-# A flat JSON object opening a sentence, which a small model writes before its words as
-# a tool call's arguments ('{"target": "session_search"} Gas is more expensive …', by
-# hand at 3,072 tokens): no part of what the sentence tells, and the model imitates it
-# in its next answers when the summary keeps it. Bounded.
-_JSON_VALUE = r'(?:"[^"{}\n]{0,200}"|-?\d[\d.]{0,20}|true|false|null)'
-_FLAT_JSON = re.compile(rf'\{{\s*"[\w -]{{1,40}}"\s*:\s*{_JSON_VALUE}'
-                        rf'(?:\s*,\s*"[\w -]{{1,40}}"\s*:\s*{_JSON_VALUE}){{0,8}}\s*\}}')
 
 
 # A sentence is noted the same way wherever it stands: an agent's transcript repeats its
@@ -497,18 +493,30 @@ def restated(text: str, words: AbstractSet[str], whose: str,
     if not any((whose, word) in updates or (whose, word[:-1]) in updates for word in words):
         return None
     for thing, _, _, _ in stated_values(text):
-        update = updates.get((whose, thing))
-        found = updated_value(text, update[1]) if update is not None else None
-        if update is None or found is None:
+        if (whose, thing) not in updates:
+            continue
+        at, correction = updates[(whose, thing)]
+        found = updated_value(text, correction)
+        if found is None:
             continue
         value, written, new = found
-        if _superseded(text, value, values_in(update[1]) | names_in(update[1])):
-            return update[0], ""
+        if _superseded(text, value, values_in(correction) | names_in(correction)):
+            return at, ""
         mark = _change_mark(new, written)
         if mark in text:
-            return update[0], text
-        return update[0], _with_new_amount(text, value, written, new).rstrip() + mark
+            return at, text
+        return at, _with_new_amount(text, value, written, new).rstrip() + mark
     return None
+
+
+@lru_cache(maxsize=1024)
+def updates_in(correction: str) -> tuple[tuple[str, str, str, str], ...]:
+    """What the sentences of ``correction`` say things are now (``stated_values`` of the
+    things ``updated_things`` finds); read once per text: ``updated_value`` asks it of
+    every older note or saved entry."""
+    return tuple(stated for sentence in sentences(correction)
+                 if (things := updated_things(sentence))
+                 for stated in stated_values(sentence) if stated[0] in things)
 
 
 def updated_value(text: str, correction: str) -> tuple[str, str, str] | None:
@@ -517,9 +525,7 @@ def updated_value(text: str, correction: str) -> tuple[str, str, str] | None:
     (``stated_values``) is another value of the same kind now (``updated_things``):
     "Our budget is 18,000 euros." and "Correction: the budget is 21,000 euros now"
     give ("18,000", "18,000", "21,000"). None when it says no such thing."""
-    newer = [stated for sentence in sentences(correction)
-             if (things := updated_things(sentence))
-             for stated in stated_values(sentence) if stated[0] in things]
+    newer = updates_in(correction)
     if not newer:
         return None
     for thing, of_kind, value, written in stated_values(text):

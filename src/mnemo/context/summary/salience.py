@@ -938,13 +938,16 @@ _VALUE_WORD = re.compile(rf"\b(?:{_VALUE})\b(?!%)", re.IGNORECASE)
 # correction ranked as ordinary news, gave way in a small summary to the line it
 # corrected, and the embedded model answered "18,000 euros". The thing is the word
 # before the verb, up to two words after the determiner; bounded.
+# A value as these statements write it: a currency sign, the value, the word after it
+# (its unit, when it is one: "18,000 euros", "3 nights").
+_VALUE_AND_UNIT = rf"([€$£]\s?)?\b({_VALUE})\b(?!%|\s+of\b)(?:\s*([a-z]+))?"
 _STATED = re.compile(
     r"\b(?:the|our|my|his|her|their|your|its|a|an|each|every|this|that|these|those)\s+"
     r"(?:(new|total|final|whole|overall)\s+)?(?:[a-z][a-z'-]*\s+){0,2}?"
     r"([a-z][a-z'-]{2,})\s+(?:is|are|was|were|will be|would be|costs?|came to|comes? to"
     r"|went (?:up|down) to|has gone (?:up|down) to|rose to|fell to|dropped to|leaves|starts"
     r"|begins|lands|of)\s+(?:(?:now|only|about|around|roughly|just|still|at|on)\s+){0,2}"
-    rf"([€$£]\s?)?({_VALUE})\b(?!%|\s+of\b)(?:\s*([a-z]+))?", re.IGNORECASE)
+    + _VALUE_AND_UNIT, re.IGNORECASE)
 # A verb of ``_STATED`` (or ``_COUNTED``) and a value after it: what any sentence they
 # match holds, and a search that costs a fraction of their own (half of a coding
 # transcript's sentences say "now", and none of them states a value). Its verbs are
@@ -962,8 +965,7 @@ _COUNTED = re.compile(
     rf"(\d[\d,.]*|{'|'.join(sorted(_NUMBER_WORDS, key=len, reverse=True))})\s+(?:more\s+)?"
     r"([a-z][a-z'-]{2,})", re.IGNORECASE)
 # The thing's other values in the rest of its clause ("… on Tuesday the 8th at 10:00").
-_MORE_VALUES = re.compile(rf"([€$£]\s?)?\b({_VALUE})\b(?!%|\s+of\b)(?:\s*([a-z]+))?",
-                          re.IGNORECASE)
+_MORE_VALUES = re.compile(_VALUE_AND_UNIT, re.IGNORECASE)
 _CLAUSE_END = re.compile(r";|:\s|,?\s(?:and|but|while|so)\s", re.IGNORECASE)
 # The words that say a statement of what a thing is, is new: "now", "Correction:", "it
 # went up to …".
@@ -980,9 +982,8 @@ _CURRENCY = frozenset(("€", "$", "£", "eur", "euro", "euros", "usd", "dollar"
                        "gbp", "pound", "pounds", "bucks", "quid", "francs", "kronor",
                        "zloty", "yen", "yuan", "rupees"))
 # A thing's value as a label gives it, at the start of a line or text: "Budget: $18,000."
-_LABELLED = re.compile(rf"^\s*([A-Za-z][a-z'-]{{2,}}):\s+(?:(?:about|around|now)\s+)?"
-                       rf"([€$£]\s?)?({_VALUE})\b(?!%|\s+of\b)(?:\s*([a-z]+))?",
-                       re.IGNORECASE | re.MULTILINE)
+_LABELLED = re.compile(r"^\s*([A-Za-z][a-z'-]{2,}):\s+(?:(?:about|around|now)\s+)?"
+                       + _VALUE_AND_UNIT, re.IGNORECASE | re.MULTILINE)
 
 
 def stated_values(sentence: str) -> tuple[tuple[str, str, str, str], ...]:
