@@ -710,6 +710,23 @@ def test_a_value_said_to_be_another_now_replaces_the_entry_that_held_it(
                                    "The oven is 1,200 euros.")
 
 
+def test_a_day_and_date_said_to_be_others_now_are_both_swapped_in_the_entry(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    """By hand (3,072 tokens) the model saved the user's words, and after "Change of
+    plans: the movers come on Friday the 15th now, same time." answered "Thursday the
+    14th at 8:00" from the entry, which said the day of "they". (Scripted replies.)"""
+    movers = "The movers are Van Dijk Verhuizingen and they come on Thursday the 14th at 8:00."
+    client = ScriptedChatClient(["Noted."])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.memory.add("user", movers)
+        agent.run_turn("Change of plans: the movers come on Friday the 15th now, same time.")
+    call = {"name": "memory", "arguments": {
+        "action": "replace", "target": "user", "old_text": movers,
+        "content": "The movers are Van Dijk Verhuizingen and they come on Friday the 15th at "
+                   "8:00."}}
+    assert json.dumps(call) in _last_user_text(client.requests[0].messages)
+
+
 @pytest.mark.parametrize(("said", "write"), [
     # The value about another thing: "turns 12" is no stay of 12 days.
     ("We'll stay 10 days instead of 12.", "We will stay 10 days."),

@@ -14,6 +14,7 @@ from datetime import date
 import pytest
 
 from mnemo.context import ContextCompressor, summarize_locally
+from mnemo.context.compressor import head_stems
 from mnemo.context.extract import extract_facts, is_conversation
 from mnemo.context.local_summary import (
     parse_summary_sections,
@@ -46,6 +47,8 @@ from mnemo.context.summary.salience import (
     is_phatic,
     is_standing_rule,
     salience,
+    stated_values,
+    updated_things,
     without_phatic_clauses,
 )
 from mnemo.errors import UsageError
@@ -66,6 +69,7 @@ PHATIC = ("Hey Mel! Good to see you!", "How have you been?", "Thanks so much, Me
           # Sounds, however many letters they hold; thanks for anything; a pronoun alone.
           "Woohoo!", "Woo-hoo!", "Yoohoo!", "It was sooo cool.", "Gotcha!", "C'mon!",
           "Thanks for checking in.", "Thanks for askin'!", "Thanks a bunch!",
+          "Thank you for your guidance!", "Thanks for the recommendations.",
           "Appreciate your offer.", "Bon voyage!", "She's cute!", "They look so happy!",
           "I bet!", "Highly recommend it!", "You seriously rock.", "Nice to meet you!",
           # The small talk of every day.
@@ -2739,6 +2743,73 @@ def test_a_thing_said_to_be_another_value_now_takes_the_older_value_back() -> No
                          ("Our budget is 18,000 euros.", "The budget is 21,000 euros.")):
         notes = [note.text for note in extract_facts(chat(older, "OK.", newer, "OK.")).notes]
         assert older in notes, (older, newer)
+
+
+def test_a_days_update_by_a_verb_of_coming_takes_back_a_clause_about_they() -> None:
+    # By hand (3,072 tokens) "Change of plans: the movers come on Friday the 15th now,
+    # same time." took nothing back: "come" stated no value, and the older line said the
+    # day of "they". The embedded model answered "Thursday the 14th at 8:00".
+    older = ("The movers are Van Dijk Verhuizingen and they come on Thursday the 14th at "
+             "8:00.")
+    newer = "Change of plans: the movers come on Friday the 15th now, same time."
+    assert stated_values(older) == (("mover", "day", "thursday", "Thursday"),
+                                    ("mover", "date", "14", "14th"),
+                                    ("mover", "time", "8:00", "8:00"))
+    assert updated_things(newer) == ("mover",)
+    turns = chat(older, "OK.", newer, "OK.")
+    # The line keeps its hour and company, with the day and date the user said now.
+    assert [note.text for note in extract_facts(turns).notes] == [
+        "The movers are Van Dijk Verhuizingen and they come on Friday the 15th at 8:00. "
+        "[Since changed: Friday, not Thursday; 15th, not 14th.]", newer]
+    # A pronoun whose sentence has no subject to stand for states nothing.
+    assert stated_values("Sure, and they come on Thursday the 14th.") == ()
+
+
+def test_an_ai_restating_an_updated_thing_with_its_old_value_is_left_out() -> None:
+    # By hand (3,072 tokens) the embedded model answered the movers' new day with
+    # "Change of plans: the movers come on Thursday the 14th now, same time.": newer than
+    # the user's correction and nearly its copy, it took its place in the next summary
+    # (the old day was in the model's own copy of the user's words, carried over).
+    advice = " Label every box with its room and keep the kettle in the car." * 3
+    previous = ("## Critical Context\n- Assistant: The movers are Van Dijk Verhuizingen and "
+                "they come on Thursday the 14th at 8:00.\n")
+    turns = chat("Change of plans: the movers come on Friday the 15th now, same time.",
+                 "No, you need not tell anyone.\n\nChange of plans: the movers come on "
+                 "Thursday the 14th now, same time.",
+                 "Our daughter Noor starts at De Regenboog school on the 18th.",
+                 "Good luck to Noor." + advice)
+    summary = summarize_locally(turns, budget_tokens=1_000, previous_summary=previous,
+                                session_date=date(2026, 12, 5))
+    assert "the movers come on Friday the 15th now" in summary
+    assert "Thursday the 14th now" not in summary
+    # … and its older copy says the new day and date.
+    assert ("Verhuizingen and they come on Friday the 15th at 8:00. [Since changed: Friday, "
+            "not Thursday; 15th, not 14th.]") in summary
+    # Its note that gives the new day stays.
+    turns[1] = {"role": "assistant", "content": "The movers come on Friday the 15th at "
+                                                "8:00, so pack the kitchen on Wednesday."}
+    summary = summarize_locally(turns, budget_tokens=1_000, previous_summary=previous,
+                                session_date=date(2026, 12, 5))
+    assert "The movers come on Friday the 15th at 8:00, pack the kitchen" in summary
+
+
+def test_a_retelling_of_the_kept_head_is_no_news_for_the_date_it_was_given() -> None:
+    # By hand (3,072 tokens) the model's copy of the kept first message, "We're moving
+    # from Leiden to Rotterdam next month [Jan 2027].", took a third of a 100-token
+    # summary: the resolved month was a number the head did not hold.
+    head = head_stems(chat("Hi, I'm Tom. We're moving from Leiden to Rotterdam next month."))
+    turns = chat("Our new address is Mathenesserlaan 212, third floor.",
+                 "We're moving from Leiden to Rotterdam next month.",
+                 "What should I pack first?", "Books and winter clothes.")
+    summary = summarize_locally(turns, budget_tokens=1_000, session_date=date(2026, 12, 5),
+                                kept_stems=head)
+    assert "Mathenesserlaan 212" in summary and "Leiden" not in summary
+    # A date the head does not tell is still news.
+    turns[1] = {"role": "assistant", "content": "We're moving from Leiden to Rotterdam on "
+                                                "the 14th."}
+    summary = summarize_locally(turns, budget_tokens=1_000, session_date=date(2026, 12, 5),
+                                kept_stems=head)
+    assert "on the 14th" in summary
 
 
 def test_a_carried_correction_keeps_its_rank_when_what_it_corrected_is_gone() -> None:

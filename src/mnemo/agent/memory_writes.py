@@ -23,6 +23,7 @@ from mnemo.context.summary.notes import (
     Change,
     text_stems,
     updated_value,
+    updated_values,
     updates_in,
     value_changes,
 )
@@ -369,8 +370,10 @@ class MemoryWrites:
             for old, _, new in change.swaps:
                 if new and _holds_value(entry, change, old):
                     return with_value(entry, old, new)
-        updated = updated_value(entry, text)
-        return with_value(entry, updated[0], updated[2]) if updated is not None else None
+        updated = updated_values(entry, text)
+        for value, _, new in updated:  # a day and its date change together
+            entry = with_value(entry, value, new)
+        return entry if updated else None
 
     def _corrected_copies(self, messages: Sequence[Message]) -> list[str]:
         """Each saved entry the user's latest message corrects, with the name it put in

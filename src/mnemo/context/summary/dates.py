@@ -45,6 +45,7 @@ _MONTH = {name: i + 1 for i, name in enumerate(_MONTHS)} | {
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 # The names of the days and months, lower-cased: values, not names (``salience``).
 CALENDAR_WORDS = frozenset(_MONTHS + _WEEKDAYS)
+WEEKDAYS = frozenset(_WEEKDAYS)
 # Short weekday names as people write them ("last Fri", "on Tues"). Read only when
 # capitalised: "I last sat down" is no Saturday.
 _SHORT_WEEKDAYS = {"mon": 0, "tue": 1, "tues": 1, "wed": 2, "weds": 2, "thu": 3, "thur": 3,

@@ -23,7 +23,13 @@ from dataclasses import dataclass, replace
 from datetime import date
 from functools import lru_cache
 
-from mnemo.context.summary.dates import RESOLVED_DATE, day_ahead, format_date, resolve_relative
+from mnemo.context.summary.dates import (
+    RESOLVED_DATE,
+    WEEKDAYS,
+    day_ahead,
+    format_date,
+    resolve_relative,
+)
 from mnemo.context.summary.salience import (
     cjk_runs,
     clean,
@@ -388,8 +394,8 @@ def latest_notes(notes: Sequence[Note], *, ai_assistant: bool = False) -> list[N
         kept.append(note)
     kept = [replace(note, replaced=True) if number in replacing else note
             for number, note in enumerate(kept)]
-    if ai_assistant and (changed or undone):
-        kept = _ai_notes_corrected(kept, changed, linked, undone)
+    if ai_assistant and (changed or undone or updates):
+        kept = _ai_notes_corrected(kept, changed, linked, undone, updates)
     kept.reverse()
     # An AI's echo of any earlier user note includes one of the message just before.
     return _without_restated(kept, gone) if ai_assistant else _without_echoes(kept)
@@ -470,7 +476,7 @@ def value_change(text: str, stems: AbstractSet[str], whose: str,
         for change in changed.get((whose, value), ()):
             if not change.about & stems:
                 continue
-            if _superseded(text, value, change.told):
+            if _superseded(text, {value}, change.told):
                 return change.at, ""
             old, new = next((w, n) for v, w, n in change.swaps if v == value)
             mark = _change_mark(new, old)
@@ -496,16 +502,19 @@ def restated(text: str, words: AbstractSet[str], whose: str,
         if (whose, thing) not in updates:
             continue
         at, correction = updates[(whose, thing)]
-        found = updated_value(text, correction)
-        if found is None:
+        found = updated_values(text, correction)
+        if not found:
             continue
-        value, written, new = found
-        if _superseded(text, value, values_in(correction) | names_in(correction)):
+        if _superseded(text, {value for value, _, _ in found},
+                       values_in(correction) | names_in(correction)):
             return at, ""
-        mark = _change_mark(new, written)
+        (_, first, into), *others = found
+        mark = _change_mark(into, first, *((new, old) for _, old, new in others))
         if mark in text:
             return at, text
-        return at, _with_new_amount(text, value, written, new).rstrip() + mark
+        for value, written, new in found:
+            text = _with_new_amount(text, value, written, new)
+        return at, _with_new_day(text, found).rstrip() + mark
     return None
 
 
@@ -525,15 +534,24 @@ def updated_value(text: str, correction: str) -> tuple[str, str, str] | None:
     (``stated_values``) is another value of the same kind now (``updated_things``):
     "Our budget is 18,000 euros." and "Correction: the budget is 21,000 euros now"
     give ("18,000", "18,000", "21,000"). None when it says no such thing."""
+    found = updated_values(text, correction)
+    return found[0] if found else None
+
+
+def updated_values(text: str, correction: str) -> tuple[tuple[str, str, str], ...]:
+    """Every value ``updated_value`` finds, in ``text``'s order: "… they come on
+    Thursday the 14th at 8:00." after "the movers come on Friday the 15th now" has two
+    (the day and the date; the hour still holds). A value the correction states again
+    for the thing is no change, even beside another of its kind."""
     newer = updates_in(correction)
     if not newer:
-        return None
+        return ()
+    found: list[tuple[str, str, str]] = []
     for thing, of_kind, value, written in stated_values(text):
-        new = next((w for t, k, v, w in newer
-                    if t == thing and same_kind(k, of_kind) and v != value), None)
-        if new is not None:
-            return value, written, new
-    return None
+        alike = [(v, w) for t, k, v, w in newer if t == thing and same_kind(k, of_kind)]
+        if alike and all(v != value for v, _ in alike):
+            found.append((value, written, alike[0][1]))
+    return tuple(dict.fromkeys(found))
 
 
 # How many days, hours or amounts of its own keep a line whose name was taken back.
@@ -560,10 +578,14 @@ def _name_marked(text: str, name: str, correction: str) -> str | None:
     return text if mark in text else text.rstrip() + mark
 
 
-def _change_mark(new: str, old: str) -> str:
+def _change_mark(new: str, old: str, *more: tuple[str, str]) -> str:
     """The mark a line keeps after what a correction took back: " [Since changed: three,
-    not two.]", or " [Since changed: not two.]" when it named nothing in its place."""
-    return f" {CHANGE_MARK}{f'{new}, ' if new else ''}not {old}.]"
+    not two.]", or " [Since changed: not two.]" when it named nothing in its place;
+    ``more``: further pairs of new and old values ("[Since changed: Friday, not
+    Thursday; 15th, not 14th.]")."""
+    pairs = [(new, old), *more]
+    return " " + CHANGE_MARK + "; ".join(f"{f'{n}, ' if n else ''}not {o}"
+                                         for n, o in pairs) + ".]"
 
 
 def _with_new_amount(text: str, value: str, old: str, new: str) -> str:
@@ -593,6 +615,29 @@ def _with_new_amount(text: str, value: str, old: str, new: str) -> str:
     return text[:at.start()] + word + text[at.end():]
 
 
+def _with_new_day(text: str, found: Sequence[tuple[str, str, str]]) -> str:
+    """``text`` with the day and date it names together ("Thursday the 14th") written as
+    the new ones of ``found`` (``updated_values``), when both changed and the text names
+    that day and date once, undated: "Friday the 15th" is what the user said. By hand the
+    embedded model copies a sentence and leaves its mark; a day alone stays as it was
+    (see ``_with_new_amount``)."""
+    days = [(written, new) for _, written, new in found if written.lower() in WEEKDAYS]
+    dates = [(written, new) for _, written, new in found if _ORDINAL.fullmatch(written)]
+    if len(days) != 1 or len(dates) != 1 or not _ORDINAL.fullmatch(dates[0][1]) \
+            or days[0][1].lower() not in WEEKDAYS:
+        return text
+    (old_day, new_day), (old_date, new_date) = days[0], dates[0]
+    together = list(re.finditer(rf"\b{re.escape(old_day)}(,? (?:the )?){re.escape(old_date)}"
+                                r"\b(?! \[)", text))
+    if len(together) != 1:
+        return text
+    at = together[0]
+    return f"{text[:at.start()]}{new_day}{at.group(1)}{new_date}{text[at.end():]}"
+
+
+_ORDINAL = re.compile(r"\d{1,2}(?:st|nd|rd|th)", re.IGNORECASE)
+
+
 # A number in digits or words ("4000", "2,500", "two"), not an ordinal or a day.
 _AMOUNT = re.compile(r"\d+(?:[.,]\d+)*|" + "|".join(sorted(NUMBER_WORDS, key=len,
                                                               reverse=True)),
@@ -602,7 +647,9 @@ _BRACKET = re.compile(r"\[[^\]]*\]")
 
 def _ai_notes_corrected(notes: list[Note], changed: Mapping[tuple[str, str], Sequence[Change]],
                         linked: Mapping[int, AbstractSet[str]],
-                        undone: Mapping[tuple[str, str], int] | None = None) -> list[Note]:
+                        undone: Mapping[tuple[str, str], int] | None = None,
+                        updates: Mapping[tuple[str, str], tuple[int, str]] | None = None
+                        ) -> list[Note]:
     """``notes`` (newest first, as ``latest_notes`` keeps them; ``changed``: the
     corrections by where they stand there, ``undone`` the names taken back) with an AI
     assistant's note a user's correction changes marked, or left out, as the user's own
@@ -617,8 +664,14 @@ def _ai_notes_corrected(notes: list[Note], changed: Mapping[tuple[str, str], Seq
       "The Ardennes is easy with the wheelchair. We planned a day trip to the Ardennes
       on Saturday." followed "we're going to Maastricht rather than the Ardennes". A
       value the note takes back too ("… moved to Sunday, not Saturday") is no such value.
-    * one that retold a plan a correction changed (``retold_change``)."""
+    * one that retold a plan a correction changed (``retold_change``);
+    * one made after the user said what a thing is now (``updates``: "the movers come on
+      Friday the 15th now") that gives the thing another value of the kind: by hand the
+      embedded model answered that with "Change of plans: the movers come on Thursday
+      the 14th now, same time.", a near copy, newer, which took the correction's place
+      in the next summary."""
     users = {key: entries for key, entries in changed.items() if key[0] == "user"}
+    stated = {key: update for key, update in (updates or {}).items() if key[0] == "user"}
     names = {name: at for (who, name), at in (undone or {}).items() if who == "user"}
     out: list[Note] = []
     for at, note in enumerate(notes):
@@ -638,6 +691,10 @@ def _ai_notes_corrected(notes: list[Note], changed: Mapping[tuple[str, str], Seq
             found = value_change(note.text, stems, "user", before) if before else None
             if found is None and linked:
                 found = retold_change(note.text, stems, "user", changed, linked)
+            if found is None and stated:
+                found = restated(note.text, note.words, "user",
+                                 {key: update for key, update in stated.items()
+                                  if update[0] > at})
         if found is None:
             out.append(note)
         elif found[1]:
@@ -675,15 +732,15 @@ def _unmarked(text: str) -> str:
     return RESOLVED_DATE.sub("", text) if "[" in text else text
 
 
-def _superseded(text: str, value: str, told: AbstractSet[str]) -> bool:
-    """Whether a correction that tells ``told`` and takes back ``value`` leaves nothing
+def _superseded(text: str, values: AbstractSet[str], told: AbstractSet[str]) -> bool:
+    """Whether a correction that tells ``told`` and takes back ``values`` leaves nothing
     of ``text`` standing: every other value and name of it is told again — the date a
     relative day was resolved to goes with the day, and an hour with a new hour. By hand
     (3,072 tokens) "The interview is on Tuesday [8 Dec 2026] at 10:30." stayed beside
     "the interview moved to Wednesday at 14:00, not Tuesday", marked, and the embedded
     model answered Tuesday at 10:30 whenever it was asked."""
     plain = _unmarked(text)
-    rest = (values_in(plain) | names_in(plain)) - {value}
+    rest = (values_in(plain) | names_in(plain)) - values
     if any(_CLOCK.fullmatch(word) for word in told):
         rest = frozenset(word for word in rest if not _CLOCK.fullmatch(word))
     return rest <= told

@@ -34,7 +34,7 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-from mnemo.context.summary.dates import CALENDAR_WORDS
+from mnemo.context.summary.dates import CALENDAR_WORDS, WEEKDAYS
 from mnemo.context.textscan import CJK_CLASS, STOPWORDS, sentences
 from mnemo.memory.grounding import NUMBER_WORDS
 
@@ -108,7 +108,8 @@ _PHATIC_PHRASE = re.compile(
     r"|wish(?:ing|es)? (?:you|u) (?:all )?(?:the best|luck|well)"
     r"|thanks? (?:you )?(?:so much )?for (?:the|your|all the|all your) (?:support|help"
     r"|kind words|encouragement|advice|tips?|chat|talk|reminder|sympathy|offer|invite|input"
-    r"|feedback|patience|understanding|info|information|update|explanation|suggestions?)"
+    r"|feedback|patience|understanding|info|information|update|explanation|suggestions?"
+    r"|guidance|assistance|answers?|ideas|recommendations?|insights?)"
     r"|thanks? (?:you )?(?:so much )?for \w+(?:ing|in(?=['’]))(?: (?:in|up|out|by))?"
     r"|thanks? a (?:bunch|ton|million|lot)|(?:i )?(?:really )?appreciate (?:it|that|this|you"
     r"|your (?:offer|help|support|kind words))"
@@ -908,13 +909,9 @@ def value_swaps(sentence: str) -> tuple[tuple[str, str, str], ...]:
     return tuple(found)
 
 
-_DAYS = frozenset(("monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
-                   "sunday"))
-
-
 def _value_kind(written: str) -> str:
     word = written.lower()
-    return "day" if word in _DAYS else "number" if (
+    return "day" if word in WEEKDAYS else "number" if (
         word[:1].isdigit() or word in NUMBER_WORDS or word == "one") else "month"
 
 
@@ -941,21 +938,34 @@ _VALUE_WORD = re.compile(rf"\b(?:{_VALUE})\b(?!%)", re.IGNORECASE)
 # A value as these statements write it: a currency sign, the value, the word after it
 # (its unit, when it is one: "18,000 euros", "3 nights").
 _VALUE_AND_UNIT = rf"([€$£]\s?)?\b({_VALUE})\b(?!%|\s+of\b)(?:\s*([a-z]+))?"
+# The verbs that say what a thing is, costs, or when it happens ("the movers come on
+# Friday the 15th now": by hand, a correction), and the words between them and a value.
+_STATING = (r"(?:is|are|was|were|will be|would be|costs?|came to|comes? to|went (?:up|down)"
+            r" to|has gone (?:up|down) to|rose to|fell to|dropped to|leaves|starts|begins"
+            r"|lands|comes?|arrives?|(?:is|are|will be) (?:coming|arriving))")
+_BEFORE_VALUE = r"(?:(?:now|only|about|around|roughly|just|still|at|on)\s+){0,2}"
 _STATED = re.compile(
     r"\b(?:the|our|my|his|her|their|your|its|a|an|each|every|this|that|these|those)\s+"
     r"(?:(new|total|final|whole|overall)\s+)?(?:[a-z][a-z'-]*\s+){0,2}?"
-    r"([a-z][a-z'-]{2,})\s+(?:is|are|was|were|will be|would be|costs?|came to|comes? to"
-    r"|went (?:up|down) to|has gone (?:up|down) to|rose to|fell to|dropped to|leaves|starts"
-    r"|begins|lands|of)\s+(?:(?:now|only|about|around|roughly|just|still|at|on)\s+){0,2}"
-    + _VALUE_AND_UNIT, re.IGNORECASE)
+    rf"([a-z][a-z'-]{{2,}})\s+(?:{_STATING}|of)\s+{_BEFORE_VALUE}" + _VALUE_AND_UNIT,
+    re.IGNORECASE)
+# A later clause about the sentence's subject, by its pronoun: "The movers are Van Dijk
+# Verhuizingen and they come on Thursday the 14th at 8:00." (by hand: the line a
+# correction of the movers' day had to take back).
+_SUBJECT = re.compile(
+    r"^\W*(?:[A-Za-z][\w ]{0,30}:\s+)?(?:the|our|my|his|her|their|your)\s+"
+    r"(?:[a-z][a-z'-]*\s+){0,2}?([a-z][a-z'-]{2,})\s+(?:is|are|was|were|will|would|has"
+    r"|have|had|comes?|arrives?|starts?|begins?|leaves?|costs?)\b", re.IGNORECASE)
+_BY_PRONOUN = re.compile(rf"(?:[,;]|\band|\bbut)\s+(?:they|it)\s+(?:will\s+)?{_STATING}\s+"
+                         + _BEFORE_VALUE + _VALUE_AND_UNIT, re.IGNORECASE)
 # A verb of ``_STATED`` (or ``_COUNTED``) and a value after it: what any sentence they
 # match holds, and a search that costs a fraction of their own (half of a coding
 # transcript's sentences say "now", and none of them states a value). Its verbs are
 # matched in lower case, as they are written inside a sentence: case-blind, the search
 # cost three times as much.
 _VERB_VALUE = re.compile(
-    r"\b(?:is|are|was|were|be|costs?|to|leaves|starts|begins|lands|of|have|had|invited"
-    r"|booked|ordered|bought|need|expect|got|sold)\s+(?:(?:now|only|about|around|roughly"
+    r"\b(?:is|are|was|were|be|costs?|to|leaves|starts|begins|lands|comes?|arrives?|coming"
+    r"|arriving|of|have|had|invited|booked|ordered|bought|need|expect|got|sold)\s+(?:(?:now|only|about|around|roughly"
     rf"|just|still|at|on)\s+){{0,2}}[€$£]?\s?(?:\d|(?i:{_VALUE})\b)")
 # How many of a thing someone has, invited or booked: "We invited 120 guests", "we
 # booked three nights now" — the thing is the noun after the number.
@@ -970,6 +980,7 @@ _CLAUSE_END = re.compile(r";|:\s|,?\s(?:and|but|while|so)\s", re.IGNORECASE)
 # The words that say a statement of what a thing is, is new: "now", "Correction:", "it
 # went up to …".
 _UPDATE_CUE = re.compile(r"\b(?:now|actually|correction|update[ds]?|changed|revised"
+                         r"|change of plans?"
                          r"|increased|decreased|raised|lowered|went (?:up|down)|gone (?:up|down)"
                          r"|rose|fell|dropped)\b", re.IGNORECASE)
 # A word after a number that is no unit of it ("21,000 now", "3 and 5").
@@ -993,12 +1004,18 @@ def stated_values(sentence: str) -> tuple[tuple[str, str, str, str], ...]:
     value as ``value_word``; as written). A thing's first value, then the others in the
     rest of its clause."""
     found: list[tuple[str, str, str, str]] = []
-    stated = list(_STATED.finditer(sentence))
-    for at, match in enumerate(stated):
-        _, thing, sign, written, after = match.groups()
+    stated: list[tuple[str, re.Match[str]]] = [
+        (match.group(2), match) for match in _STATED.finditer(sentence)]
+    if " they " in sentence or " it " in sentence:
+        subject = _SUBJECT.match(sentence)
+        if subject is not None:
+            stated += [(subject.group(1), match) for match in _BY_PRONOUN.finditer(sentence)]
+            stated.sort(key=lambda found: found[1].start())
+    for at, (thing, match) in enumerate(stated):
+        sign, written, after = match.groups()[-3:]
         thing = _thing(thing)
         found.append((thing, _stated_kind(sign, written, after), value_word(written), written))
-        end = stated[at + 1].start() if at + 1 < len(stated) else len(sentence)
+        end = stated[at + 1][1].start() if at + 1 < len(stated) else len(sentence)
         clause = _CLAUSE_END.search(sentence, match.end(), end)
         for more in _MORE_VALUES.finditer(sentence, match.end(), clause.start() if clause
                                           else end):
@@ -1020,7 +1037,7 @@ def _stated_kind(sign: str | None, written: str, after: str | None) -> str:
     """The kind of a value ``stated_values`` found, written ``written`` after the
     currency sign ``sign`` and before the word ``after``."""
     word = written.lower()
-    if word in _DAYS:
+    if word in WEEKDAYS:
         return "day"
     if _value_kind(written) == "month":
         return "month"
