@@ -2812,6 +2812,30 @@ def test_a_retelling_of_the_kept_head_is_no_news_for_the_date_it_was_given() -> 
     assert "on the 14th" in summary
 
 
+def test_a_chat_turning_to_work_keeps_the_users_rule_and_facts() -> None:
+    # By hand (3,072 tokens) a chat about a failing app turned to the work layout when
+    # the user pasted the error: the carried "User: Rule for this project: …" weighed as
+    # any note, below the counts of memory calls, the error was printed twice (quoted as
+    # the Goal and its latest request, and as an error) and once more as a "Config:"
+    # line; the rule and the Python version were gone.
+    previous = ("## Constraints & Preferences\n- User: Rule for this project: never add new "
+                "dependencies, the Pi has little disk.\n## Critical Context\n- User: The app "
+                "runs on Python 3.9 and we deploy it on a Raspberry Pi in the library "
+                "basement.\n## Tools & Patterns\n- session_search ×4 (2 failed)\n"
+                "- memory ×4\n")
+    turns = chat("Ines is working on a Flask app called shelfie. The Pi runs on Python 3.9 "
+                 "and the app has deployed on a Raspberry Pi in the library basement.",
+                 'Yesterday the /loans page started failing with "sqlite3.OperationalError: '
+                 'database is locked".')
+    turns[0]["role"], turns[1]["role"] = "assistant", "user"
+    error = 'sqlite3.OperationalError: database is locked'
+    summary = summarize_locally(turns, budget_tokens=120, previous_summary=previous)
+    assert "User: Rule for this project: never add new dependencies" in summary
+    assert summary.count(error) == 1 and "Config:" not in summary
+    summary = summarize_locally(turns, budget_tokens=200, previous_summary=previous)
+    assert "User: The app runs on Python 3.9" in summary and summary.count(error) == 1
+
+
 def test_a_carried_correction_keeps_its_rank_when_what_it_corrected_is_gone() -> None:
     # By hand (3,072 tokens) "We booked three nights now, not two" stood in a summary
     # whose "two nights" line had gone; at the next compaction it competed as any note

@@ -397,8 +397,14 @@ def _fit(candidates: list[_Line], max_chars: int, *, said_room: int,
                     continue
             yield line
 
+    printed: set[str] = set()
+
     def take(line: _Line) -> None:
         nonlocal used
+        # An error the Goal quotes already (the user's message: by hand, a 160-token
+        # summary printed it twice). A request that is the Goal and still open is both.
+        if line.section == "Critical Context" and line.text in printed:
+            return
         cost = layout.cost(line)
         kind = line.room
         # The date a relative one stands for is no restatement: it is what the summary
@@ -408,6 +414,7 @@ def _fit(candidates: list[_Line], max_chars: int, *, said_room: int,
         if used + cost > max_chars or (kind and restated[kind] + said > rooms[kind]):
             return
         layout.place(line)
+        printed.add(line.text)
         covered.update(line.words)
         used += cost
         if kind:
@@ -556,13 +563,27 @@ def _earlier(items: Sequence[str], classify: Callable[[str], tuple[str, float]]
     out: list[_Candidate] = []
     for i, text in enumerate(items):
         kind, base = classify(text)
-        if (not kind.startswith(("said", "noted")) and _NAMED.match(text)
-                and not error_lines(text)):  # a note of conversation
-            kind, base = _said_kind(text), _NOTE_BASE + _NOTE_SPAN / 2
+        named = _NAMED.match(text)
+        if (not kind.startswith(("said", "noted")) and named and not error_lines(text)
+                and not _binding(text[named.end():])):  # a note of conversation
+            # (What the user told an AI weighs as what they say in a work session: by
+            # hand "User: The app runs on Python 3.9 …" gave way to the model's
+            # "Assistant noted: Ines is working on a Flask app".)
+            kind, base = _said_kind(text), (_CRITICAL["said"][1] if text.startswith("User: ")
+                                            else _NOTE_BASE + _NOTE_SPAN / 2)
         room = next((r for r in ("said", "noted") if kind.startswith(r)), "")
         out.append(_Candidate(kind, text, _EARLIER + i, base, room,
                               note=kind.startswith(_AS_NOTE)))
     return out
+
+
+def _binding(note: str) -> bool:
+    """Whether a note binds every answer to come: a rule for them, or what someone
+    cannot eat or do (see ``_note_lines``). Carried into a summary of work, it keeps the
+    weight of its section: by hand (3,072 tokens) a chat about a failing app turned to
+    the work layout, and "User: Rule for this project: never add new dependencies, …"
+    weighed as any note, below the count of memory calls, and was gone."""
+    return is_standing_rule(note) or is_limitation(note)
 
 
 def _fixed(kind: str, base: float) -> Callable[[str], tuple[str, float]]:
@@ -1062,9 +1083,12 @@ def _goal_lines(facts: Facts, previous: dict[str, list[str]], focus_topic: str |
         # the first and latest message would only repeat two of them.
         return lines + ([_Line("Goal", f"{_FOCUS}{focus_topic}", 2 * _EARLIER, 100)]
                         if focus_topic else [])
-    if facts.asks and not any(not e.startswith(_LATEST) for e in earlier):
+    quoted = facts.asks and not any(not e.startswith(_LATEST) for e in earlier)
+    if quoted:
         lines.append(_Line("Goal", facts.asks[0].text, facts.asks[0].order, 100))
-    if facts.asks and (previous or facts.asks[-1].text != facts.asks[0].text):
+    # (The latest request is not quoted again when it is the one just quoted: by hand a
+    # 120-token summary spent a fifth of its room on the same line twice.)
+    if facts.asks and (facts.asks[-1].text != facts.asks[0].text or (previous and not quoted)):
         latest = facts.asks[-1]
         lines.append(_Line("Goal", f"{_LATEST}{latest.text}", latest.order, 95))
     if focus_topic:
@@ -1208,14 +1232,13 @@ def _tool_lines(facts: Facts, earlier: list[str]) -> list[_Line]:
         else:
             other.append(line)
     candidates = _earlier(other, _fixed("other", 45))
-    # In a chat, that the assistant saved or searched its memory tells less than any
-    # note: such a count competes as a note, below every other, and is printed only
-    # where room is left (a 3,072-token window's summary kept "memory ×4" and left out
-    # where the user works).
-    talk = is_conversation(facts)
+    # That the assistant saved or searched its memory tells less than any note: such a
+    # count competes as a note, below every other, and is printed only where room is
+    # left (a 3,072-token window's summary kept "memory ×4" and left out where the user
+    # works; in a chat about work, it outranked the user's rule).
     # Most used first: the order is the negative count, so the decay follows usage.
     for rank, (name, n) in enumerate(counts.most_common()):
-        aside = talk and name in TALK_TOOLS
+        aside = name in TALK_TOOLS
         candidates.append(_Candidate(
             "tool", f"{name} ×{n}" + (f" ({failures[name]} failed)" if failures[name] else ""),
             -rank, _TALK_TOOL_BASE if aside else 52, note=aside))

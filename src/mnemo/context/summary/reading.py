@@ -132,6 +132,9 @@ def _says_done(text: str, kept: Sequence[str]) -> bool:
     return _DONE.search(text) is not None and all(_DONE.search(s) for s in kept)
 
 
+# The end of a key that names an exception: "sqlite3.OperationalError: database is
+# locked" is an error's message, not the value "database" (by hand, a summary line).
+_RAISED = ("Error", "Exception", "Warning", "Exit", "Interrupt")
 _FILE_KEYS = frozenset({"path", "file_path", "filepath", "file", "filename"})
 _PATH_LIKE = re.compile(r"[/\\]|^~|\.\w{1,8}$")
 # What marks a text as part of work on code or systems rather than talk between people:
@@ -514,7 +517,8 @@ def read_values(text: str) -> Values:
             paths.append(path)
     config = [f"{key}={value}" for key, value in (
         CONFIG.findall(prose) if "=" in prose or ":" in prose else ())
-              if key not in NOT_CONFIG_KEYS and not FILE_NAME.fullmatch(key)]
+              if key not in NOT_CONFIG_KEYS and not FILE_NAME.fullmatch(key)
+              and not key.endswith(_RAISED)]
     commands: list[str] = []
     if "`" in prose:
         for span in BACKTICK.findall(prose):
