@@ -51,6 +51,7 @@ from mnemo.context.summary.salience import (
     updated_things,
     without_phatic_clauses,
 )
+from mnemo.context.textscan import CONFIG
 from mnemo.errors import UsageError
 from mnemo.messages import Message
 from mnemo.prompt.guidance import date_line
@@ -2834,6 +2835,41 @@ def test_a_chat_turning_to_work_keeps_the_users_rule_and_facts() -> None:
     assert summary.count(error) == 1 and "Config:" not in summary
     summary = summarize_locally(turns, budget_tokens=200, previous_summary=previous)
     assert "User: The app runs on Python 3.9" in summary and summary.count(error) == 1
+
+
+def test_a_link_only_the_ai_wrote_in_a_chat_ranks_below_the_notes() -> None:
+    # By hand (3,072 tokens) the embedded model's made-up "[Rotterdam News](http://www.
+    # rotterdamnews.nl/)" held a line of a 100-token summary over the movers' day.
+    turns = chat("Hi, I'm Tom. We're moving from Leiden to Rotterdam.",
+                 "Check the latest news on [Rotterdam News](http://www.rotterdamnews.nl/) "
+                 "and [Leiden Transitions](https://www.leidens-transitions.com/).",
+                 "The movers are Van Dijk Verhuizingen and they come on Thursday the 14th.",
+                 "Okay.")
+    summary = summarize_locally(turns, budget_tokens=90)
+    assert "Van Dijk Verhuizingen" in summary and "rotterdamnews" not in summary
+    # A link the user gave is theirs, and keeps its place.
+    turns[2] = {"role": "user", "content": "The movers' page is https://vandijk.example/"
+                                           "planning, and they come on Thursday the 14th."}
+    summary = summarize_locally(turns, budget_tokens=90)
+    assert "URL: https://vandijk.example/planning" in summary
+
+
+def test_sample_code_the_ai_wrote_in_a_chat_about_work_sets_no_config() -> None:
+    # By hand (3,072 tokens) the embedded model's sample code gave "Config:
+    # capture_output=True" and "Config: result.returncode==" the room of the user's rule.
+    turns = chat("The app runs on Python 3.9 and we deploy it on a Raspberry Pi in the "
+                 "library basement.",
+                 "Use this:\n```python\nresult = subprocess.run(['fuser', 'data/shelfie.db'], "
+                 "capture_output=True)\n```",
+                 "We run gunicorn with 3 workers.", "Then each worker opens its own connection.",
+                 "Could a second gunicorn worker cause this?", "Yes.")
+    summary = summarize_locally(turns, budget_tokens=130)
+    assert "User said: We run gunicorn with 3 workers." in summary
+    assert "capture_output" not in summary
+    # A comparison sets nothing.
+    assert CONFIG.findall("if result.returncode == 0:") == []
+    assert CONFIG.findall("DATABASE_URL=postgres://h/db?sslmode=require") == [
+        ("DATABASE_URL", "postgres://h/db?sslmode=require")]
 
 
 def test_a_carried_correction_keeps_its_rank_when_what_it_corrected_is_gone() -> None:

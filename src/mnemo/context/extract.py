@@ -123,6 +123,11 @@ class Facts:
     errors: list[Item] = field(default_factory=list)
     commands: list[Item] = field(default_factory=list)
     urls: list[Item] = field(default_factory=list)
+    # The URLs and config pairs an AI wrote in its prose, and those the user wrote: in a
+    # chat a small model makes up links ("[Rotterdam News](http://www.rotterdamnews.nl/)",
+    # by hand) and writes sample code ("capture_output=True").
+    ai_values: set[str] = field(default_factory=set)
+    user_values: set[str] = field(default_factory=set)
     config_values: list[Item] = field(default_factory=list)
     files: dict[str, FileNote] = field(default_factory=dict)
     actions: dict[str, ActionNote] = field(default_factory=dict)
@@ -343,6 +348,7 @@ class _Reader:
             setattr(facts, name, list(getattr(facts, name)))
         facts.participants, facts.speakers = dict(facts.participants), dict(facts.speakers)
         facts.replies = set(facts.replies)
+        facts.ai_values, facts.user_values = set(facts.ai_values), set(facts.user_values)
         facts.files = {p: dc_replace(n, actions=Counter(n.actions))
                        for p, n in facts.files.items()}
         facts.actions = {k: dc_replace(n) for k, n in facts.actions.items()}
@@ -470,6 +476,7 @@ class _Reader:
                                        request, "user"))
         del self.open_asks[:-_OPEN_ASKS_LIMIT]
         self.keep_values(prose.values, order, by_user=True)
+        facts.user_values.update(prose.values.urls, prose.values.config)
         self.keep_errors(prose.errors, order)
 
     def assistant(self, message: Message, text: str, order: int) -> None:
@@ -492,6 +499,7 @@ class _Reader:
             # "Hi! How can I assist you today?" is no step of any work: nothing is one.
             facts.last_intent = Item(one_line(text, 300), order) if prose.kept else None
             self.keep_values(prose.values, order, by_user=False)
+            facts.ai_values.update(prose.values.urls, prose.values.config)
         for call in tool_calls_of(message):
             self.tool_call(call, order)
 

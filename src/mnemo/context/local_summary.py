@@ -643,6 +643,19 @@ def _candidates(facts: Facts, previous: dict[str, list[str]], focus_topic: str |
                         ("command", facts.commands)):
         prefix, base = _CRITICAL[kind]
         critical += _new(kind, items, base, prefix + "{}")
+    if not facts.worked:
+        # In a chat (no tool but memory and session search), a link or a setting only the
+        # assistant wrote is its suggestion, often made up: by hand the embedded model's
+        # "http://www.rotterdamnews.nl/" held a line of a 100-token summary over the
+        # movers' date for five compactions, and its sample code's "Config:
+        # capture_output=True" a user's rule. Between people it ranks below every note;
+        # in a chat about work, as the assistant's other notes.
+        suggested = facts.ai_values - facts.user_values
+        low = _TALK_TOOL_BASE if is_conversation(facts) else _CRITICAL["noted"][1]
+        for line in critical:
+            if line.kind in ("url", "config") and line.order >= 0 and line.text[
+                    len(_CRITICAL[line.kind][0]):] in suggested:
+                line.base = low
     if extra_context.strip():
         prefix, base = _CRITICAL["provider"]
         critical.append(_Candidate("provider", prefix + one_line(extra_context, 600),

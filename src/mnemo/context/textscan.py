@@ -111,7 +111,7 @@ PATH = re.compile(
 FILE_NAME = re.compile(rf"[\w.-]+\.{_EXTENSIONS}")
 CONFIG = re.compile(
     r"(?<![\w./-])([A-Za-z][\w-]{0,40}[_.][\w.-]{0,40}[A-Za-z0-9]|[A-Z][A-Z0-9_]{2,40})"
-    r"\s?[=:]\s?"
+    r"\s?(?:=(?!=)|:)\s?"  # ("x == 0" compares: by hand, "Config: result.returncode==")
     r"(\"[^\"\n]{1,80}\"|'[^'\n]{1,80}'|[^\s,;'\"()\[\]{}]{1,80})"
 )
 # Words in capitals before a colon that label prose rather than set a value.
