@@ -2613,7 +2613,9 @@ def test_an_ais_talk_of_its_searches_and_call_json_add_no_note() -> None:
                  "future sessions: your name, preferences and habits (target user); "
                  "project and tool facts (target memory).",
                  # (the user's sentence about the tool may be a fact of the work)
-                 "The session_search tool returns duplicates.", "I see.")
+                 "The session_search tool returns duplicates.",
+                 # (by hand, another chat: "Session search "429" recent: …")
+                 'I see. Session search "429" recent: you should ask about career goals.')
     notes = [note.text for note in extract_facts(turns).notes]
     assert notes == ["Our budget is 21,000 euros.", "Gas is more expensive than induction.",
                      "The countertop is oak.", 'The config file says {"port": 8080} for it.',
@@ -2764,6 +2766,31 @@ def test_a_days_update_by_a_verb_of_coming_takes_back_a_clause_about_they() -> N
         "[Since changed: Friday, not Thursday; 15th, not 14th.]", newer]
     # A pronoun whose sentence has no subject to stand for states nothing.
     assert stated_values("Sure, and they come on Thursday the 14th.") == ()
+
+
+def test_a_thing_moved_to_another_day_takes_back_what_someone_had_on_the_old_one() -> None:
+    # By hand (3,072 tokens) "Update: the Adyen interview moved to Thursday the 10th at
+    # 11:00." took nothing back from "I have an interview with Adyen on Wednesday the 9th
+    # at 14:00, …": neither stated a value of the interview.
+    older = ("I have an interview with Adyen on Wednesday the 9th at 14:00, with a recruiter "
+             "called Pieter de Vries.")
+    newer = "Update: the Adyen interview moved to Thursday the 10th at 11:00."
+    assert [kind for _, kind, _, _ in stated_values(older)] == ["day", "date", "time"]
+    assert updated_things(newer) == ("interview",)
+    notes = extract_facts(chat(older, "Good luck!", newer, "Noted."),
+                          session_date=date(2026, 12, 5)).notes
+    # The recruiter still holds; the day goes with the date it was resolved to.
+    assert notes[0].text == (
+        "I have an interview with Adyen on Thursday the 10th at 11:00, with a recruiter "
+        "called Pieter de Vries. [Since changed: Thursday, not Wednesday; 10th, not 9th; "
+        "11:00, not 14:00.]")
+    # A move says when: it moves no number, and a place is no value.
+    assert stated_values("Our family moved to Utrecht in 2019.") == ()
+    assert stated_values("The meeting was moved to Friday.") == (
+        ("meeting", "day", "friday", "Friday"),)
+    # (A change to another amount is one: "changed to" says any value.)
+    assert stated_values("The price changed to 15 euros.") == (
+        ("price", "number money", "15", "15"),)
 
 
 def test_an_ai_restating_an_updated_thing_with_its_old_value_is_left_out() -> None:

@@ -139,8 +139,7 @@ def take_notes(sentences: Iterable[str], *, speaker: str, role: str, order: int,
         # An AI telling how it searched, or copying its memory tool's description ("…
         # your name, preferences and habits (target user); …"): no fact of anyone's. (A
         # user's sentence about the tool may be one, in a session that works on it.)
-        if not raw or (role == "assistant"
-                       and ("session_search" in raw or "(target " in raw)):
+        if not raw or (role == "assistant" and _TOOL_TALK.search(raw)):
             continue
         noted = _noted(raw, today, names, checked, focus)
         if noted is not None:
@@ -401,6 +400,11 @@ def latest_notes(notes: Sequence[Note], *, ai_assistant: bool = False) -> list[N
     return _without_restated(kept, gone) if ai_assistant else _without_echoes(kept)
 
 
+# An AI's words about its tools: "session_search", its description's "(target user)",
+# and "Session search "429" recent:" (by hand, copied into a summary's line).
+_TOOL_TALK = re.compile(r"session[_ ]search|\(target ", re.IGNORECASE)
+
+
 # A note in Chinese that shares this much of its character pairs with a newer note of
 # its speaker says the same again in other characters: by hand the embedded model
 # restated one sentence three times ("我叫 Nina和我的丈夫Carlos October正在旅行到大阪，
@@ -618,7 +622,7 @@ def _with_new_amount(text: str, value: str, old: str, new: str) -> str:
 def _with_new_day(text: str, found: Sequence[tuple[str, str, str]]) -> str:
     """``text`` with the day and date it names together ("Thursday the 14th") written as
     the new ones of ``found`` (``updated_values``), when both changed and the text names
-    that day and date once, undated: "Friday the 15th" is what the user said. By hand the
+    that day and date once: "Friday the 15th" is what the user said. By hand the
     embedded model copies a sentence and leaves its mark; a day alone stays as it was
     (see ``_with_new_amount``)."""
     days = [(written, new) for _, written, new in found if written.lower() in WEEKDAYS]
@@ -627,8 +631,9 @@ def _with_new_day(text: str, found: Sequence[tuple[str, str, str]]) -> str:
             or days[0][1].lower() not in WEEKDAYS:
         return text
     (old_day, new_day), (old_date, new_date) = days[0], dates[0]
-    together = list(re.finditer(rf"\b{re.escape(old_day)}(,? (?:the )?){re.escape(old_date)}"
-                                r"\b(?! \[)", text))
+    # (The date the day was resolved to goes with it: "Wednesday [9 Dec 2026] the 9th".)
+    together = list(re.finditer(rf"\b{re.escape(old_day)}(?: \[[^\]\n]*\])?(,? (?:the )?)"
+                                rf"{re.escape(old_date)}\b(?! \[)", text))
     if len(together) != 1:
         return text
     at = together[0]

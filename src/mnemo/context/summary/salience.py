@@ -942,13 +942,26 @@ _VALUE_AND_UNIT = rf"([€$£]\s?)?\b({_VALUE})\b(?!%|\s+of\b)(?:\s*([a-z]+))?"
 # Friday the 15th now": by hand, a correction), and the words between them and a value.
 _STATING = (r"(?:is|are|was|were|will be|would be|costs?|came to|comes? to|went (?:up|down)"
             r" to|has gone (?:up|down) to|rose to|fell to|dropped to|leaves|starts|begins"
-            r"|lands|comes?|arrives?|(?:is|are|will be) (?:coming|arriving))")
+            r"|lands|comes?|arrives?|(?:is|are|will be) (?:coming|arriving)"
+            r"|(?:has |have )?changed to)")
 _BEFORE_VALUE = r"(?:(?:now|only|about|around|roughly|just|still|at|on)\s+){0,2}"
+# A thing moved to another day or hour: "the Adyen interview moved to Thursday the 10th
+# at 11:00" (by hand), a word of change of its own; of a day, date, month or hour only
+# ("our family moved to Utrecht in 2019" moves no number).
+_MOVING = (r"(?P<moved>(?:was |has been |has |is |got )?(?:moved|rescheduled|postponed"
+           r"|pushed back|brought forward) (?:to|until))")
 _STATED = re.compile(
     r"\b(?:the|our|my|his|her|their|your|its|a|an|each|every|this|that|these|those)\s+"
     r"(?:(new|total|final|whole|overall)\s+)?(?:[a-z][a-z'-]*\s+){0,2}?"
-    rf"([a-z][a-z'-]{{2,}})\s+(?:{_STATING}|of)\s+{_BEFORE_VALUE}" + _VALUE_AND_UNIT,
-    re.IGNORECASE)
+    rf"([a-z][a-z'-]{{2,}})\s+(?:{_STATING}|of|{_MOVING})\s+{_BEFORE_VALUE}"
+    + _VALUE_AND_UNIT, re.IGNORECASE)
+# What someone has on a day or at an hour: "I have an interview with Adyen on Wednesday
+# the 9th at 14:00" (by hand: the line the move above had to take back).
+_HAVING = re.compile(
+    r"\b(?:i|we|he|she|they)\s+(?:have|had|'ve got|’ve got|have got)\s+"
+    r"(?:a|an|my|our|his|her|their)\s+(?:[a-z][a-z'-]*\s+){0,2}?([a-z][a-z'-]{2,})\s+"
+    r"(?:with\s+(?:[\w.&'’-]+\s+){1,3}?)?(?:on|at)\s+" + _VALUE_AND_UNIT, re.IGNORECASE)
+_CALENDAR_KINDS = frozenset(("day", "date", "month", "time"))
 # A later clause about the sentence's subject, by its pronoun: "The movers are Van Dijk
 # Verhuizingen and they come on Thursday the 14th at 8:00." (by hand: the line a
 # correction of the movers' day had to take back).
@@ -964,9 +977,10 @@ _BY_PRONOUN = re.compile(rf"(?:[,;]|\band|\bbut)\s+(?:they|it)\s+(?:will\s+)?{_S
 # matched in lower case, as they are written inside a sentence: case-blind, the search
 # cost three times as much.
 _VERB_VALUE = re.compile(
-    r"\b(?:is|are|was|were|be|costs?|to|leaves|starts|begins|lands|comes?|arrives?|coming"
-    r"|arriving|of|have|had|invited|booked|ordered|bought|need|expect|got|sold)\s+(?:(?:now|only|about|around|roughly"
-    rf"|just|still|at|on)\s+){{0,2}}[€$£]?\s?(?:\d|(?i:{_VALUE})\b)")
+    r"\b(?:is|are|was|were|be|costs?|to|until|leaves|starts|begins|lands|comes?|arrives?"
+    r"|coming|arriving|of|have|had|invited|booked|ordered|bought|need|expect|got|sold)\s+"
+    r"(?:(?:now|only|about|around|roughly|just|still|at|on)\s+){0,2}"
+    rf"[€$£]?\s?(?:\d|(?i:{_VALUE})\b)")
 # How many of a thing someone has, invited or booked: "We invited 120 guests", "we
 # booked three nights now" — the thing is the noun after the number.
 _COUNTED = re.compile(
@@ -980,7 +994,8 @@ _CLAUSE_END = re.compile(r";|:\s|,?\s(?:and|but|while|so)\s", re.IGNORECASE)
 # The words that say a statement of what a thing is, is new: "now", "Correction:", "it
 # went up to …".
 _UPDATE_CUE = re.compile(r"\b(?:now|actually|correction|update[ds]?|changed|revised"
-                         r"|change of plans?"
+                         r"|change of plans?|moved|rescheduled|postponed|pushed back"
+                         r"|brought forward"
                          r"|increased|decreased|raised|lowered|went (?:up|down)|gone (?:up|down)"
                          r"|rose|fell|dropped)\b", re.IGNORECASE)
 # A word after a number that is no unit of it ("21,000 now", "3 and 5").
@@ -1011,17 +1026,23 @@ def stated_values(sentence: str) -> tuple[tuple[str, str, str, str], ...]:
         if subject is not None:
             stated += [(subject.group(1), match) for match in _BY_PRONOUN.finditer(sentence)]
             stated.sort(key=lambda found: found[1].start())
+    if " have " in sentence or " had " in sentence or "ve got " in sentence:
+        stated += [(match.group(1), match) for match in _HAVING.finditer(sentence)]
+        stated.sort(key=lambda found: found[1].start())
     for at, (thing, match) in enumerate(stated):
         sign, written, after = match.groups()[-3:]
         thing = _thing(thing)
-        found.append((thing, _stated_kind(sign, written, after), value_word(written), written))
+        # (A move, or what someone has on a day, says when: its other numbers are not.)
+        when = match.re is _HAVING or bool(match.groupdict().get("moved"))
+        values: list[tuple[str | None, str, str | None]] = [(sign, written, after)]
         end = stated[at + 1][1].start() if at + 1 < len(stated) else len(sentence)
         clause = _CLAUSE_END.search(sentence, match.end(), end)
-        for more in _MORE_VALUES.finditer(sentence, match.end(), clause.start() if clause
-                                          else end):
-            sign, written, after = more.groups()
-            found.append((thing, _stated_kind(sign, written, after), value_word(written),
-                          written))
+        values += [(more[1], more[2], more[3]) for more in _MORE_VALUES.finditer(
+            sentence, match.end(), clause.start() if clause else end)]
+        for sign, written, after in values:
+            kind = _stated_kind(sign, written, after)
+            if not when or kind in _CALENDAR_KINDS:
+                found.append((thing, kind, value_word(written), written))
     for counted in _COUNTED.finditer(sentence):
         written, thing = counted.groups()
         found.append((_thing(thing), "number", value_word(written), written))
