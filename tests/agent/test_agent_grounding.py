@@ -727,6 +727,47 @@ def test_a_day_and_date_said_to_be_others_now_are_both_swapped_in_the_entry(
     assert json.dumps(call) in _last_user_text(client.requests[0].messages)
 
 
+def test_a_write_that_puts_back_a_value_the_user_updated_is_refused(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    """By hand (3,072 tokens) the model made the suggested replace "Budget: $21,000. New
+    oven." and, turns later, put "Budget: $18,000. New oven." back: the user had said
+    18,000 before, so grounding let it through. (Scripted replies.)"""
+    newer = "Budget: $21,000. New oven."
+    back = assistant_tool_call("memory", {"action": "replace", "target": "user",
+                                          "old_text": newer,
+                                          "content": "Budget: $18,000. New oven."})
+    client = ScriptedChatClient(["Noted.", "Noted.", back, "Oak goes with white."])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.memory.add("user", newer)
+        agent.run_turn("Our budget is 18,000 euros, including the new oven.")
+        agent.run_turn("Correction: the budget is 21,000 euros now, the countertop costs "
+                       "more than we thought.")
+        agent.run_turn("Which paint colours go well with oak?")
+    refusal = content_text(client.requests[-1].messages[-1])
+    assert ("gives the old value; the user said 'Correction: the budget is 21,000 euros "
+            "now, the countertop costs more than we thought.', so save 'Budget: $21,000. "
+            "New oven.' instead.") in refusal
+    assert user_md(mnemo_home) == newer
+    # … also when the correction is only in a summary's "User:" line by then.
+    client = ScriptedChatClient([back, "Oak goes with white."])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.messages = [{"role": "user", "content": summary_content(
+            "## Critical Context\n- User: Our budget is 18,000 euros. Correction: the "
+            "budget is 21,000 euros now, the countertop costs more than we thought.")},
+            {"role": "assistant", "content": "Noted."}]
+        agent.run_turn("Which paint colours go well with oak?")
+    assert "gives the old value" in content_text(client.requests[-1].messages[-1])
+    assert user_md(mnemo_home) == newer
+    # The same value, or a thing the update is not about, is written as asked.
+    client = ScriptedChatClient([add("Our budget is 21,000 euros."), "Noted.",
+                                 add("The oven is 1,200 euros.", call_id="call_2"), "Noted."])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.run_turn("Correction: the budget is 21,000 euros now.")
+        agent.run_turn("The oven is 1,200 euros.")
+    assert "Our budget is 21,000 euros." in user_md(mnemo_home)
+    assert "The oven is 1,200 euros." in user_md(mnemo_home)
+
+
 @pytest.mark.parametrize(("said", "write"), [
     # The value about another thing: "turns 12" is no stay of 12 days.
     ("We'll stay 10 days instead of 12.", "We will stay 10 days."),

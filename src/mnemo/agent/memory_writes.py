@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mnemo.context.markers import own_text
+from mnemo.context.markers import is_summary_message, own_text
 from mnemo.context.summary.notes import (
     Change,
     text_stems,
@@ -179,6 +179,17 @@ class MemoryWrites:
                 self.memory.failed_calls_this_turn += 1
                 return json.dumps({"success": False, "error": (
                     f"Not saved: {one_line(text, 120)!r} {why}")}, ensure_ascii=False), True
+        for text in texts:
+            update = _outdated_by(text, messages)
+            if update is not None:
+                self.refused += 1
+                self.memory.failed_calls_this_turn += 1
+                newer = self.suggested_correction(update, text)
+                fix = f"save {one_line(newer, 160)!r} instead" if newer else (
+                    "save the new value")
+                return json.dumps({"success": False, "error": (
+                    f"Not saved: {one_line(text, 120)!r} gives the old value; the user "
+                    f"said {one_line(update, 120)!r}, so {fix}.")}, ensure_ascii=False), True
         evidence = Evidence(self._evidence_texts(args, messages))
         for text in texts:
             question = asked_only(text, evidence)
@@ -441,6 +452,36 @@ def _latest_said(messages: Sequence[Message]) -> str:
         if message.get("role") == "user" and (said := own_text(message)):
             return said
     return ""
+
+
+def _outdated_by(text: str, messages: Sequence[Message]) -> str | None:
+    """The user's newest update of a thing ``text`` states ("Correction: the budget is
+    21,000 euros now", ``updates_in``) when it gives the thing another value: by hand
+    (3,072 tokens) the embedded model made the suggested replace "Budget: $21,000. New
+    oven." and, turns later, replaced it back with "Budget: $18,000. New oven.", which
+    the user had said before, so grounding let it through. The user's words are read
+    newest first, in their messages and in a summary's "User:" lines; the newest word
+    on the thing decides. None when there is no such update."""
+    things = {thing for thing, _, _, _ in stated_values(text)}
+    if not things:
+        return None
+    for message in reversed(messages):
+        if message.get("role") != "user":
+            continue
+        for said in reversed(_users_words(message)):
+            if any(thing in things for thing, _, _, _ in updates_in(said)):
+                return said if updated_values(text, said) else None
+    return None
+
+
+def _users_words(message: Message) -> list[str]:
+    """What the user said in ``message``, oldest first: for a summary message, its
+    "User:" lines, then the turn merged into it."""
+    if not is_summary_message(message):
+        return [content_text(message)]
+    lines = [line.split("User: ", 1)[1] for line in content_text(message).splitlines()
+             if line.startswith(("- User: ", "User: "))]
+    return [*lines, own_text(message)]
 
 
 def _holds_value(entry: str, change: Change, old: str) -> bool:
