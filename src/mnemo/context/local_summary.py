@@ -639,23 +639,19 @@ def _candidates(facts: Facts, previous: dict[str, list[str]], focus_topic: str |
     critical = _earlier(previous.get("Critical Context", []), told or _critical_kind)
     critical += _earlier(previous.get("Other", []), told or _fixed("other", 55))
     critical += _new("error", facts.errors, _CRITICAL["error"][1])
+    # In a chat (no tool but memory and session search), a link or a setting only the
+    # assistant wrote is its suggestion, often made up: by hand the embedded model's
+    # "http://www.rotterdamnews.nl/" held a line of a 100-token summary over the movers'
+    # date for five compactions, and its sample code's "Config: capture_output=True" a
+    # user's rule. Between people it ranks below every note; in a chat about work, as
+    # the assistant's other notes.
+    suggested = set() if facts.worked else facts.ai_values - facts.user_values
+    low = _TALK_TOOL_BASE if is_conversation(facts) else _CRITICAL["noted"][1]
     for kind, items in (("config", facts.config_values), ("url", facts.urls),
                         ("command", facts.commands)):
         prefix, base = _CRITICAL[kind]
-        critical += _new(kind, items, base, prefix + "{}")
-    if not facts.worked:
-        # In a chat (no tool but memory and session search), a link or a setting only the
-        # assistant wrote is its suggestion, often made up: by hand the embedded model's
-        # "http://www.rotterdamnews.nl/" held a line of a 100-token summary over the
-        # movers' date for five compactions, and its sample code's "Config:
-        # capture_output=True" a user's rule. Between people it ranks below every note;
-        # in a chat about work, as the assistant's other notes.
-        suggested = facts.ai_values - facts.user_values
-        low = _TALK_TOOL_BASE if is_conversation(facts) else _CRITICAL["noted"][1]
-        for line in critical:
-            if line.kind in ("url", "config") and line.order >= 0 and line.text[
-                    len(_CRITICAL[line.kind][0]):] in suggested:
-                line.base = low
+        critical += [_Candidate(kind, prefix + item.text, item.order,
+                                low if item.text in suggested else base) for item in items]
     if extra_context.strip():
         prefix, base = _CRITICAL["provider"]
         critical.append(_Candidate("provider", prefix + one_line(extra_context, 600),
@@ -1096,7 +1092,7 @@ def _goal_lines(facts: Facts, previous: dict[str, list[str]], focus_topic: str |
         # the first and latest message would only repeat two of them.
         return lines + ([_Line("Goal", f"{_FOCUS}{focus_topic}", 2 * _EARLIER, 100)]
                         if focus_topic else [])
-    quoted = facts.asks and not any(not e.startswith(_LATEST) for e in earlier)
+    quoted = bool(facts.asks) and not any(not e.startswith(_LATEST) for e in earlier)
     if quoted:
         lines.append(_Line("Goal", facts.asks[0].text, facts.asks[0].order, 100))
     # (The latest request is not quoted again when it is the one just quoted: by hand a

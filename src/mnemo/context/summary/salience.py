@@ -979,8 +979,7 @@ _BY_PRONOUN = re.compile(rf"(?:[,;]|\band|\bbut)\s+(?:they|it)\s+(?:will\s+)?{_S
 _VERB_VALUE = re.compile(
     r"\b(?:is|are|was|were|be|costs?|to|until|leaves|starts|begins|lands|comes?|arrives?"
     r"|coming|arriving|of|have|had|invited|booked|ordered|bought|need|expect|got|sold)\s+"
-    r"(?:(?:now|only|about|around|roughly|just|still|at|on)\s+){0,2}"
-    rf"[€$£]?\s?(?:\d|(?i:{_VALUE})\b)")
+    + _BEFORE_VALUE + rf"[€$£]?\s?(?:\d|(?i:{_VALUE})\b)")
 # How many of a thing someone has, invited or booked: "We invited 120 guests", "we
 # booked three nights now" — the thing is the noun after the number.
 _COUNTED = re.compile(
