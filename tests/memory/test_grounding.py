@@ -481,3 +481,18 @@ def test_a_name_is_the_users_unless_something_says_whose_it_is() -> None:
     # The user introduced themselves by another name.
     verdict = check_grounding("Name: Jonas", ["Hi, I'm Marta.", "Jonas called me today."])
     assert not verdict.grounded and verdict.said_instead == ("Hi, I'm Marta.",)
+
+
+def test_function_words_of_other_languages_claim_nothing() -> None:
+    # Seen by hand: the embedded model's Spanish entries were refused for "tu", "una",
+    # "que" — words no sentence claims anything with.
+    said = ["Mi presupuesto para el vestido es de 300 euros.",
+            "Mi novio Marco es alérgico al marisco."]
+    assert check_grounding("El presupuesto del vestido: 300 euros.", said).grounded
+    assert check_grounding("Marco, tu novio, es alérgico al marisco.", said).grounded
+    verdict = check_grounding("Lucía es una persona que ama el marisco.", said)
+    assert not verdict.grounded and "persona" in verdict.unsupported
+    assert "una" not in verdict.unsupported and "que" not in verdict.unsupported
+    # … while "Del" and "Una" written as names are names.
+    assert not check_grounding("Del is allergic to shellfish.", ["Ana is allergic to "
+                                                                 "shellfish."]).grounded

@@ -43,6 +43,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from mnemo.languages import FUNCTION_WORDS, LOWER_CASE_FUNCTION_WORDS
 from mnemo.memory.polarity import Stance, contradictions, stances
 
 __all__ = [
@@ -319,8 +320,8 @@ def check_grounding(content: str, evidence: Evidence | Sequence[str],
                 unsupported.append(raw)
                 exact_missing = True
             continue
-        if word in _STOP_WORDS or word in _FRAME_WORDS or _CJK.search(word):
-            continue
+        if _no_claim(word) or (raw.islower() and word in LOWER_CASE_FUNCTION_WORDS):
+            continue  # ("del" and "una" in Spanish; "Del" and "Una" may be names)
         checked += 1
         if _is_name(raw, match.start(), text):
             # A name matches as a whole word, never a stem; "Alina's" is Alina's.
@@ -597,9 +598,16 @@ def _claim_stems(text: str) -> frozenset[str]:
     return frozenset(stems)
 
 
+def _no_claim(word: str) -> bool:
+    """True for a word (lower-cased) that claims nothing: a stop or frame word, a
+    function word of another language ("tu", "une": ``mnemo.languages``), a CJK one."""
+    return (word in _STOP_WORDS or word in _FRAME_WORDS or word in FUNCTION_WORDS
+            or _CJK.search(word) is not None)
+
+
 def _canonical_stem(word: str) -> str | None:
     """A content word's stem, one per synonym group; None for stop, frame and CJK words."""
-    if word in _STOP_WORDS or word in _FRAME_WORDS or _CJK.search(word):
+    if _no_claim(word):
         return None
     stem = _stem(word)
     group = next((g for g in _SYNONYM_STEMS if stem in g), None)
