@@ -24,13 +24,21 @@ Chinese says the same in its own words, resolved the same way: ``昨天 [7 May 2
 named, not counted back from today), ``下个月 [Jun 2023]``, ``三天前 [5 May 2023]``,
 ``去年 [2022]``; ``2023年5月8日`` is a full date. A weekday named without a week ("周五")
 is left alone: "每周五" is every Friday.
+
+Spanish, French, German, Italian, Portuguese and Dutch too: ``ayer [7 May 2023]``,
+``la semaine prochaine [week of 15 May 2023]``, ``letzten Freitag [5 May 2023]``,
+``tre giorni fa [5 May 2023]``, ``vorig jaar [2022]`` — the days before and after, a last,
+this or next week, weekend, month, year or weekday, and a count of them ago or ahead.
+Their words that are also words for something else are read only where they are
+dates: "esta mañana" is this morning, "guten Morgen" good morning, and "hier" is
+yesterday only beside French words (in German and Dutch it is here).
 Every pattern is bounded, so a pass is linear in the text.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import date, timedelta
 
 from mnemo.messages import Message, content_text
@@ -444,6 +452,131 @@ def _resolve_cjk(match: re.Match[str], today: date) -> str | None:
     return f"week of {format_date(monday)}"
 
 
+# Spanish, French, German, Italian, Portuguese and Dutch (as ``other_languages.py``
+# reads them): "ayer [7 May 2023]", "la semaine prochaine [week of 15 May 2023]",
+# "letzten Freitag [5 May 2023]", "tre giorni fa [5 May 2023]", "vorig jaar [2022]".
+_OTHER_DAYS = {"anteayer": -2, "antier": -2, "ayer": -1, "hoy": 0, "mañana": 1,
+               "pasado mañana": 2, "avant-hier": -2, "hier": -1, "aujourd'hui": 0,
+               "demain": 1, "après-demain": 2, "vorgestern": -2, "gestern": -1, "heute": 0,
+               "morgen": 1, "übermorgen": 2, "l'altro ieri": -2, "altroieri": -2, "ieri": -1,
+               "oggi": 0, "domani": 1, "dopodomani": 2, "anteontem": -2, "ontem": -1,
+               "hoje": 0, "amanhã": 1, "depois de amanhã": 2, "eergisteren": -2,
+               "gisteren": -1, "vandaag": 0, "overmorgen": 2}
+_OTHER_UNITS = {"semana": "week", "semanas": "week", "semaine": "week", "semaines": "week",
+                "woche": "week", "wochen": "week", "settimana": "week", "settimane": "week",
+                "week": "week", "weken": "week", "mes": "month", "meses": "month",
+                "mois": "month", "monat": "month", "monate": "month", "monaten": "month",
+                "mese": "month", "mesi": "month", "mês": "month", "maand": "month",
+                "maanden": "month", "año": "year", "años": "year", "an": "year",
+                "ans": "year", "année": "year", "années": "year", "jahr": "year",
+                "jahre": "year", "jahren": "year", "anno": "year", "anni": "year",
+                "ano": "year", "anos": "year", "jaar": "year", "jaren": "year",
+                "fin de semana": "weekend", "week-end": "weekend", "weekend": "weekend",
+                "wochenende": "weekend", "fine settimana": "weekend",
+                "fim de semana": "weekend", "día": "day", "días": "day", "dia": "day",
+                "dias": "day", "jour": "day", "jours": "day", "tag": "day", "tage": "day",
+                "tagen": "day", "giorno": "day", "giorni": "day", "dag": "day",
+                "dagen": "day"}
+_OTHER_WEEKDAYS = {name: i for i, names in enumerate((
+    "lunes lundi montag lunedì lunedi segunda segunda-feira maandag",
+    "martes mardi dienstag martedì martedi terça terca terça-feira dinsdag",
+    "miércoles miercoles mercredi mittwoch mercoledì mercoledi quarta quarta-feira woensdag",
+    "jueves jeudi donnerstag giovedì giovedi quinta quinta-feira donderdag",
+    "viernes vendredi freitag venerdì venerdi sexta sexta-feira vrijdag",
+    "sábado sabado samedi samstag sonnabend sabato zaterdag",
+    "domingo dimanche sonntag domenica zondag")) for name in names.split()}
+_OTHER_COUNTS = {"un": 1, "una": 1, "uno": 1, "une": 1, "ein": 1, "einem": 1, "einer": 1,
+                 "einen": 1, "um": 1, "uma": 1, "een": 1, "dos": 2, "deux": 2, "zwei": 2,
+                 "due": 2, "dois": 2, "duas": 2, "twee": 2, "tres": 3, "trois": 3, "drei": 3,
+                 "tre": 3, "três": 3, "drie": 3, "cuatro": 4, "quatre": 4, "vier": 4,
+                 "quattro": 4, "quatro": 4, "cinco": 5, "cinq": 5, "fünf": 5, "cinque": 5,
+                 "vijf": 5, "seis": 6, "six": 6, "sechs": 6, "sei": 6, "zes": 6}
+_LAST = ("pasado", "pasada", "dernier", "dernière", "letzte", "letzten", "letztes",
+         "letzter", "vorige", "vorigen", "voriges", "scorso", "scorsa", "passado", "passada",
+         "vorig", "afgelopen")
+_NEXT = ("próximo", "próxima", "proximo", "proxima", "que viene", "prochain", "prochaine",
+         "nächste", "nächsten", "nächstes", "nächster", "prossimo", "prossima", "que vem",
+         "volgende", "volgend")
+_THIS = ("este", "esta", "ce", "cette", "diese", "diesen", "dieses", "dieser", "questo",
+         "questa", "quest'", "quest’", "deze", "dit")
+
+
+def _words(names: Iterable[str]) -> str:
+    """An alternation of ``names``, the longest first (at one place the first that
+    matches wins: "pasado mañana" over "mañana")."""
+    return "|".join(sorted(map(re.escape, names), key=len, reverse=True))
+
+
+_OTHER_DAY = _words(_OTHER_DAYS)
+_OTHER_UNIT = _words(k for k, v in _OTHER_UNITS.items() if v != "day")
+_OTHER_WEEKDAY = _words(_OTHER_WEEKDAYS)
+_OTHER_COUNT = _words(_OTHER_COUNTS) + r"|\d{1,2}"
+_ANY_UNIT = _words(_OTHER_UNITS)
+_OTHER_RELATIVE = re.compile(
+    # "esta mañana" is this morning, "guten Morgen" good morning, "hier" German for here.
+    rf"(?<!\w)(?:(?<!la )(?<!esta )(?<!una )(?<!cada )(?<!guten )(?<!heute )(?<!am )"
+    rf"(?<!jeden )(?<!de )({_OTHER_DAY})"
+    rf"|({_words(_LAST + _NEXT + _THIS)})(?: |(?<=['’]))({_OTHER_UNIT}|{_OTHER_WEEKDAY})"
+    rf"|({_OTHER_UNIT}|{_OTHER_WEEKDAY}) ({_words(_LAST + _NEXT)})"
+    rf"|(?:hace|il y a|vor|há|ha) ({_OTHER_COUNT}) ({_ANY_UNIT})"
+    rf"|({_OTHER_COUNT}) ({_ANY_UNIT}) (?:fa|atrás|atras|geleden)"
+    rf"|(?:dentro de|dans|in|tra|fra|daqui a|over) ({_OTHER_COUNT}) ({_ANY_UNIT}))"
+    r"(?![\w'’-])",
+    re.IGNORECASE,
+)
+# A sentence in ASCII is searched only when it has one of these words (the search costs
+# twice the English one's, and most sentences are English).
+_OTHER_TRIGGERS = frozenset(
+    word for phrase in (*_OTHER_DAYS, *_LAST, *_NEXT, *_OTHER_WEEKDAYS, "hace", "vor",
+                        "fa", "atras", "geleden", "dentro", "dans", "tra", "fra", "daqui")
+    for word in re.findall(r"[^\W\d_]+", phrase) if word.isascii() and len(word) > 2
+    and word not in ("que", "pasado", "last", "next")) | frozenset(
+    unit for unit in _OTHER_UNITS if unit.isascii() and " " not in unit and unit not in (
+        "week", "weekend", "an", "ans", "dia", "dag", "tag"))
+_LETTERS = re.compile(r"[^\W\d_]+")
+# French for yesterday is German and Dutch for here: read only beside French words.
+_FRENCH = re.compile(r"\b(?:je|j'|nous|vous|c'est|suis|avons|ai|était|une|des|les|soir|matin)\b",
+                     re.IGNORECASE)
+
+
+def _resolve_other(match: re.Match[str], sentence: str, today: date) -> str | None:
+    (day_word, which, unit, unit_first, which_after, back, back_unit, back2, back2_unit,
+     ahead, ahead_unit) = match.groups()
+    if day_word:
+        word = day_word.lower()
+        if word == "hier" and not _FRENCH.search(sentence):
+            return None
+        if word == "morgen" and day_word[0].isupper() and match.start() > 0:
+            return None  # "der Morgen": the morning
+        return format_date(today + timedelta(days=_OTHER_DAYS[word]))
+    if which or which_after:
+        word = (which or which_after).lower()
+        thing = (unit if which else unit_first).lower()
+        step = -1 if word in _LAST else 1 if word in _NEXT else 0
+        if thing in _OTHER_WEEKDAYS:
+            return format_date(_weekday(today, _OTHER_WEEKDAYS[thing],
+                                        {-1: "last", 0: "this", 1: "next"}[step], past=False))
+        return _period(today, _OTHER_UNITS[thing], step)
+    count, unit_word, sign = ((back, back_unit, -1) if back else (back2, back2_unit, -1)
+                              if back2 else (ahead, ahead_unit, 1))
+    number = int(count) if count.isdigit() else _OTHER_COUNTS[count.lower()]
+    return _period(today, _OTHER_UNITS[unit_word.lower()], sign * number)
+
+
+def _period(today: date, unit: str, step: int) -> str:
+    """The day, week, weekend, month or year ``step`` of them from ``today``'s."""
+    if unit == "day":
+        return format_date(today + timedelta(days=step))
+    if unit == "weekend":
+        return _saturday(today, step)
+    if unit == "week":
+        return f"week of {format_date(today - timedelta(days=today.weekday(), weeks=-step))}"
+    if unit == "month":
+        month = today.month - 1 + step
+        return _month_year(date(today.year + month // 12, month % 12 + 1, 1))
+    return _year(today.year + step)
+
+
 # What ``resolve_relative`` adds after a relative date: " [7 May 2023]".
 RESOLVED_DATE = re.compile(r" \[[^\]\n]{1,40}\]")
 
@@ -464,6 +597,11 @@ def resolve_relative(sentence: str, today: date | None, focus: date | None = Non
     if not sentence.isascii():
         sentence = _resolve_all(sentence, _CJK_RELATIVE,
                                 lambda match: _resolve_cjk(match, today))
+    if not sentence.isascii() or not _OTHER_TRIGGERS.isdisjoint(
+            _LETTERS.findall(sentence.lower())):
+        original = sentence
+        sentence = _resolve_all(sentence, _OTHER_RELATIVE,
+                                lambda match: _resolve_other(match, original, today))
     if not _RELATIVE.search(sentence):
         return sentence
     latest = [focus]

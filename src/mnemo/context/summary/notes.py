@@ -51,12 +51,14 @@ from mnemo.context.summary.salience import (
     without_phatic_clauses,
 )
 from mnemo.context.textscan import (
+    CJK_CLASS,
     STOPWORDS,
     cjk_bigrams,
     one_line,
     sentences,
     without_markdown,
 )
+from mnemo.languages import FUNCTION_WORDS
 from mnemo.memory.grounding import NUMBER_WORDS
 from mnemo.textjson import json_objects
 
@@ -66,7 +68,12 @@ __all__ = ["CHANGE_MARK", "TIMELINE_DAY", "Change", "Note", "answer_text", "aske
            "stems_of", "take_notes", "text_stems", "told_in", "updated_value", "updates_in",
            "value_change", "value_changes"]
 
-_WORD = re.compile(r"[a-z][a-z'’]{2,}|\d+")
+# A word of any alphabet but CJK (whose text has no spaces: ``content_words``), so
+# "sábado" is one word and not "bado"; ASCII text has the same words by a pattern that
+# costs a third.
+_LETTER = f"[^\\W\\d_{CJK_CLASS}]"
+_WORD = re.compile(f"{_LETTER}(?:{_LETTER}|['’]){{2,}}|\\d+")
+_ASCII_WORD = re.compile(r"[a-z][a-z'’]{2,}|\d+")
 _MIN_CHARS = 6  # shorter, a sentence tells nothing a reader needs ("Ok.", "Me too.")
 
 
@@ -217,7 +224,8 @@ def content_words(text: str) -> frozenset[str]:
     run, split at pronouns and particles ("我对花生过敏": 对花, 花生, 生过, 过敏), which two
     sentences about the same thing share. (With none, a model summary's lines in Chinese
     had no words, and all were left out as telling nothing: seen by hand.)"""
-    words = {w for w in _WORD.findall(text.lower()) if w not in STOPWORDS}
+    words = {w for w in (_ASCII_WORD if text.isascii() else _WORD).findall(text.lower())
+             if w not in STOPWORDS and w not in FUNCTION_WORDS}
     if not text.isascii():
         words.update(piece[i:i + 2] for run in cjk_runs(text)
                      for piece in _CJK_FUNCTION.split(run) for i in range(len(piece) - 1))
@@ -798,18 +806,26 @@ def _without_restated(notes: list[Note], gone: Sequence[Note] = ()) -> list[Note
 
 
 def _restates(stems: frozenset[str], told: Mapping[str, Sequence[frozenset[str]]]) -> bool:
-    """Whether ``stems`` (an AI's note) are all the words of one user note, or of two
-    together (``told``: a stem → the stems of the user notes holding it). By hand (3,072
-    tokens) the embedded model joined "The interview is on Tuesday at 10:30." and "I need
-    to bring my BIG registration number and two payslips." into "… two payslips at 10:30
-    on Tuesday": nothing new but a link the user never made, and it outlived the
-    interview's move to Wednesday."""
+    """Whether ``stems`` (an AI's note) are all the words of one user note (one of them
+    maybe in another form: ``_inflected``), or of two together (``told``: a stem → the
+    stems of the user notes holding it). By hand (3,072 tokens) the embedded model
+    joined "The interview is on Tuesday at 10:30." and "I need to bring my BIG
+    registration number and two payslips." into "… two payslips at 10:30 on Tuesday":
+    nothing new but a link the user never made, and it outlived the interview's move to
+    Wednesday."""
     def holding(stem: str) -> Sequence[frozenset[str]]:
         return told.get(stem, ())
 
     first = holding(min(stems, key=lambda stem: len(holding(stem))))
     if any(stems <= words for words in first):
         return True
+    if not first and len(stems) >= _MIN_INFLECTED_WORDS:  # one word in another form?
+        held = [stem for stem in stems if holding(stem)]
+        if len(held) == len(stems) - 1:
+            (other,) = stems.difference(held)
+            rarest = holding(min(held, key=lambda stem: len(holding(stem))))
+            if any(set(held) <= words and _inflected(other, words) for words in rarest):
+                return True
     # Two notes: the first holds the rarest word. Words held by many notes make a
     # retelling of any two likely by chance (and the pairs many): not looked for.
     if len(first) > _PAIR_LIMIT:
@@ -823,6 +839,21 @@ def _restates(stems: frozenset[str], told: Mapping[str, Sequence[frozenset[str]]
 
 
 _PAIR_LIMIT = 8
+# An AI's note of this many words or more restates a user's note with all its words but
+# one, and that one in another form (``_inflected``).
+_MIN_INFLECTED_WORDS = 4
+_SHARED_ROOT = 3
+
+
+def _inflected(stem: str, words: frozenset[str]) -> bool:
+    """Whether ``stem`` is one of ``words`` in another form: a word of four letters or
+    more that shares its first three with one of them. By hand, in a Spanish chat, the
+    embedded model retold "Mi hermano Javier se casa el sábado 12 de junio en Córdoba."
+    as "… se casó …" (and in English "we move" is retold "we moved"); its retelling, a
+    note of its own, took the room of the user's budget."""
+    return len(stem) > _SHARED_ROOT and stem.isalpha() and any(
+        len(word) > _SHARED_ROOT and word[:_SHARED_ROOT] == stem[:_SHARED_ROOT]
+        and word.isalpha() for word in words)
 
 
 _MIN_ECHO_WORDS = 1
@@ -854,7 +885,8 @@ def stems_of(words: frozenset[str]) -> frozenset[str]:
     # A small number is one word however it is written: by hand the embedded model
     # restated "My daughter Alina turns seven next Saturday" as "Alina turns 7 this …".
     return frozenset(NUMBER_WORDS.get(b) or b.replace("our", "or")[:5] for b in bases
-                     if (len(b) >= 3 or b.isdigit() or not b.isascii()) and b not in STOPWORDS)
+                     if (len(b) >= 3 or b.isdigit() or not b.isascii()) and b not in STOPWORDS
+                     and b not in FUNCTION_WORDS)
 
 
 

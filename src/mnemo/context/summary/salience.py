@@ -35,7 +35,15 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from mnemo.context.summary.dates import CALENDAR_WORDS, WEEKDAYS
+from mnemo.context.summary.other_languages import (
+    FOREIGN_DIET,
+    FOREIGN_LIMITATION,
+    FOREIGN_STANDING_RULE,
+    is_foreign_phatic,
+    opens_foreign,
+)
 from mnemo.context.textscan import CJK_CLASS, STOPWORDS, sentences
+from mnemo.languages import FUNCTION_WORDS
 from mnemo.memory.grounding import NUMBER_WORDS
 
 __all__ = ["INTERCEPT", "PRONOUNS", "WEIGHTS", "cjk_runs", "clean", "condensed", "fact_key",
@@ -319,7 +327,7 @@ _CJK_DIET = re.compile("吃素|素食者|素食主义|过敏|不吃|不能吃|�
 
 def is_dietary(sentence: str) -> bool:
     """True when ``sentence`` tells what someone eats or must not eat."""
-    return _DIET.search(sentence) is not None or (
+    return _DIET.search(sentence) is not None or FOREIGN_DIET.search(sentence) is not None or (
         not sentence.isascii() and _CJK_DIET.search(sentence) is not None)
 
 
@@ -347,6 +355,7 @@ def is_limitation(sentence: str) -> bool:
     """True when ``sentence`` tells what someone must not eat (``is_dietary``), cannot do
     or must avoid (``_LIMITATION``)."""
     return is_dietary(sentence) or _LIMITATION.search(sentence) is not None or (
+        FOREIGN_LIMITATION.search(sentence) is not None) or (
         not sentence.isascii() and _CJK_LIMITATION.search(sentence) is not None)
 
 
@@ -509,6 +518,8 @@ _STANDING_WORDS = re.compile(
 def is_standing_rule(sentence: str) -> bool:
     """True when ``sentence`` (the user's, to an AI assistant) sets a rule for the
     answers to come rather than asking for one (see ``_STANDING_RULE``)."""
+    if FOREIGN_STANDING_RULE.search(sentence) is not None:
+        return True
     if sentence.isascii() and _STANDING_WORDS.search(sentence.lower()) is None:
         return False
     return _STANDING_RULE.search(sentence) is not None
@@ -555,7 +566,8 @@ def _skipped(names: tuple[str, ...], pronouns: bool = False) -> frozenset[str]:
     """Words that are no content: function words, phatic words, the participants' names
     and their short forms ("Mel" for Melanie); ``pronouns``: also those."""
     lowered = {n.lower() for n in names}
-    return (STOPWORDS | _PHATIC_WORDS | lowered | (PRONOUNS if pronouns else frozenset())
+    return (STOPWORDS | FUNCTION_WORDS | _PHATIC_WORDS | lowered
+            | (PRONOUNS if pronouns else frozenset())
             | {n[:k] for n in lowered for k in range(3, len(n))})
 
 
@@ -632,7 +644,8 @@ _BARE_QUESTION = re.compile(r"(?i:(?:and |so )?(?:where|when|who|what time|how (
 def is_phatic(sentence: str, names: Iterable[str] = ()) -> bool:
     """True when ``sentence`` says nothing a later reader needs (see the docstring)."""
     if not sentence.isascii():
-        return not _content(sentence, names)
+        return not _content(sentence, names) or is_foreign_phatic(sentence, _skipped(
+            tuple(names)))
     if len(sentence) <= 24 and _BARE_QUESTION.fullmatch(sentence):
         return False
     if "," in sentence or _GREETING_START.match(sentence):
@@ -654,11 +667,12 @@ def is_phatic(sentence: str, names: Iterable[str] = ()) -> bool:
             word = match.group()
             if (word not in skip and (len(word) >= 3 or word[0].isdigit())
                     and not _in_phrase(word) and not _is_sound(word)):
-                return False
+                # ("Gracias, muy util.": chit-chat in another language.)
+                return opens_foreign(sentence) and is_foreign_phatic(sentence, skip)
     for match in _BASE_WORD.finditer(_PHATIC_PHRASE.sub(" ", low)):
         word = match.group()
         if word not in skip and (len(word) >= 3 or word[0].isdigit()) and not _is_sound(word):
-            return False
+            return opens_foreign(sentence) and is_foreign_phatic(sentence, skip)
     return True
 
 

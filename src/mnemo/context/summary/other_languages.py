@@ -1,0 +1,283 @@
+"""What the summary reads in Spanish, French, German, Italian, Portuguese and Dutch (C18).
+
+``salience.py`` knows English and Chinese by their words and phrases. A chat in another
+language kept its thanks and greetings as notes, and what someone may not eat weighed as
+any remark: by hand, a summary of a Spanish chat in a 3,072-token window held "¡Muchas
+gracias por la ayuda!" and "Gracias, muy útil." beside the user's budget and the date of
+a wedding. This module reads the same kinds of text in the six European languages most
+often written to an assistant after English.
+
+* ``is_foreign_phatic(sentence, skip)`` — chit-chat: thanks and the replies to them,
+  greetings and leave-takings, agreement, praise and wishes, and an AI assistant's
+  offers and closings ("Si tienes más preguntas, no dudes en preguntar."). True when
+  the sentence holds a cue of one of these languages — a phatic phrase (``_PHRASES``)
+  or a word that only chit-chat uses there (``_CUES``: "gracias", "merci", "danke") —
+  and, its phrases taken out, every word left is a phatic word or a function word of
+  these languages (``_PHATIC``, ``_FUNCTION``), or one of ``skip`` (the English ones
+  and the participants' names), with no number. So "Gracias, el vuelo sale a las 9."
+  says something, and an English sentence with a German article in it ("Super, the
+  war was over") has no cue. Such a sentence opens with a word of these lists
+  (``opens_foreign``): one that opens otherwise is not searched further, and an
+  English one costs a set lookup.
+* ``FOREIGN_DIET`` and ``FOREIGN_LIMITATION`` — what someone must not eat ("es
+  alérgico al marisco", "isst kein Fleisch") or cannot do ("hat Höhenangst", "usa una
+  silla de ruedas"), which binds every suggestion to come as their English forms do
+  (``salience.is_dietary``, ``salience.is_limitation``).
+* ``FOREIGN_STANDING_RULE`` — a rule for the answers to come ("Prefiero respuestas
+  cortas", "Bitte antworte kurz", "À partir de maintenant, appelle-moi Jo"), which an AI
+  assistant's summary keeps under Constraints & Preferences (``salience.is_standing_rule``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Set as AbstractSet
+
+from mnemo.languages import ENGLISH_HOMOGRAPHS, FUNCTION_WORDS, LOWER_CASE_FUNCTION_WORDS
+
+__all__ = ["FOREIGN_DIET", "FOREIGN_LIMITATION", "FOREIGN_STANDING_RULE", "is_foreign_phatic",
+           "opens_foreign"]
+
+_WORD_CHARS = r"[^\W\d_]+"
+# Whole phrases, taken out before the words are looked at: their words also carry facts
+# elsewhere ("la ayuda de mi hermano", "bis morgen früh").
+_PHRASES = re.compile(
+    r"(?:"
+    # Wishes and congratulations for what the listener does, which their own words
+    # tell: "¡Buena suerte con la boda!", "Felicidades a Javier!", "Viel Erfolg bei der
+    # Prüfung!" (as "Good luck with the wedding!" in English). First: the alternation
+    # takes the first branch that fits, and "bonne chance" alone would leave the rest.
+    rf"(?:buena suerte|bonne chance|viel (?:glück|gluck|erfolg)|buona fortuna|boa sorte"
+    rf"|veel succes) (?:con|en|para|pour|avec|bei|mit|für|fur|per|com|na|no|em|met|bij)"
+    rf"(?: {_WORD_CHARS}){{1,3}}(?=[\s!.…]*$)"
+    rf"|(?:felicidades|enhorabuena|félicitations|felicitations|(?:herzlichen )?glückwunsch"
+    rf"|complimenti|auguri|parabéns|parabens|gefeliciteerd)(?: (?:a|al|por|para|à|pour|zu"
+    rf"|zum|zur|per|pela|pelo|ao|met)(?: {_WORD_CHARS}){{1,3}})?(?=[\s!.…]*$)"
+    # An AI assistant's offers, apologies and the lines that only open a list, as in
+    # English ("I'm happy to help with your request.", "Here are the details:"): by
+    # hand the embedded model's "Estoy feliz en poder ayudarte con tu solicitud." and
+    # "Aquí tienes las explicaciones detalladas:" outranked the user's budget.
+    rf"|(?:aquí|aqui) (?:tienes|tiene|está|esta|están|estan|va|vai|vão|estão)"
+    rf"(?: {_WORD_CHARS}){{0,5}}(?= *: *$)|(?:voici|voilà|ecco)(?: {_WORD_CHARS}){{0,5}}"
+    rf"(?= *: *$)|hier (?:ist|sind|is|zijn)(?: {_WORD_CHARS}){{0,5}}(?= *: *$)"
+    r"|(?:estoy |me siento |sono |fico |je suis )?(?:muy |très |molto |muito )?(?:feliz"
+    r"|felice|encantad[oa]|content[oa]|contente|ravie?|heureux|heureuse) (?:de|en|di|em)"
+    r" (?:poder |pouvoir |potere )?(?:ayudar(?:te|le|os)?|asistir(?:te|le)?|vous aider"
+    r"|t'aider|aiutar(?:ti|la|vi)?|ajudar(?:-te|-lo|-la)?)(?: (?:con|avec|com|con) (?:tu|su"
+    r"|ta|votre|la tua|sua|a sua) (?:solicitud|pregunta|consulta|demande|question"
+    r"|richiesta|domanda|pedido|pergunta))?"
+    r"|(?:ich )?helfe (?:dir|ihnen|euch) gerne|(?:ik )?help (?:je|u) graag"
+    # "Natürlich, ich kann Ihnen helfen!" (by hand, the embedded model in German).
+    r"|(?:(?:claro|por supuesto|bien sûr|bien sur|natürlich|naturlich|klar|gerne|certo"
+    r"|certamente|naturalmente|com certeza|natuurlijk|zeker),? )?(?:que )?(?:yo |eu )?"
+    r"(?:puedo|je peux|ich kann|posso|ik kan) (?:ayudarte|ayudarle|te ayudar|vous aider"
+    r"|t'aider|dir helfen|ihnen helfen|euch helfen|aiutarti|aiutarla|te ajudar|ajudar"
+    r"|je helpen|u helpen)"
+    r"|(?:lamento|siento|perdón|perdon|disculpa|disculpe|désolée?|desolee?|entschuldigung"
+    r"|scusa|scusate|desculpe|sorry)(?: (?:por|pour|für|per|pela|voor))?"
+    r" (?:la|el|les|die|das|den|il|lo|a|o|de|the) (?:confusión|confusion|confusione|confusão"
+    r"|confusao|malentendido|malentendu|verwirrung|missverständnis|verwarring)"
+    r"|(?:en |con )?(?:qué|que) (?:más |mas )?(?:puedo|te puedo|le puedo) (?:ayudar|asistir)"
+    r"(?:te|le)?(?: hoy)?|comment puis-je (?:vous|t') ?aider(?: aujourd'hui)?"
+    r"|wie kann ich (?:dir|ihnen|euch) (?:heute )?helfen|come posso (?:aiutarti|aiutarla"
+    r"|esserti utile)(?: oggi)?|como posso (?:te |lhe )?ajudar(?: hoje)?"
+    r"|hoe kan ik (?:je|u) (?:vandaag )?helpen"
+    # Spanish
+    r"|(?:muchas|muchísimas|muchisimas|mil) gracias|gracias (?:por|de) (?:todo|(?:la|tu|su"
+    r"|vuestra|el|los|las|tus|sus) (?:ayuda|información|informacion|consejos?|respuestas?"
+    r"|tiempo|apoyo|paciencia|sugerencias?|ideas?|explicación|explicacion"
+    r"|recomendaciones?))|de nada|no hay de qué|no hay de que|por favor"
+    r"|hasta (?:luego|pronto|mañana|manana|la vista|la próxima|la proxima)"
+    r"|buen(?:os|as)? (?:días|dias|tardes|noches|viaje|provecho|fin de semana)"
+    r"|que (?:te|le|os) vaya bien|me alegr[oa](?: mucho)?(?: por ti)?|mucho gusto"
+    r"|(?:qué|que|muy) bien|de acuerdo|no te preocupes|no hay problema|buena suerte"
+    r"|qué tal|que tal"
+    r"|(?:espero|ojalá|ojala) que (?:esto|eso|esta información|esta informacion|la información"
+    r"|la informacion|estos consejos|estas ideas)? ?(?:te|le|os)? ?(?:ayude|ayuden|sirva"
+    r"|sirvan|sea útil|sea util|sea de ayuda)"
+    r"|si (?:tienes|tiene|tenéis|necesitas|necesita) (?:alguna|cualquier|más|mas|otra|otras"
+    r"|algo)(?: otra| más| mas)? (?:pregunta|preguntas|duda|dudas|ayuda|cosa)"
+    r"|(?:o )?(?:necesitas|necesita|quieres) (?:algo|ayuda)(?: más| mas)?"
+    # … and its gladness that it helped: "También me alegra saber que te ayudó."
+    r"|(?:también |tambien )?me alegra (?:saber|ver|oír|oir) que (?:te|le|os)"
+    r" (?:ayud[óoe]|sirv(?:ió|io|a|e)|gust(?:ó|o|e|a))"
+    r"|no dudes en (?:preguntar(?:me)?|contactarme|escribirme|decírmelo|decirmelo)"
+    r"|(?:estoy )?aquí para ayudar(?:te|le)?|aqui para ayudar(?:te|le)?"
+    r"|en qué (?:más )?(?:puedo|te puedo|le puedo) ayudar(?:te|le)?"
+    r"|en que (?:mas )?(?:puedo|te puedo|le puedo) ayudar(?:te|le)?"
+    # French
+    r"|merci (?:beaucoup|bien|mille fois|infiniment)|merci (?:pour|de) (?:tout|(?:ton|ta|tes"
+    r"|votre|vos|l'|le|la|les) ?(?:aide|conseils?|réponses?|reponses?|temps|soutien"
+    r"|patience|informations?|explications?|idées|idees|suggestions?))"
+    r"|de rien|avec plaisir|je vous en prie|je t'en prie|pas de (?:problème|probleme|souci)"
+    r"|à bientôt|a bientot|à plus tard|à demain|a demain|au revoir"
+    r"|bonne (?:journée|journee|soirée|soiree|nuit|chance|continuation|route|fin de semaine)"
+    r"|bon (?:week-end|weekend|voyage|courage|appétit|appetit)|ça marche|ca marche"
+    r"|c'est (?:génial|genial|super|parfait|top|gentil|noté|note|compris)"
+    r"|(?:j'espère|j'espere) que (?:cela|ça|ca|ceci|ces (?:conseils|informations))"
+    r" (?:vous|t')? ?(?:aide|aidera|aideront|sera utile)"
+    r"|n'hésitez pas|n'hesitez pas|n'hésite pas|n'hesite pas"
+    r"|si vous avez (?:d'autres|des) questions|si tu as (?:d'autres|des) questions"
+    r"|comment (?:allez-vous|vas-tu|ça va|ca va)|ça va|ca va"
+    # German
+    r"|vielen (?:lieben )?dank(?: für (?:deine|ihre|eure|die) (?:hilfe|antwort|tipps"
+    r"|geduld|unterstützung|unterstutzung|infos?|informationen|zeit))?"
+    r"|danke (?:schön|schon|sehr|dir|ihnen|euch)|gern geschehen|gerne geschehen|bitte schön"
+    r"|bis (?:bald|später|spater|morgen|dann|zum nächsten mal)|auf wiedersehen"
+    r"|guten (?:morgen|tag|abend)|gute nacht|schönen (?:tag|abend)|viel (?:glück|gluck|erfolg"
+    r"|spaß|spass)|alles (?:klar|gute)|kein problem|keine sorge|das (?:klingt|ist) (?:toll"
+    r"|super|gut|großartig|grossartig|prima|spannend|interessant|klasse)"
+    r"|(?:ich )?hoffe,? (?:das|dies|es) hilft(?: dir| ihnen| euch)?(?: weiter)?"
+    r"|wenn (?:du|sie) (?:noch )?(?:weitere |andere )?fragen (?:hast|haben)"
+    r"|wie geht(?:'s| es)(?: dir| ihnen)?"
+    # Italian
+    r"|grazie (?:mille|tante|infinite|di tutto|per (?:l'aiuto|il tuo aiuto|il suo aiuto"
+    r"|i consigli|la risposta|le informazioni|il tempo|la pazienza))"
+    r"|di niente|figurati|prego|a (?:presto|dopo|domani)|buona? (?:giornata|serata|notte"
+    r"|fortuna|viaggio|appetito|lavoro)|va bene|d'accordo|nessun problema|che bello"
+    r"|spero che (?:questo|questa|queste|ciò|cio) (?:ti|le|vi)? ?(?:aiuti|sia utile|serva)"
+    r"|se hai (?:altre|delle) domande|non esitare a (?:chiedere|contattarmi)|come stai"
+    # Portuguese
+    r"|muito obrigad[oa]s?|obrigad[oa]s? (?:pela|pelo|por) (?:ajuda|informação|informacao"
+    r"|dicas?|resposta|tempo|apoio|paciência|paciencia|tudo)|de nada|por nada"
+    r"|até (?:logo|mais|amanhã|amanha|breve)|ate (?:logo|mais|amanha|breve)"
+    r"|bo(?:m|a) (?:dia|tarde|noite|sorte|viagem|fim de semana|trabalho)|tudo bem|tudo bom"
+    r"|sem problema|espero que (?:isso|isto|essas dicas) (?:te |lhe )?(?:ajude|sirva|seja útil"
+    r"|seja util)|se (?:tiver|você tiver|voce tiver|tiveres) (?:mais |outras )?(?:perguntas"
+    r"|dúvidas|duvidas)|é só perguntar|e so perguntar"
+    # Dutch
+    r"|dank (?:je|u) (?:wel|zeer)|hartelijk dank|bedankt voor (?:je|jouw|uw|de) (?:hulp"
+    r"|tips?|antwoord|advies|uitleg|geduld|info|informatie|tijd)|graag gedaan|geen probleem"
+    r"|tot (?:ziens|straks|later|morgen|de volgende keer)|fijne (?:dag|avond|reis)"
+    r"|goede(?:morgen|middag|navond|nacht)|goedemorgen|veel (?:succes|plezier|sterkte)"
+    r"|ik hoop dat (?:dit|dat) (?:je |u )?helpt|als je (?:nog )?(?:meer |andere )?vragen hebt"
+    r"|laat (?:het )?(?:me|mij) (?:het )?weten|hoe gaat het(?: met je| met jou| met u)?"
+    r")(?![^\W\d_])",
+    re.IGNORECASE,
+)
+# Words that only chit-chat uses in these languages, none an English word: one of them
+# (or a phrase) must be there.
+_CUES = frozenset("""
+gracias hola adiós adios chao genial estupendo estupenda perfecto perfecta vale claro
+felicidades enhorabuena jaja jajaja jeje entendido encantado encantada bienvenido
+bienvenida saludos abrazos cuídate cuidate agradezco agradecido agradecida
+merci bonjour bonsoir salut coucou génial parfait parfaite félicitations felicitations
+sympa chouette volontiers bisous entendu ravi ravie bienvenue voilà voila
+danke dankeschön bitte hallo tschüss tschüs tschuss servus moin toll klasse prima perfekt
+wunderbar großartig grossartig glückwunsch gluckwunsch herzlichen hilfreich willkommen
+grazie ciao salve arrivederci buongiorno buonasera buonanotte perfetto perfetta ottimo
+ottima bellissimo bellissima complimenti auguri benissimo benvenuto benvenuta
+obrigado obrigada obrigados brigado olá tchau ótimo otimo ótima otima perfeito perfeita
+legal bacana maravilhoso maravilhosa incrível incrivel parabéns parabens valeu beleza
+combinado beijos kkk
+dankjewel dankuwel bedankt hoi doei fijn leuk geweldig fantastisch uitstekend
+gefeliciteerd sterkte gezellig groetjes inderdaad goedemorgen goedemiddag goedenavond
+goedenacht
+""".split())  # noqa: SIM905 - a word list reads better as text
+# Words of praise, agreement and feeling that tell nothing alone, besides the cues.
+_PHATIC = _CUES | frozenset("""
+bueno buena buenos buenas bien excelente fantástico fantastico maravilloso maravillosa
+increíble increible guay bonito bonita precioso preciosa encanta suerte entiendo útil
+util interesante gusto alegro alegra divertido abrazo nada acuerdo exacto cierto verdad
+totalmente seguro amable ayuda
+super excellent excellente magnifique formidable bravo chance oui accord bon bonne top
+incroyable intéressant interessant utile plaisir rien compris amitiés cordialement ben
+bah exactement absolument vraiment tellement beaucoup content contente heureux heureuse
+joli jolie belle beau trop gentil
+dank vielen schön gut gerne gern geschehen glück gluck viel bald alles klar genau stimmt
+richtig freut freue interessant schade ach tag abend nacht grüße grüsse gruß liebe
+mille bene certo certamente esatto capito piacere contento contenta felice aiuto bello
+bella brava tante
+bom boa bem dia tarde noite sorte certo prazer abraço feliz interessante sim entendi
+util tranquilo
+top mooi goed helemaal klopt precies handig welkom nou echt heel erg wel plezier succes
+ja oké oke
+ok okay oh ah wow haha hey
+""".split())  # noqa: SIM905
+# Articles, prepositions, pronouns and the commonest verbs and adverbs: English words
+# among them too, since a sentence read here is in one of these languages.
+_FUNCTION = FUNCTION_WORDS | ENGLISH_HOMOGRAPHS | LOWER_CASE_FUNCTION_WORDS
+# What a caller looks up before it asks: any word that may stand in such a sentence.
+FOREIGN_WORDS = _PHATIC | _FUNCTION | frozenset(
+    w.lower() for w in re.findall(r"[^\W\d_]+", _PHRASES.pattern.replace("(?:", " ")))
+_WORD = re.compile(r"[^\W\d_]+|\d+")
+_FIRST = re.compile(r"[\W_]*([^\W\d_]+)")
+
+
+def opens_foreign(sentence: str) -> bool:
+    """Whether ``sentence`` opens with a word of the chit-chat of these languages."""
+    first = _FIRST.match(sentence)
+    return first is not None and first.group(1).lower() in FOREIGN_WORDS
+# A name the sentence is said to: after a comma at its end ("Gracias, Marco!"), or after
+# a greeting at its start ("Hola Marco, …").
+_VOCATIVE = re.compile(
+    r",\s*[A-ZÀ-ÖØ-Þ][^\W\d_]{1,20}(?:\s+(?:y|e|et|und|en)\s+[A-ZÀ-ÖØ-Þ][^\W\d_]{1,20})?"
+    r"(?=[\s!.?…]*$)"
+    r"|^[¡¿\s]*(?i:hola|hi|hey|bonjour|salut|hallo|ciao|olá|ola|oi|hoi|gracias|merci|danke"
+    r"|grazie|obrigad[oa]|bedankt)\s+[A-ZÀ-ÖØ-Þ][^\W\d_]{1,20}(?=\s*[,!.])")
+
+
+def is_foreign_phatic(sentence: str, skip: AbstractSet[str]) -> bool:
+    """True when ``sentence`` is chit-chat in one of the languages above (see the module
+    docstring); ``skip``: words that are no content whatever the language."""
+    words = _WORD.findall(sentence.lower())
+    if not words or words[0] not in FOREIGN_WORDS:  # English, or says something at once
+        return False
+    low = _VOCATIVE.sub(" ", sentence).lower()
+    rest = _PHRASES.sub(" ", low)
+    for word in _WORD.findall(rest):
+        if word[0].isdigit() or not (word in _PHATIC or word in _FUNCTION or word in skip
+                                     or len(word) < 3):
+            return False
+    return rest != low or any(word in _CUES for word in words)
+
+
+# What someone eats or must not: an allergy, a diet, "can't eat …" in each language
+# (none an English word: English is ``salience._DIET``'s).
+FOREIGN_DIET = re.compile(
+    r"\b(?:al[ée]rgic[oa]s?|allergique|allergisch|allergic[oa]|allergie|allergia|vegetarian[oa]s?"
+    r"|végétarien(?:ne)?s?|vegetarisch|vegetariër|vegan[oa]s?|végétalien(?:ne)?s?"
+    r"|veganer(?:in)?|veganist|cel[íi]ac[oa]s?|c(?:œ|oe)liaque|zöliakie|celiach[oa]"
+    r"|intolerantes?|intolérante?s?|intollerante|unverträglichkeit|diabétique|diabétic[oa]"
+    r"|diabetic[oa]|diabetiker(?:in)?|sin gluten|sans gluten|glutenfrei|senza glutine"
+    r"|sem glúten|glutenvrij|halal|kosher|casher)\b"
+    r"|\bno (?:puede|puedo|pueden|podemos|come|como|comen|comemos) (?:comer )?(?:carne|pescado"
+    r"|marisco|gluten|lácteos|lacteos|cerdo|huevos?|frutos secos|nueces|cacahuetes?|maní)\b"
+    r"|\bne (?:peu[tx]|peuvent|pouvons|mange|mangent|mangeons) pas(?: manger)?\b"
+    r"|\b(?:isst|esse|essen|darf|darfst|dürfen|kann|können) (?:kein(?:e|en)?|nichts? mit)\b"
+    r"|\bnon (?:può|posso|possono|possiamo|mangia|mangio|mangiano) (?:mangiare )?"
+    r"|\bnão (?:pode|posso|podem|podemos|come|como|comem) (?:comer )?"
+    r"|\b(?:eet|eten|mag|mogen|kan|kunnen) geen\b",
+    re.IGNORECASE,
+)
+# What someone cannot do or must avoid: a fear, a condition, a wheelchair, a pregnancy.
+FOREIGN_LIMITATION = re.compile(
+    r"\b(?:miedo (?:a|de) (?:las alturas|volar|el agua)|vértigo|peur (?:du vide|de l'avion"
+    r"|des hauteurs|de l'eau)|höhenangst|flugangst|paura (?:dell'altezza|di volare"
+    r"|dell'acqua)|medo de (?:altura|voar|água)|hoogtevrees|vliegangst"
+    r"|silla de ruedas|fauteuil roulant|rollstuhl|sedia a rotelle|cadeira de rodas|rolstoel"
+    r"|embarazada|enceinte|schwanger|incinta|grávida|zwanger"
+    r"|no (?:sabe|sé|saben) nadar|ne sai[ts] pas nager|kann nicht schwimmen"
+    r"|non sa(?:nno)? nuotare|não sabe(?:m)? nadar|kan niet zwemmen"
+    r"|(?:asma|asthme|epilepsia|épilepsie|epilepsie|epilessia))\b",
+    re.IGNORECASE,
+)
+# A rule for how the assistant answers from now on: short answers, always or never doing
+# a thing, from now on, what to call the user.
+FOREIGN_STANDING_RULE = re.compile(
+    r"\b(?:respuestas? (?:cortas?|breves?)|r[ée]ponses? (?:courtes?|br[èe]ves?)"
+    r"|(?:kurze|knappe) antworten|antworte(?:t|n sie)? (?:bitte )?(?:kurz|knapp)"
+    r"|risposte (?:brevi|corte)|respostas? (?:curtas?|breves?)|korte antwoorden"
+    r"|antwoord (?:kort|beknopt)"
+    r"|(?:siempre|nunca|jamás|jamas|toujours|jamais|immer|nie|niemals|sempre|mai|altijd"
+    r"|nooit) (?:me )?(?:uses|usa|utilices|recomiendes|sugieras|menciones|respondas"
+    r"|utilise|recommande|propose|réponds|mentionne|verwende|benutze|empfiehl|schlag"
+    r"|antworte|erwähne|usare|usa|consigliare|suggerire|rispondere|usar|use|recomende"
+    r"|sugira|responda|gebruik|raad|antwoord)"
+    r"|de ahora en adelante|a partir de ahora|à partir de maintenant|d[ée]sormais"
+    r"|ab jetzt|von nun an|ab sofort|d'ora in poi|da ora in poi|a partir de agora"
+    r"|de agora em diante|vanaf nu|voortaan"
+    r"|(?:llámame|llamame|appelle-moi|appelez-moi|nenn(?:e)? mich|chiamami|me chame"
+    r"|noem me) (?-i:[A-ZÀ-ÖØ-Þ]))",
+    re.IGNORECASE,
+)
