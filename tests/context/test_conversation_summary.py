@@ -1382,6 +1382,29 @@ def test_a_cut_the_window_guard_made_in_a_summary_is_not_carried() -> None:
         "User: Pixel is 10 weeks old, … in Gaia."]
 
 
+def test_the_pieces_of_sentences_a_cut_left_are_no_notes() -> None:
+    from mnemo.context.shrink import cut_marker, cut_text
+    from mnemo.context.summary.reading import whole_sentences
+
+    # Seen by hand (Spanish, 3,072 tokens): the window guard cut a reply mid-word, and
+    # "… San Pabl s el domingo …" was a note; a memory call written as JSON text, cut
+    # so, was a note of JSON.
+    cut = (f"We fly to Lisbon on Friday. The hotel is near the Alfama and it has a\n"
+           f"{cut_marker(161)}\ns the best view, the owner said. We land at 9:40.")
+    assert whole_sentences(cut) == "We fly to Lisbon on Friday.\nWe land at 9:40."
+    json_text = f'{{"name": "memory", "arguments": {{"action\n{cut_marker(194)}\nunt": 0}}}}'
+    assert whole_sentences(json_text) == ""
+    # A cut on a line break leaves whole lines, a list's too.
+    items = "\n".join(f"- Item {i}: value {i}" for i in range(40))
+    kept = whole_sentences(cut_text(items, 300)).splitlines()
+    assert kept[0] == "- Item 0: value 0" and kept[-1] == "- Item 39: value 39"
+    assert all(line.startswith("- Item ") for line in kept)
+    turns = chat("We're off to Lisbon on Friday.", cut, "Sounds great.", "Thanks!")
+    summary = summarize_locally(turns, budget_tokens=2_000)
+    assert "We land at 9:40" in summary and "has a" not in summary, summary
+    assert "s the best view" not in summary and "characters cut here" not in summary
+
+
 def test_each_message_is_read_once() -> None:
     turns = conversation()
     CACHE.clear()

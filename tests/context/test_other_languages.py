@@ -32,6 +32,7 @@ PHATIC = [
     "¿Qué tal?", "Ok, perfecto.", "Hola Marco, ¿qué tal?", "¡Buenas noches!",
     # French
     "Merci beaucoup !", "Merci pour ton aide.", "Super, merci !", "Bonne journée !",
+    "Merci beaucoup pour ton aide !", "Muito obrigado pela ajuda!", "Bien sûr !",
     "De rien.", "À bientôt !", "C'est génial !", "Bonjour Marie !",
     "N'hésitez pas si vous avez d'autres questions.",
     # German
@@ -119,6 +120,8 @@ def test_a_wish_that_names_a_day_or_a_number_is_kept() -> None:
     "Si tienes alguna otra pregunta o necesitas algo más, no dudes en preguntar.",
     # … and the same in the other languages.
     "Voici quelques idées :", "Je suis ravi de vous aider.", "Comment puis-je vous aider ?",
+    "Si vous avez d'autres questions ou besoin d'aide à un autre sujet, n'hésitez pas à me le "
+    "poser.", "Voici un exemple de réponse :",
     "Hier sind einige Tipps:", "Wie kann ich dir helfen?", "Ich helfe dir gerne.",
     "Ecco alcuni consigli:", "Come posso aiutarti oggi?", "Aqui estão algumas dicas:",
     "Como posso te ajudar?", "Hier zijn een paar tips:", "Hoe kan ik je helpen?",
@@ -235,3 +238,8 @@ def test_a_rule_for_the_answers_to_come_is_a_standing_rule(sentence: str) -> Non
     "Ich antworte immer spät auf E-Mails.", "Llámame mañana."])
 def test_a_remark_is_no_standing_rule(sentence: str) -> None:
     assert not is_standing_rule(sentence)
+
+
+def test_a_habit_told_of_someone_is_no_rule() -> None:
+    assert not is_standing_rule("Mi madre siempre usa el metro.")
+    assert is_standing_rule("Por favor, nunca me recomiendes carne.")

@@ -106,9 +106,15 @@ _PHRASES = re.compile(
     r"|en qué (?:más )?(?:puedo|te puedo|le puedo) ayudar(?:te|le)?"
     r"|en que (?:mas )?(?:puedo|te puedo|le puedo) ayudar(?:te|le)?"
     # French
-    r"|merci (?:beaucoup|bien|mille fois|infiniment)|merci (?:pour|de) (?:tout|(?:ton|ta|tes"
+    # (One branch, its parts optional: the alternation takes the first branch that fits,
+    # and "merci beaucoup" alone left "pour ton aide" of "Merci beaucoup pour ton aide !")
+    r"|merci(?: beaucoup| bien| mille fois| infiniment)?(?: (?:pour|de) (?:tout|(?:ton|ta|tes"
     r"|votre|vos|l'|le|la|les) ?(?:aide|conseils?|réponses?|reponses?|temps|soutien"
-    r"|patience|informations?|explications?|idées|idees|suggestions?))"
+    r"|patience|informations?|explications?|idées|idees|suggestions?)))?"
+    r"|(?:ou )?(?:si (?:vous avez|tu as) )?besoin d'(?:aide|autre chose)(?: (?:à|a|sur|avec|pour)"
+    r" (?:un|une|d'|l') ?(?:autre )?(?:sujet|chose|question))?"
+    r"|n'(?:hésitez|hesitez|hésite|hesite) pas(?: à| a)? (?:me|nous)? ?(?:le |la |les )?"
+    r"(?:poser|demander|contacter|écrire|ecrire)"
     r"|de rien|avec plaisir|je vous en prie|je t'en prie|pas de (?:problème|probleme|souci)"
     r"|à bientôt|a bientot|à plus tard|à demain|a demain|au revoir"
     r"|bonne (?:journée|journee|soirée|soiree|nuit|chance|continuation|route|fin de semaine)"
@@ -116,7 +122,7 @@ _PHRASES = re.compile(
     r"|c'est (?:génial|genial|super|parfait|top|gentil|noté|note|compris)"
     r"|(?:j'espère|j'espere) que (?:cela|ça|ca|ceci|ces (?:conseils|informations))"
     r" (?:vous|t')? ?(?:aide|aidera|aideront|sera utile)"
-    r"|n'hésitez pas|n'hesitez pas|n'hésite pas|n'hesite pas"
+    r"|n'hésitez pas|n'hesitez pas|n'hésite pas|n'hesite pas|bien sûr|bien sur|por supuesto"
     r"|si vous avez (?:d'autres|des) questions|si tu as (?:d'autres|des) questions"
     r"|comment (?:allez-vous|vas-tu|ça va|ca va)|ça va|ca va"
     # German
@@ -193,6 +199,7 @@ util tranquilo
 top mooi goed helemaal klopt precies handig welkom nou echt heel erg wel plezier succes
 ja oké oke
 ok okay oh ah wow haha hey
+aide hilfe ajuda hulp natürlich naturlich naturalmente certamente natuurlijk zeker sûr
 """.split())  # noqa: SIM905
 # Articles, prepositions, pronouns and the commonest verbs and adverbs: English words
 # among them too, since a sentence read here is in one of these languages.
@@ -269,8 +276,10 @@ FOREIGN_STANDING_RULE = re.compile(
     r"|(?:kurze|knappe) antworten|antworte(?:t|n sie)? (?:bitte )?(?:kurz|knapp)"
     r"|risposte (?:brevi|corte)|respostas? (?:curtas?|breves?)|korte antwoorden"
     r"|antwoord (?:kort|beknopt)"
-    r"|(?:siempre|nunca|jamás|jamas|toujours|jamais|immer|nie|niemals|sempre|mai|altijd"
-    r"|nooit) (?:me )?(?:uses|usa|utilices|recomiendes|sugieras|menciones|respondas"
+    # (Where a rule opens, as in English: "Mi madre siempre usa el metro" is a habit.)
+    r"|(?:^|(?<=[,;:] ))(?:(?:por favor|s'il te plaît|s'il vous plaît|bitte|per favore"
+    r"|alsjeblieft|graag),? )?(?:siempre|nunca|jamás|jamas|toujours|jamais|immer|nie"
+    r"|niemals|sempre|mai|altijd|nooit) (?:me )?(?:uses|usa|utilices|recomiendes|sugieras|menciones|respondas"
     r"|utilise|recommande|propose|réponds|mentionne|verwende|benutze|empfiehl|schlag"
     r"|antworte|erwähne|usare|usa|consigliare|suggerire|rispondere|usar|use|recomende"
     r"|sugira|responda|gebruik|raad|antwoord)"

@@ -35,8 +35,9 @@ from mnemo.context.failures import (
     tool_kind,
 )
 from mnemo.context.markers import PRUNED_TOOL_PLACEHOLDER
-from mnemo.context.prompt import CONTENT_MAX, truncate_for_summary
+from mnemo.context.prompt import CONTENT_MAX, TRUNCATION_MARKER, truncate_for_summary
 from mnemo.context.pruning import key_arguments, parse_call
+from mnemo.context.shrink import CUT_MARKER_START
 from mnemo.context.summary.cache import MessageCache, text_key
 from mnemo.context.summary.dates import HEADER_LINE, find_date
 from mnemo.context.summary.notes import Note, take_notes
@@ -202,8 +203,48 @@ class Call:
 def read_prose(text: str, role: str, names: Sequence[str]) -> Prose:
     """``text`` (a user or assistant message) read once; cached by content."""
     return CACHE.get(("prose", role, tuple(names), *text_key(text)),
-                     lambda: _read_prose(truncate_for_summary(text), role, names),
+                     lambda: _read_prose(whole_sentences(truncate_for_summary(text)), role,
+                                         names),
                      size=min(len(text), CONTENT_MAX))
+
+
+# Where a text was cut: by the window guard (C19: "[… 161 characters cut here …]", the
+# whole text in the archive) or to the summariser's cap per message (C9).
+_CUT = re.compile(r"\n?(?:" + re.escape(CUT_MARKER_START) + r"[\d,]+ characters cut here"
+                  r"[^\]\n]*(?:\n[^\]\n]*)?\]|" + re.escape(TRUNCATION_MARKER.strip())
+                  + r")\n?")
+_ENDS_SENTENCE = frozenset(".!?。！？…:;\"'”’)»")
+_LAST_END = re.compile(r"(?s:.*)(?:[.!?。！？…](?=\s)|\n)")
+_FIRST_END = re.compile(r"[.!?。！？…](?:\s|$)|\n")
+
+
+def whole_sentences(text: str) -> str:
+    """``text`` without the pieces of sentences a cut left on either side of it: by hand
+    (Spanish, 3,072 tokens) the window guard had cut a reply after "¡La ceremonia es en
+    la iglesia de San Pabl" and before "s el domingo 13 de junio", and the two pieces
+    were a note "… San Pabl s el domingo …"; a memory call the model wrote as JSON text,
+    cut so, was a note of JSON. A piece that is a whole line — it ends a sentence, or the
+    next starts one — stays."""
+    if CUT_MARKER_START not in text and "[truncated]" not in text:
+        return text
+    parts = _CUT.split(text)
+    for i in range(len(parts) - 1):
+        head = parts[i].rstrip()
+        last_line = head.rsplit("\n", 1)[-1].lstrip()
+        if head and head[-1] not in _ENDS_SENTENCE and last_line[:1] not in MARKDOWN_MARKS:
+            whole = _LAST_END.match(head)
+            parts[i] = head[:whole.end()] if whole else ""
+        tail = parts[i + 1].lstrip()
+        if tail and not _starts_sentence(tail):
+            end = _FIRST_END.search(tail)
+            parts[i + 1] = tail[end.end():] if end else ""
+    return "\n".join(part for part in parts if part.strip())
+
+
+def _starts_sentence(text: str) -> bool:
+    first = text[0]
+    return (first.isupper() or first.isdigit() or first in MARKDOWN_MARKS
+            or first in "¡¿\"'“‘([" or (not first.isascii() and not first.islower()))
 
 
 def shows_work(text: str, prose: Prose, *, rules: bool = True) -> bool:
