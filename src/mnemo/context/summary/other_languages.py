@@ -279,7 +279,8 @@ FOREIGN_STANDING_RULE = re.compile(
     # (Where a rule opens, as in English: "Mi madre siempre usa el metro" is a habit.)
     r"|(?:^|(?<=[,;:] ))(?:(?:por favor|s'il te plaît|s'il vous plaît|bitte|per favore"
     r"|alsjeblieft|graag),? )?(?:siempre|nunca|jamás|jamas|toujours|jamais|immer|nie"
-    r"|niemals|sempre|mai|altijd|nooit) (?:me )?(?:uses|usa|utilices|recomiendes|sugieras|menciones|respondas"
+    r"|niemals|sempre|mai|altijd|nooit) (?:me )?(?:uses|usa|utilices|recomiendes|sugieras"
+    r"|menciones|respondas"
     r"|utilise|recommande|propose|réponds|mentionne|verwende|benutze|empfiehl|schlag"
     r"|antworte|erwähne|usare|usa|consigliare|suggerire|rispondere|usar|use|recomende"
     r"|sugira|responda|gebruik|raad|antwoord)"
