@@ -219,7 +219,7 @@ def test_relative_dates_in_other_languages_are_resolved(said: str, dated: str) -
 
 @pytest.mark.parametrize("said", [
     "Esta mañana llovió.", "Guten Morgen!", "Ich bin hier in Berlin.", "We meet every week.",
-    "Hij woont hier al jaren.", "Am Morgen trinke ich Kaffee."])
+    "Hij woont hier al jaren.", "Am Morgen trinke ich Kaffee.", "Mia figlia ha 3 anni."])
 def test_words_that_are_no_dates_there_are_left_alone(said: str) -> None:
     assert resolve_relative(said, date(2026, 12, 5)) == said
 

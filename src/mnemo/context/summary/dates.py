@@ -518,7 +518,8 @@ _OTHER_RELATIVE = re.compile(
     rf"(?<!jeden )(?<!de )({_OTHER_DAY})"
     rf"|({_words(_LAST + _NEXT + _THIS)})(?: |(?<=['’]))({_OTHER_UNIT}|{_OTHER_WEEKDAY})"
     rf"|({_OTHER_UNIT}|{_OTHER_WEEKDAY}) ({_words(_LAST + _NEXT)})"
-    rf"|(?:hace|il y a|vor|há|ha) ({_OTHER_COUNT}) ({_ANY_UNIT})"
+    # ("ha" without its accent is Italian "has": "mia figlia ha 3 anni" is her age.)
+    rf"|(?:hace|il y a|vor|há) ({_OTHER_COUNT}) ({_ANY_UNIT})"
     rf"|({_OTHER_COUNT}) ({_ANY_UNIT}) (?:fa|atrás|atras|geleden)"
     rf"|(?:dentro de|dans|in|tra|fra|daqui a|over) ({_OTHER_COUNT}) ({_ANY_UNIT}))"
     r"(?![\w'’-])",

@@ -215,6 +215,8 @@ def opens_foreign(sentence: str) -> bool:
     """Whether ``sentence`` opens with a word of the chit-chat of these languages."""
     first = _FIRST.match(sentence)
     return first is not None and first.group(1).lower() in FOREIGN_WORDS
+
+
 # A name the sentence is said to: after a comma at its end ("Gracias, Marco!"), or after
 # a greeting at its start ("Hola Marco, …").
 _VOCATIVE = re.compile(
