@@ -474,7 +474,8 @@ def test_an_archived_memory_refusal_is_no_evidence(mnemo_home: Home, tmp_path: P
     # … and "thank you." (grounded too) for "My name is Li and I'm learning Japanese.
     # How do I say thank you?".
     ("thank you.", "tells nothing to remember"), ("Great!", "tells nothing to remember"),
-    ("谢谢你！", "tells nothing to remember")])
+    ("谢谢你！", "tells nothing to remember"), ("¡Muchas gracias!", "tells nothing to remember"),
+    ("Vielen Dank für deine Hilfe!", "tells nothing to remember")])
 def test_a_question_or_chit_chat_is_not_saved_as_a_fact(mnemo_home: Home, tmp_path: Path,
                                                          said: str, why: str) -> None:
     client = ScriptedChatClient([add(said), add("I live in York.", call_id="c2"), "Ok."])

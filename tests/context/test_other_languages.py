@@ -32,7 +32,7 @@ PHATIC = [
     "¿Qué tal?", "Ok, perfecto.", "Hola Marco, ¿qué tal?", "¡Buenas noches!",
     # French
     "Merci beaucoup !", "Merci pour ton aide.", "Super, merci !", "Bonne journée !",
-    "Merci beaucoup pour ton aide !", "Muito obrigado pela ajuda!", "Bien sûr !",
+    "Merci beaucoup pour ton aide !", "Bien sûr !",
     "De rien.", "À bientôt !", "C'est génial !", "Bonjour Marie !",
     "N'hésitez pas si vous avez d'autres questions.",
     # German
@@ -43,6 +43,7 @@ PHATIC = [
     "Perfetto, grazie.",
     # Portuguese
     "Muito obrigado!", "Obrigada pela ajuda.", "Até logo!", "Boa sorte!", "Ótimo, obrigado.",
+    "Muito obrigado pela ajuda!",
     # Dutch
     "Dank je wel!", "Bedankt voor je hulp!", "Graag gedaan.", "Tot ziens!", "Veel succes!",
     "Super, bedankt!", "Goedemiddag!",
