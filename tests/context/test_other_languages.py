@@ -19,6 +19,7 @@ from mnemo.context.summary.salience import (
     is_limitation,
     is_phatic,
     is_standing_rule,
+    knows_nothing,
     without_phatic_clauses,
 )
 from mnemo.messages import Message
@@ -244,3 +245,24 @@ def test_a_remark_is_no_standing_rule(sentence: str) -> None:
 def test_a_habit_told_of_someone_is_no_rule() -> None:
     assert not is_standing_rule("Mi madre siempre usa el metro.")
     assert is_standing_rule("Por favor, nunca me recomiendes carne.")
+
+
+@pytest.mark.parametrize("sentence", [
+    # Seen by hand, in Portuguese and Italian chats with the embedded model.
+    "Estou aqui para ajudar você hoje.",
+    "Non esitare a chiedere se hai bisogno di alcuna assistenza o assistente specifica.",
+    "Ich bin hier, um dir zu helfen."])
+def test_more_offers_of_help_are_phatic(sentence: str) -> None:
+    assert is_phatic(sentence)
+
+
+def test_an_ai_saying_it_has_no_access_leaves_no_note() -> None:
+    said = ("Como assistente, não tenho acesso a informações sobre a localização da "
+            "escola da Quinta das Conchas.")
+    assert knows_nothing(said)
+    assert knows_nothing("Lo siento, pero no tengo acceso a tu calendario.")
+    assert not knows_nothing("No tengo coche, así que voy en tren.")  # a fact of the user's
+    turns = chat("A festa é no sábado às 15h no parque.", said,
+                 "Convidámos 12 crianças.", "Ótimo!")
+    summary = summarize_locally(turns, budget_tokens=2_000)
+    assert "não tenho acesso" not in summary and "12 crianças" in summary

@@ -23,6 +23,9 @@ often written to an assistant after English.
   alérgico al marisco", "isst kein Fleisch") or cannot do ("hat Höhenangst", "usa una
   silla de ruedas"), which binds every suggestion to come as their English forms do
   (``salience.is_dietary``, ``salience.is_limitation``).
+* ``FOREIGN_KNOWS_NOTHING`` — an AI assistant's word that it has no access or
+  information ("Como assistente, não tenho acesso a informações sobre …"), no note
+  (``salience.knows_nothing``).
 * ``FOREIGN_STANDING_RULE`` — a rule for the answers to come ("Prefiero respuestas
   cortas", "Bitte antworte kurz", "À partir de maintenant, appelle-moi Jo"), which an AI
   assistant's summary keeps under Constraints & Preferences (``salience.is_standing_rule``).
@@ -35,8 +38,8 @@ from collections.abc import Set as AbstractSet
 
 from mnemo.languages import ENGLISH_HOMOGRAPHS, FUNCTION_WORDS, LOWER_CASE_FUNCTION_WORDS
 
-__all__ = ["FOREIGN_DIET", "FOREIGN_LIMITATION", "FOREIGN_STANDING_RULE", "is_foreign_phatic",
-           "opens_foreign"]
+__all__ = ["FOREIGN_DIET", "FOREIGN_KNOWS_NOTHING", "FOREIGN_LIMITATION", "FOREIGN_STANDING_RULE",
+           "is_foreign_phatic", "opens_foreign"]
 
 _WORD_CHARS = r"[^\W\d_]+"
 # Whole phrases, taken out before the words are looked at: their words also carry facts
@@ -103,6 +106,13 @@ _PHRASES = re.compile(
     r" (?:ayud[óoe]|sirv(?:ió|io|a|e)|gust(?:ó|o|e|a))"
     r"|no dudes en (?:preguntar(?:me)?|contactarme|escribirme|decírmelo|decirmelo)"
     r"|(?:estoy )?aquí para ayudar(?:te|le)?|aqui para ayudar(?:te|le)?"
+    r"|(?:estou )?aqui para (?:te )?ajudar(?: você| voce)?(?: hoje)?"
+    r"|(?:sono )?qui per aiutarti|(?:je suis )?(?:là|la) pour (?:vous|t')aider"
+    r"|(?:ich bin )?(?:hier|da),? um (?:dir|ihnen|euch) zu helfen"
+    r"|(?:ik ben )?hier om (?:je|u) te helpen"
+    r"|se (?:hai|avete) bisogno di (?:[^\W\d_]+ )?(?:aiuto|assistenza|altro|qualcos'altro)"
+    r"(?: o (?:assistenza|assistente|aiuto)(?: specific[oa])?)?(?: per (?:un|qualsiasi)"
+    r" altro (?:problema|argomento|motivo))?(?: in futuro)?"
     r"|en qué (?:más )?(?:puedo|te puedo|le puedo) ayudar(?:te|le)?"
     r"|en que (?:mas )?(?:puedo|te puedo|le puedo) ayudar(?:te|le)?"
     # French
@@ -291,5 +301,20 @@ FOREIGN_STANDING_RULE = re.compile(
     r"|de agora em diante|vanaf nu|voortaan"
     r"|(?:llámame|llamame|appelle-moi|appelez-moi|nenn(?:e)? mich|chiamami|me chame"
     r"|noem me) (?-i:[A-ZÀ-ÖØ-Þ]))",
+    re.IGNORECASE,
+)
+# An AI assistant saying it has no access to, or no information about, a thing: by hand
+# "Como assistente, não tenho acesso a informações sobre a localização da escola …" was
+# a note of the embedded model's in a Portuguese chat.
+FOREIGN_KNOWS_NOTHING = re.compile(
+    r"^(?:(?:como|comme|als|come|as) (?:un |una |um |uma |een |ein |eine )?(?:asistente"
+    r"|assistant|assistent|assistente|ia|ai|ki|modelo de lenguaje)(?: virtual)?,? )?"
+    r"(?:lo siento,? |désolée?,? |es tut mir leid,? |mi dispiace,? |desculpe,? |sinto muito,? "
+    r"|sorry,? )?(?:pero |mais |aber |ma |mas |maar )?"
+    r"(?:no tengo (?:acceso|información|informacion|datos)"
+    r"|je n'ai pas (?:accès|acces|d'information)|ich habe keinen zugriff"
+    r"|ich habe keine (?:informationen|daten)|non ho (?:accesso|informazioni)"
+    r"|não tenho (?:acesso|informações|informacoes)|nao tenho (?:acesso|informacoes)"
+    r"|ik heb geen (?:toegang|informatie))",
     re.IGNORECASE,
 )

@@ -37,6 +37,7 @@ from functools import lru_cache
 from mnemo.context.summary.dates import CALENDAR_WORDS, WEEKDAYS
 from mnemo.context.summary.other_languages import (
     FOREIGN_DIET,
+    FOREIGN_KNOWS_NOTHING,
     FOREIGN_LIMITATION,
     FOREIGN_STANDING_RULE,
     is_foreign_phatic,
@@ -634,7 +635,8 @@ _KNOWS_NOTHING = re.compile(
 
 def knows_nothing(sentence: str) -> bool:
     """True when ``sentence`` only says that its speaker knows nothing of a thing."""
-    return _KNOWS_NOTHING.match(sentence) is not None
+    return (_KNOWS_NOTHING.match(sentence) is not None
+            or FOREIGN_KNOWS_NOTHING.match(sentence) is not None)
 
 
 # A bare question for a place, a time, a person or a number ("Where?", "When?") has no
