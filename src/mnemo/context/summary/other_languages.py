@@ -16,9 +16,9 @@ often written to an assistant after English.
   these languages (``_PHATIC``, ``_FUNCTION``), or one of ``skip`` (the English ones
   and the participants' names), with no number. So "Gracias, el vuelo sale a las 9."
   says something, and an English sentence with a German article in it ("Super, the
-  war was over") has no cue. Such a sentence opens with a word of these lists
-  (``opens_foreign``): one that opens otherwise is not searched further, and an
-  English one costs a set lookup.
+  war was over") has no cue. Such a sentence opens with a word of these lists, and
+  only one whose first content word or first word is one (``may_be_foreign_phatic``)
+  is searched: an English one costs a set lookup.
 * ``FOREIGN_DIET`` and ``FOREIGN_LIMITATION`` — what someone must not eat ("es
   alérgico al marisco", "isst kein Fleisch") or cannot do ("hat Höhenangst", "usa una
   silla de ruedas"), which binds every suggestion to come as their English forms do
@@ -39,7 +39,7 @@ from collections.abc import Set as AbstractSet
 from mnemo.languages import ENGLISH_HOMOGRAPHS, FUNCTION_WORDS, LOWER_CASE_FUNCTION_WORDS
 
 __all__ = ["FOREIGN_DIET", "FOREIGN_KNOWS_NOTHING", "FOREIGN_LIMITATION", "FOREIGN_STANDING_RULE",
-           "is_foreign_phatic", "opens_foreign"]
+           "is_foreign_phatic", "is_foreign_rule", "may_be_foreign_phatic"]
 
 _WORD_CHARS = r"[^\W\d_]+"
 # Whole phrases, taken out before the words are looked at: their words also carry facts
@@ -217,14 +217,25 @@ _FUNCTION = FUNCTION_WORDS | ENGLISH_HOMOGRAPHS | LOWER_CASE_FUNCTION_WORDS
 # What a caller looks up before it asks: any word that may stand in such a sentence.
 FOREIGN_WORDS = _PHATIC | _FUNCTION | frozenset(
     w.lower() for w in re.findall(r"[^\W\d_]+", _PHRASES.pattern.replace("(?:", " ")))
+# … and those of them that are no English word: what an English sentence never opens with.
+_OPENERS = FOREIGN_WORDS - ENGLISH_HOMOGRAPHS - frozenset("""
+ok okay oh ah wow haha hey super top excellent bravo formidable chance bon ben bah trop
+bella tag abend show
+""".split())  # noqa: SIM905
 _WORD = re.compile(r"[^\W\d_]+|\d+")
 _FIRST = re.compile(r"[\W_]*([^\W\d_]+)")
 
 
-def opens_foreign(sentence: str) -> bool:
-    """Whether ``sentence`` opens with a word of the chit-chat of these languages."""
+def may_be_foreign_phatic(word: str, sentence: str) -> bool:
+    """Whether ``sentence``, whose first content word by the English rules is ``word``,
+    is worth the search of ``is_foreign_phatic``: that word is one of these languages',
+    or the sentence opens with a word no English sentence opens with ("Bonjour Marie !":
+    "bonjour" passes in English for a word of "bon voyage"). An English sentence costs a
+    set lookup and a match at its start."""
+    if word in FOREIGN_WORDS:
+        return True
     first = _FIRST.match(sentence)
-    return first is not None and first.group(1).lower() in FOREIGN_WORDS
+    return first is not None and first.group(1).lower() in _OPENERS
 
 
 # A name the sentence is said to: after a comma at its end ("Gracias, Marco!"), or after
@@ -303,6 +314,24 @@ FOREIGN_STANDING_RULE = re.compile(
     r"|noem me) (?-i:[A-ZÀ-ÖØ-Þ]))",
     re.IGNORECASE,
 )
+# Every branch of ``FOREIGN_STANDING_RULE`` holds one of these, in lower case and ASCII
+# (or the sentence is not ASCII): the search of the literals costs a quarter of the
+# rule's, and every user sentence is asked.
+_RULE_LITERALS = re.compile(
+    "respuest|reponse|antwort|rispost|resposta|antwoord|siempre|nunca|jamas|toujours"
+    "|jamais|immer|nie|sempre|mai |altijd|nooit|adelante|partir de|desormais|jetzt"
+    "|nun an|sofort|d'ora|da ora|agora|vanaf nu|voortaan|llamame|appel|nenn|chiamami"
+    "|chame|noem")
+
+
+def is_foreign_rule(sentence: str) -> bool:
+    """True when ``sentence`` sets a rule for the answers to come in one of these
+    languages (``FOREIGN_STANDING_RULE``)."""
+    if sentence.isascii() and _RULE_LITERALS.search(sentence.lower()) is None:
+        return False
+    return FOREIGN_STANDING_RULE.search(sentence) is not None
+
+
 # An AI assistant saying it has no access to, or no information about, a thing: by hand
 # "Como assistente, não tenho acesso a informações sobre a localização da escola …" was
 # a note of the embedded model's in a Portuguese chat.

@@ -39,9 +39,9 @@ from mnemo.context.summary.other_languages import (
     FOREIGN_DIET,
     FOREIGN_KNOWS_NOTHING,
     FOREIGN_LIMITATION,
-    FOREIGN_STANDING_RULE,
     is_foreign_phatic,
-    opens_foreign,
+    is_foreign_rule,
+    may_be_foreign_phatic,
 )
 from mnemo.context.textscan import CJK_CLASS, STOPWORDS, sentences
 from mnemo.languages import FUNCTION_WORDS
@@ -522,11 +522,9 @@ _STANDING_WORDS = re.compile(
 def is_standing_rule(sentence: str) -> bool:
     """True when ``sentence`` (the user's, to an AI assistant) sets a rule for the
     answers to come rather than asking for one (see ``_STANDING_RULE``)."""
-    if FOREIGN_STANDING_RULE.search(sentence) is not None:
-        return True
     if sentence.isascii() and _STANDING_WORDS.search(sentence.lower()) is None:
-        return False
-    return _STANDING_RULE.search(sentence) is not None
+        return is_foreign_rule(sentence)
+    return _STANDING_RULE.search(sentence) is not None or is_foreign_rule(sentence)
 
 
 def without_phatic_clauses(sentence: str, names: Iterable[str] = ()) -> str:
@@ -649,8 +647,9 @@ _BARE_QUESTION = re.compile(r"(?i:(?:and |so )?(?:where|when|who|what time|how (
 def is_phatic(sentence: str, names: Iterable[str] = ()) -> bool:
     """True when ``sentence`` says nothing a later reader needs (see the docstring)."""
     if not sentence.isascii():
-        return not _content(sentence, names) or is_foreign_phatic(sentence, _skipped(
-            tuple(names)))
+        content = _content(sentence, names)
+        return not content or (may_be_foreign_phatic(content[0], sentence)
+                                and is_foreign_phatic(sentence, _skipped(tuple(names))))
     if len(sentence) <= 24 and _BARE_QUESTION.fullmatch(sentence):
         return False
     if "," in sentence or _GREETING_START.match(sentence):
@@ -673,11 +672,12 @@ def is_phatic(sentence: str, names: Iterable[str] = ()) -> bool:
             if (word not in skip and (len(word) >= 3 or word[0].isdigit())
                     and not _in_phrase(word) and not _is_sound(word)):
                 # ("Gracias, muy util.": chit-chat in another language.)
-                return opens_foreign(sentence) and is_foreign_phatic(sentence, skip)
+                return (may_be_foreign_phatic(word, sentence)
+                        and is_foreign_phatic(sentence, skip))
     for match in _BASE_WORD.finditer(_PHATIC_PHRASE.sub(" ", low)):
         word = match.group()
         if word not in skip and (len(word) >= 3 or word[0].isdigit()) and not _is_sound(word):
-            return opens_foreign(sentence) and is_foreign_phatic(sentence, skip)
+            return may_be_foreign_phatic(word, sentence) and is_foreign_phatic(sentence, skip)
     return True
 
 
