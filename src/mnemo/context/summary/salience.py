@@ -9,7 +9,9 @@
   ("Thanks, the 3 pm slot on Friday works") is not. A short reaction is phatic whatever
   its adjective ("Looks delish!", "What a lovely photo!": ``_REACTION``). Chinese the
   same way, its chit-chat taken out wherever it stands ("哈哈，谢谢你的鼓励。",
-  "好的，我会记住的。": ``_CJK_PHATIC_PHRASE``).
+  "好的，我会记住的。": ``_CJK_PHATIC_PHRASE``); and Spanish, French, German, Italian,
+  Portuguese and Dutch ("¡Muchas gracias por la ayuda!": ``other_languages.py``, which
+  also reads their diets, limits and rules for the answers).
 * ``salience`` — the chance that a sentence holds what a reader later asks about, per
   character of the summary: a logistic model (weights fitted on conversations, see
   ``WEIGHTS``) over named people, places and things (capitalised words inside a
