@@ -844,3 +844,20 @@ def test_a_sentence_an_entry_says_again_is_saved_once(mnemo_home: Home,
         result = agent.run_turn(f"Hi! {said}")
     assert json.loads(result.tool_runs[0].result)["success"]
     assert user_md(mnemo_home) == said
+
+
+@pytest.mark.parametrize(("said", "kept"), [
+    # Seen by hand: the embedded model saved the user's whole first message, question and
+    # all, and "¿Qué puedes hacer?" stood in USER.md.
+    ("Hola, soy Lucía y prefiero respuestas cortas. ¿Qué puedes hacer?",
+     "Hola, soy Lucía y prefiero respuestas cortas."),
+    ("Hi! I'm Ana and I like short answers. What can you do?",
+     "I'm Ana and I like short answers.")])
+def test_an_entry_keeps_its_facts_and_not_the_question_or_greeting_around_them(
+        mnemo_home: Home, tmp_path: Path, said: str, kept: str) -> None:
+    client = ScriptedChatClient([add(said), "Ok."])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        result = agent.run_turn(said)
+    answer = json.loads(result.tool_runs[0].result)
+    assert answer["success"] and "asks or tells nothing" in answer["note"]
+    assert user_md(mnemo_home) == kept

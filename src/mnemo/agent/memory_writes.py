@@ -80,6 +80,18 @@ def _only_questions(text: str) -> bool:
     return bool(parts) and all(part.endswith(("?", "？")) for part in parts)
 
 
+def _without_questions(text: str) -> tuple[str, str]:
+    """``text``'s statements, and its questions and chit-chat, when it has both ("", ""
+    when not): by hand the embedded model saved "Hola, soy Lucía y prefiero respuestas
+    cortas. ¿Qué puedes hacer?" — the user's whole message — and the question stood in
+    USER.md for every later session."""
+    parts = sentences(text)
+    left = [part for part in parts if part.endswith(("?", "？")) or _says_nothing(part)]
+    if not left or len(left) == len(parts):
+        return "", ""
+    return (" ".join(part for part in parts if part not in left), " ".join(left))
+
+
 def _says_nothing(text: str) -> bool:
     """True when ``text`` is chit-chat with no fact in it ("thank you.", "Great!"), and
     no rule for the assistant either: by hand the embedded model saved "thank you." for
@@ -157,6 +169,12 @@ class MemoryWrites:
                              "said by the user, so it was left out.")
         elif verdict is not None:
             return verdict
+        if intended.get("action") == "add":
+            facts, asked = _without_questions(str(intended.get("content") or ""))
+            if asked:
+                intended = {**intended, "content": facts}
+                notes.append(f"Saved only {facts!r}: {asked!r} asks or tells nothing, and "
+                             "memory keeps facts.")
         return self._run(intended, args.get("target"), manager, notes,
                          _latest_said(messages)), False
 
