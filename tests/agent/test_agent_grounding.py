@@ -852,7 +852,10 @@ def test_a_sentence_an_entry_says_again_is_saved_once(mnemo_home: Home,
     ("Hola, soy Lucía y prefiero respuestas cortas. ¿Qué puedes hacer?",
      "Hola, soy Lucía y prefiero respuestas cortas."),
     ("Hi! I'm Ana and I like short answers. What can you do?",
-     "I'm Ana and I like short answers.")])
+     "I'm Ana and I like short answers."),
+    # … with a stop after the question mark, as the model wrote it.
+    ("Hola, soy Lucía y prefiero respuestas cortas. ¿Qué puedes hacer?.",
+     "Hola, soy Lucía y prefiero respuestas cortas.")])
 def test_an_entry_keeps_its_facts_and_not_the_question_or_greeting_around_them(
         mnemo_home: Home, tmp_path: Path, said: str, kept: str) -> None:
     client = ScriptedChatClient([add(said), "Ok."])

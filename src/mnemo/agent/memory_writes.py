@@ -77,7 +77,13 @@ def _only_questions(text: str) -> bool:
     By hand the embedded model saved "Where do I work now, and what am I allergic to?"
     (every word the user's, so grounded) instead of answering it."""
     parts = sentences(text)
-    return bool(parts) and all(part.endswith(("?", "？")) for part in parts)
+    return bool(parts) and all(_asks(part) for part in parts)
+
+
+def _asks(sentence: str) -> bool:
+    """Whether ``sentence`` is a question, a stop the model put after its mark too (by
+    hand: "¿Qué puedes hacer?.")."""
+    return sentence.rstrip(" .…").endswith(("?", "？"))
 
 
 def _without_questions(text: str) -> tuple[str, str]:
@@ -86,7 +92,7 @@ def _without_questions(text: str) -> tuple[str, str]:
     cortas. ¿Qué puedes hacer?" — the user's whole message — and the question stood in
     USER.md for every later session."""
     parts = sentences(text)
-    left = [part for part in parts if part.endswith(("?", "？")) or _says_nothing(part)]
+    left = [part for part in parts if _asks(part) or _says_nothing(part)]
     if not left or len(left) == len(parts):
         return "", ""
     return (" ".join(part for part in parts if part not in left), " ".join(left))
