@@ -162,9 +162,12 @@ class Attempt:
 @dataclass
 class Outcome:
     attempts: list[Attempt] = field(default_factory=list)
+    # What memory holds after the turn (both stores): an add may be stored in part
+    # ("Saved only 'I go by Sam.'"), and what is judged is what was stored.
+    saved: list[str] = field(default_factory=list)
 
     def stored(self) -> list[str]:
-        return [a.content for a in self.attempts if a.status == "stored"]
+        return self.saved
 
     def refused(self) -> list[str]:
         return [a.content for a in self.attempts if a.status == "refused"]
@@ -195,6 +198,8 @@ def run_case(case: Case, mode: str, home: Home, client: LocalChatClient) -> Outc
                 outcome.attempts.append(Attempt(content, "refused", error))
             else:
                 outcome.attempts.append(Attempt(content, "failed", error))
+        outcome.saved = [entry for target in ("user", "memory")
+                         for entry in agent.memory.entries_for(target)]
     return outcome
 
 
@@ -253,6 +258,8 @@ def main() -> int:
                               f"{case.message[:50]!r}"
                               + (f"\n            {a.error[:160]}" if a.error else ""),
                               flush=True)
+                    for entry in outcome.saved:
+                        print(f"  [{mode}] in memory {entry!r}", flush=True)
             figures = report(mode, outcomes)
             print(json.dumps(figures, indent=1), flush=True)
             stored = figures["stored"]
