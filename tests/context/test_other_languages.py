@@ -14,12 +14,15 @@ from mnemo.context.extract import extract_facts
 from mnemo.context.local_summary import parse_summary_sections, summarize_locally
 from mnemo.context.summary.dates import resolve_relative
 from mnemo.context.summary.notes import content_words
+from mnemo.context.summary.other_languages import foreign_statements, foreign_value_swaps
 from mnemo.context.summary.salience import (
     is_dietary,
     is_limitation,
     is_phatic,
     is_standing_rule,
     knows_nothing,
+    names_in,
+    value_swaps,
     without_phatic_clauses,
 )
 from mnemo.messages import Message
@@ -266,3 +269,152 @@ def test_an_ai_saying_it_has_no_access_leaves_no_note() -> None:
                  "Convidámos 12 crianças.", "Ótimo!")
     summary = summarize_locally(turns, budget_tokens=2_000)
     assert "não tenho acesso" not in summary and "12 crianças" in summary
+
+
+# A correction of a day, a month or an amount, marked on the older line as in English
+# (``other_languages.foreign_value_swaps``; by hand a Spanish summary kept the old day
+# beside its correction, unmarked).
+_ADVICE = {"es": " Practica en calles tranquilas y pide consejo a tu profesor.",
+           "de": " Übe zuerst auf ruhigen Straßen und frag deinen Lehrer um Rat.",
+           "fr": " Entraîne-toi d'abord dans des rues calmes et demande conseil.",
+           "it": " Esercitati prima in strade tranquille e chiedi consigli.",
+           "pt": " Pratique primeiro em ruas calmas e peça conselhos ao instrutor.",
+           "nl": " Oefen eerst op rustige straten en vraag je instructeur om advies."}
+
+
+@pytest.mark.parametrize(("lang", "older", "correction", "mark"), [
+    ("es", "Mi examen de conducir es el jueves a las 9 en Getafe.",
+     "Cambio: el examen es ahora el viernes 18, no el jueves.", "viernes, not jueves"),
+    # (A compound names the same thing: "Fahrprüfung", "die Prüfung".)
+    ("de", "Meine Fahrprüfung ist am Donnerstag um 9 Uhr in Köln.",
+     "Die Prüfung wurde von Donnerstag auf Freitag verschoben.", "Freitag, not Donnerstag"),
+    ("fr", "Mon examen de conduite est jeudi à 9h à Lyon.",
+     "Changement : l'examen est maintenant vendredi, pas jeudi.", "vendredi, not jeudi"),
+    # (An elided article is no part of the word: "l'esame" is "esame".)
+    ("it", "Il mio esame di guida è giovedì alle 9 a Bologna.",
+     "L'esame sarà venerdì invece di giovedì.", "venerdì, not giovedì"),
+    ("pt", "O meu exame de condução é na quinta-feira às 9 em Braga.",
+     "Mudança: o exame agora é na sexta-feira, não na quinta-feira.",
+     "sexta-feira, not quinta-feira"),
+    ("nl", "Mijn rijexamen is donderdag om 9 uur in Utrecht.",
+     "Wijziging: het examen is nu vrijdag, niet donderdag.", "vrijdag, not donderdag"),
+    # (An amount is written anew, as in English: the mark tells what it was.)
+    ("es", "Somos 12 personas para la cena del sábado en casa de Ana.",
+     "Ahora somos 14 personas para la cena, no 12.", "14, not 12"),
+])
+def test_a_correction_in_another_language_marks_what_it_took_back(
+        lang: str, older: str, correction: str, mark: str) -> None:
+    advice = _ADVICE[lang] * 2
+    turns = chat(older, "Ok." + advice, correction, "Ok." + advice)
+    summary = summarize_locally(turns, budget_tokens=1_000)
+    line = older.replace("12 personas", "14 personas")
+    assert f"{line} [Since changed: {mark}.]" in summary
+    assert correction in summary
+
+
+def test_a_foreign_correction_leaves_another_thing_on_that_day_alone() -> None:
+    advice = _ADVICE["es"] * 2
+    turns = chat("Mi examen de conducir es el jueves a las 9 en Getafe.", "Ok." + advice,
+                 "El jueves también tengo dentista a las 17h.", "Ok." + advice,
+                 "Cambio: el examen es ahora el viernes 18, no el jueves.", "Ok." + advice)
+    summary = summarize_locally(turns, budget_tokens=1_000)
+    assert "Getafe. [Since changed: viernes, not jueves.]" in summary
+    assert "dentista a las 17h. [Since" not in summary
+
+
+@pytest.mark.parametrize(("sentence", "swaps"), [
+    ("La cena es el viernes en lugar del jueves.", [("jueves", "viernes")]),
+    ("Le rendez-vous est mardi au lieu de lundi.", [("lundi", "mardi")]),
+    ("Wir kommen am Freitag statt am Donnerstag.", [("Donnerstag", "Freitag")]),
+    ("La festa è domenica invece di sabato.", [("sabato", "domenica")]),
+    ("A festa é no domingo em vez de sábado.", [("sábado", "domingo")]),
+    ("Het feest is zondag in plaats van zaterdag.", [("zaterdag", "zondag")]),
+    # From one day to another, with a verb of moving (German puts it last).
+    ("Die Hochzeit wurde von Samstag auf Sonntag verschoben.", [("Samstag", "Sonntag")]),
+    ("La réunion a été déplacée de mardi à jeudi.", [("mardi", "jeudi")]),
+    ("O jantar mudou de sexta para sábado.", [("sexta", "sábado")]),
+    ("De vergadering is verplaatst van maandag naar woensdag.", [("maandag", "woensdag")]),
+    ("Ahora somos 14 personas, no 12.", [("12", "14")]),
+    ("La boda es en junio, no en mayo, ahora.", [("mayo", "junio")]),
+    # A bare "no" without a word of change, or "from … to" without a move, is no correction.
+    ("No el jueves.", []), ("Abrimos de 9 a 12.", []), ("Je ne travaille pas lundi.", []),
+])
+def test_foreign_value_swaps(sentence: str, swaps: list[tuple[str, str]]) -> None:
+    assert foreign_value_swaps(sentence) == swaps
+
+
+def test_english_reads_no_foreign_correction() -> None:
+    assert value_swaps("There were no 5 star hotels now.") == ()
+    assert value_swaps("We are 14 people now, not 12.") == (("12", "12", "14"),)
+    # A German day or month is no name; a Spanish name that is a day elsewhere is.
+    assert names_in("Die Hochzeit ist jetzt am Sonntag, nicht am Samstag, sagt Lea.") == {
+        "hochzeit", "lea"}
+    assert "domingo" in names_in("We met Domingo in Madrid.")
+
+
+def test_an_elided_article_is_no_part_of_the_word() -> None:
+    assert {"esame", "examen"} <= content_words("L'esame e l'examen.")
+    assert "don't" in content_words("I don't like it.")  # an English contraction stays
+
+
+@pytest.mark.parametrize(("lang", "older", "newer", "after"), [
+    # A thing said to be another value now, with a word of change: the older value goes.
+    ("es", "La cena con Marta es el jueves a las 20h.", "Cambio: la cena ahora es el viernes.",
+     "La cena con Marta es el jueves a las 20h. [Since changed: viernes, not jueves.]"),
+    ("de", "Das Abendessen mit Marta ist am Donnerstag um 20 Uhr.",
+     "Das Abendessen ist jetzt am Freitag.",
+     "Das Abendessen mit Marta ist am Donnerstag um 20 Uhr. [Since changed: Freitag, not "
+     "Donnerstag.]"),
+    ("fr", "Le dîner avec Marta est jeudi à 20h.",
+     "Changement : le dîner est maintenant vendredi.",
+     "Le dîner avec Marta est jeudi à 20h. [Since changed: vendredi, not jeudi.]"),
+    ("it", "La cena con Marta è giovedì alle 20.", "La cena ora è venerdì.",
+     "La cena con Marta è giovedì alle 20. [Since changed: venerdì, not giovedì.]"),
+    ("pt", "O jantar com a Marta é na quinta às 20h.", "O jantar agora é na sexta.",
+     "O jantar com a Marta é na quinta às 20h. [Since changed: sexta, not quinta.]"),
+    ("nl", "Het diner met Marta is donderdag om 8 uur.", "Het diner is nu vrijdag.",
+     "Het diner met Marta is donderdag om 8 uur. [Since changed: vrijdag, not donderdag.]"),
+    # A day's number is a date, not an amount: it is not written anew beside the old day.
+    ("es", "La boda es el sábado 12 de junio en Córdoba.",
+     "Cambio de planes: la boda ahora es el domingo 13 de junio.",
+     "La boda es el sábado 12 de junio en Córdoba. [Since changed: domingo, not sábado; "
+     "13, not 12.]"),
+    # Nothing but the old value: the line goes.
+    ("es", "Mi presupuesto para el vestido es de 300 euros.",
+     "El presupuesto ahora es de 350 euros.", ""),
+    ("de", "Unser Budget ist 400 Euro.", "Das Budget ist jetzt 450 Euro.", ""),
+])
+def test_a_thing_said_to_be_something_else_now_in_another_language(
+        lang: str, older: str, newer: str, after: str) -> None:
+    advice = _ADVICE[lang] * 2
+    summary = summarize_locally(chat(older, "Ok." + advice, newer, "Ok." + advice),
+                                budget_tokens=1_000)
+    assert newer in summary
+    if after:
+        assert after in summary
+    else:
+        assert older not in summary
+
+
+def test_a_statement_without_a_word_of_change_takes_nothing_back() -> None:
+    advice = _ADVICE["es"] * 2
+    summary = summarize_locally(chat("La cena con Marta es el jueves.", "Ok." + advice,
+                                     "La cena con Pablo es el viernes.", "Ok." + advice),
+                                budget_tokens=1_000)
+    assert "Since changed" not in summary
+
+
+@pytest.mark.parametrize(("sentence", "kinds"), [
+    ("La boda es el sábado 12 de junio en Córdoba.",
+     [("boda", "day", "sábado"), ("boda", "date", "12"), ("boda", "month", "junio")]),
+    ("Die Hochzeit ist am Samstag, 12. Juni.",
+     [("Hochzeit", "day", "Samstag"), ("Hochzeit", "date", "12"), ("Hochzeit", "month", "Juni")]),
+    ("El vuelo sale el viernes a las 7:30 y el hotel cuesta 95 euros.",
+     [("vuelo", "day", "viernes"), ("vuelo", "time", "7:30"), ("hotel", "", "95")]),
+    ("Het diner is nu vrijdag om 8 uur.", [("diner", "day", "vrijdag"), ("diner", "time", "8")]),
+    ("Mi hermano vive en Sevilla.", []),
+])
+def test_what_a_foreign_sentence_says_things_are(
+        sentence: str, kinds: list[tuple[str, str, str]]) -> None:
+    assert [(thing, kind, written) for thing, kind, _, written, _ in
+            foreign_statements(sentence)] == kinds

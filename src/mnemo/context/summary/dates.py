@@ -43,8 +43,9 @@ from datetime import date, timedelta
 
 from mnemo.messages import Message, content_text
 
-__all__ = ["CALENDAR_WORDS", "RESOLVED_DATE", "conversation_started", "day_ahead",
-           "find_date", "format_date", "header_date", "middle_date", "resolve_relative"]
+__all__ = ["CALENDAR_WORDS", "OTHER_CALENDAR_WORDS", "OTHER_WEEKDAYS", "RESOLVED_DATE",
+           "conversation_started", "day_ahead", "find_date", "format_date", "header_date",
+           "middle_date", "resolve_relative"]
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
            "september", "october", "november", "december")
@@ -485,6 +486,22 @@ _OTHER_WEEKDAYS = {name: i for i, names in enumerate((
     "viernes vendredi freitag venerdì venerdi sexta sexta-feira vrijdag",
     "sábado sabado samedi samstag sonnabend sabato zaterdag",
     "domingo dimanche sonntag domenica zondag")) for name in names.split()}
+# The months in these languages, lower-cased. Not the English ones ("april", "august"),
+# nor "mars" (a planet, and a name) or "marco" (a name): "março" is written with its
+# accent.
+_OTHER_MONTHS = frozenset((
+    "enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto",
+    "septiembre", "setiembre", "octubre", "noviembre", "diciembre", "janvier",
+    "février", "fevrier", "avril", "mai", "juin", "juillet", "août", "aout",
+    "octobre", "novembre", "décembre", "decembre", "januar", "jänner", "februar",
+    "märz", "juni", "juli", "oktober", "dezember", "gennaio", "febbraio", "aprile",
+    "maggio", "giugno", "luglio", "settembre", "ottobre", "dicembre", "janeiro",
+    "fevereiro", "março", "abril", "maio", "junho", "julho", "setembro", "outubro",
+    "dezembro", "januari", "februari", "maart", "mei", "augustus"))
+# The days and months of these languages (lower-cased): values a correction takes back,
+# as the English ones are (``other_languages.foreign_value_swaps``).
+OTHER_WEEKDAYS = frozenset(_OTHER_WEEKDAYS)
+OTHER_CALENDAR_WORDS = OTHER_WEEKDAYS | _OTHER_MONTHS
 _OTHER_COUNTS = {"un": 1, "una": 1, "uno": 1, "une": 1, "ein": 1, "einem": 1, "einer": 1,
                  "einen": 1, "um": 1, "uma": 1, "een": 1, "dos": 2, "deux": 2, "zwei": 2,
                  "due": 2, "dois": 2, "duas": 2, "twee": 2, "tres": 3, "trois": 3, "drei": 3,

@@ -30,10 +30,12 @@ from mnemo.context.summary.dates import (
     format_date,
     resolve_relative,
 )
+from mnemo.context.summary.other_languages import is_day_number
 from mnemo.context.summary.salience import (
     cjk_runs,
     clean,
     fact_key,
+    is_foreign_correction,
     is_phatic,
     kind,
     names_in,
@@ -74,6 +76,28 @@ __all__ = ["CHANGE_MARK", "TIMELINE_DAY", "Change", "Note", "answer_text", "aske
 _LETTER = f"[^\\W\\d_{CJK_CLASS}]"
 _WORD = re.compile(f"{_LETTER}(?:{_LETTER}|['’]){{2,}}|\\d+")
 _ASCII_WORD = re.compile(r"[a-z][a-z'’]{2,}|\d+")
+# What French and Italian elide before a word ("l'examen", "dell'esame", "qu'il"); an
+# English contraction ("don't", "I'm") keeps its words. An apostrophe before a word of
+# three letters is searched for, and the word before it looked up: English text has
+# few such apostrophes, and a search of the elisions themselves costs ten times more.
+_ELISIONS = frozenset(("l", "d", "j", "m", "n", "s", "t", "c", "qu", "dell", "all", "nell",
+                       "dall", "sull", "un", "quest", "quell"))
+_BEFORE_A_WORD = re.compile(r"['’](?=[^\W\d_]{3})")
+
+
+def _without_elisions(low: str) -> str:
+    """``low`` without the elided articles and prepositions (``_ELISIONS``) in it."""
+    kept: list[str] = []
+    done = 0
+    for mark in _BEFORE_A_WORD.finditer(low):
+        start = mark.start()
+        while start > done and low[start - 1].isalpha():
+            start -= 1
+        before = low[start - 1] if start else " "
+        if low[start:mark.start()] in _ELISIONS and not before.isalnum() and before not in "'’":
+            kept.append(low[done:start])
+            done = mark.end()
+    return "".join(kept) + low[done:] if kept else low
 _MIN_CHARS = 6  # shorter, a sentence tells nothing a reader needs ("Ok.", "Me too.")
 
 
@@ -223,8 +247,13 @@ def content_words(text: str) -> frozenset[str]:
     has no spaces to split on: its words are the overlapping pairs of characters of each
     run, split at pronouns and particles ("我对花生过敏": 对花, 花生, 生过, 过敏), which two
     sentences about the same thing share. (With none, a model summary's lines in Chinese
-    had no words, and all were left out as telling nothing: seen by hand.)"""
-    words = {w for w in (_ASCII_WORD if text.isascii() else _WORD).findall(text.lower())
+    had no words, and all were left out as telling nothing: seen by hand.) A French or
+    Italian article or preposition elided before a word is no part of it: "l'esame" is
+    "esame"."""
+    low = text.lower()
+    if "'" in low or "’" in low:
+        low = _without_elisions(low)
+    words = {w for w in (_ASCII_WORD if text.isascii() else _WORD).findall(low)
              if w not in STOPWORDS and w not in FUNCTION_WORDS}
     if not text.isascii():
         words.update(piece[i:i + 2] for run in cjk_runs(text)
@@ -449,6 +478,9 @@ class Change:
     about: frozenset[str]  # its stems but its values and the words of the change
     told: frozenset[str]  # the values and names it holds
     swaps: tuple[tuple[str, str, str], ...]  # ``value_swaps``
+    # Its longer words, when it is in German or Dutch as ``value_swaps`` reads them,
+    # whose compounds are about the same thing: "die Prüfung" of "meine Fahrprüfung".
+    tails: frozenset[str] = frozenset()
 
 
 def change_of(text: str, at: int, stems: AbstractSet[str] | None = None) -> Change:
@@ -459,7 +491,23 @@ def change_of(text: str, at: int, stems: AbstractSet[str] | None = None) -> Chan
     about = frozenset(stem for stem in (text_stems(text) if stems is None else stems)
                       if stem not in cut and stem not in _CHANGE_STEMS
                       and not stem[:1].isdigit())
-    return Change(at, about, values | names_in(text), value_swaps(text))
+    swaps = value_swaps(text)
+    tails = frozenset(word for word in content_words(text) if len(word) >= _TAIL
+                      and word[:5] in about) if swaps and is_foreign_correction(text) else (
+        frozenset())
+    return Change(at, about, values | names_in(text), swaps, tails)
+
+
+# The shortest word a compound may end with (``Change.tails``), and how much longer the
+# compound is: "examen" in "rijexamen"; not "sword" in "password".
+_TAIL = 6
+_HEAD = 3
+
+
+def _in_compound(text: str, tails: AbstractSet[str]) -> bool:
+    """Whether a word of ``text`` is a compound that ends with one of ``tails``."""
+    return any(len(word) >= len(tail) + _HEAD and word.endswith(tail)
+               for word in content_words(text) for tail in tails)
 
 
 def value_changes(text: str) -> list[Change]:
@@ -486,7 +534,8 @@ def value_change(text: str, stems: AbstractSet[str], whose: str,
     values = values_in(text)
     for value in values:
         for change in changed.get((whose, value), ()):
-            if not change.about & stems:
+            if not change.about & stems and not (change.tails
+                                                  and _in_compound(text, change.tails)):
                 continue
             if _superseded(text, {value}, change.told):
                 return change.at, ""
@@ -623,6 +672,8 @@ def _with_new_amount(text: str, value: str, old: str, new: str) -> str:
     if len(found) != 1:  # which of two it was, the text does not tell
         return text
     at = found[0]
+    if is_day_number(text, at.start(), at.end()):  # "el sábado 12 de junio": a date
+        return text
     word = new[0].upper() + new[1:] if at.group()[0].isupper() else new
     return text[:at.start()] + word + text[at.end():]
 

@@ -29,17 +29,28 @@ often written to an assistant after English.
 * ``FOREIGN_STANDING_RULE`` — a rule for the answers to come ("Prefiero respuestas
   cortas", "Bitte antworte kurz", "À partir de maintenant, appelle-moi Jo"), which an AI
   assistant's summary keeps under Constraints & Preferences (``salience.is_standing_rule``).
+* ``foreign_value_swaps`` and ``foreign_updates`` — a correction of a day, a month or an
+  amount ("… ahora es el viernes, no el jueves", "von Donnerstag auf Freitag
+  verschoben", "Das Budget ist jetzt 450 Euro."), which marks or takes back the older
+  line as an English one does (``salience.value_swaps``, ``salience.updated_things``);
+  ``foreign_statements`` reads what a sentence says a thing is, and ``may_correct``
+  lets an English sentence pass at the cost of a split and a set lookup.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Set as AbstractSet
+from functools import lru_cache
 
+from mnemo.context.summary.dates import OTHER_CALENDAR_WORDS, OTHER_WEEKDAYS
 from mnemo.languages import ENGLISH_HOMOGRAPHS, FUNCTION_WORDS, LOWER_CASE_FUNCTION_WORDS
 
-__all__ = ["FOREIGN_DIET", "FOREIGN_KNOWS_NOTHING", "FOREIGN_LIMITATION", "FOREIGN_STANDING_RULE",
-           "is_foreign_phatic", "is_foreign_rule", "may_be_foreign_phatic"]
+__all__ = ["CAPITALISED_CALENDAR_WORDS", "FOREIGN_DIET", "FOREIGN_KNOWS_NOTHING",
+           "FOREIGN_LIMITATION", "FOREIGN_STANDING_RULE", "calendar_kind",
+           "foreign_statements", "foreign_updates", "foreign_value_swaps", "foreign_values",
+           "is_day_number", "is_foreign_phatic", "is_foreign_rule",
+           "may_be_foreign_phatic", "may_correct"]
 
 _WORD_CHARS = r"[^\W\d_]+"
 # Whole phrases, taken out before the words are looked at: their words also carry facts
@@ -347,3 +358,238 @@ FOREIGN_KNOWS_NOTHING = re.compile(
     r"|ik heb geen (?:toegang|informatie))",
     re.IGNORECASE,
 )
+
+
+# A correction that takes back a day, a month or an amount, as ``salience.value_swaps``
+# reads one in English: "Cambio: el examen es ahora el viernes 18, no el jueves.", "die
+# Prüfung ist jetzt am Freitag, nicht am Donnerstag", "l'esame ora è venerdì invece di
+# giovedì", "de bruiloft is verplaatst van zaterdag naar zondag". By hand the summary of
+# a Spanish chat kept the old day beside its correction, unmarked, as it did in English
+# before ``value_swaps``. A bare "no", "pas" or "nicht" needs a word that says something
+# changed ("no el jueves" alone may answer a question); "instead of" is a cue itself, and
+# "from … to" needs a verb of moving.
+_CALENDAR = "|".join(sorted(map(re.escape, OTHER_CALENDAR_WORDS), key=len, reverse=True))
+_FOREIGN_VALUE = rf"\d+(?:[,.:]\d+)*(?:h\d{{0,2}})?|{_CALENDAR}"
+# The articles and prepositions that may stand between the cue and the value.
+_LEAD_IN = (r"(?:(?:el|la|los|las|lo|del|al|a|de|en|para|por|le|les|du|au|aux|à|pour|am"
+            r"|an|den|dem|der|die|das|im|um|auf|für|zum|zur|il|gli|i|di|alle|ai|alla|per"
+            r"|o|os|as|no|na|nos|nas|do|da|dos|em|às|ao|aos|het|op|om|van|voor|te)\s+){0,2}")
+_FOREIGN_UNDONE = re.compile(
+    r"(?<!\w)(?:en (?:lugar|vez) del?|au lieu d[eu]|plutôt que|(?:an)?statt|anstelle von"
+    r"|invece d(?:i|el|ella|ello|ei|egli|elle)|anziché|al posto d(?:i|el|ella)"
+    r"|em vez d[eoa]s?|ao invés d[eoa]s?|no lugar d[eoa]s?|in plaats van)\s+"
+    rf"{_LEAD_IN}({_FOREIGN_VALUE})(?![\w%])"
+    r"|(?<!\w)(?:ya no|no|pas|non più|non|nicht mehr|nicht|já não|não|niet meer|niet)\s+"
+    rf"{_LEAD_IN}({_FOREIGN_VALUE})(?![\w%])"
+    r"|(?<!\w)(?:del?|desde|von|vom|du|da|dal|dalla|dallo|do|van)\s+"
+    rf"{_LEAD_IN}({_FOREIGN_VALUE})\s+(?:a|al|à|au|auf|zu|zum|nach|alla|allo|para|pro"
+    r"|naar|tot|op)\s",
+    re.IGNORECASE)
+_FOREIGN_VALUE_WORD = re.compile(rf"(?<!\w)(?:{_FOREIGN_VALUE})(?![\w%])", re.IGNORECASE)
+# The words one of ``_FOREIGN_UNDONE``'s branches needs (in lower case: ``_words``):
+# every sentence is asked, and a set lookup costs a tenth of a search of the patterns.
+_INSTEAD = frozenset(("lugar", "vez", "lieu", "plutôt", "statt", "anstatt", "anstelle",
+                      "invece", "anziché", "posto", "invés", "plaats"))
+_NEGATION = frozenset(("no", "pas", "non", "nicht", "não", "niet"))
+_FROM = frozenset(("de", "del", "desde", "von", "vom", "du", "da", "dal", "dalla", "dallo",
+                   "do", "van"))
+# The words that say something changed ("ahora", "jetzt", "Cambio:", "ya no", "en
+# realidad"), and the verbs of moving a thing to another day in their common forms
+# ("verschoben", "déplacée", "spostata"), looked up in a sentence's words (``_words``)
+# as ``_INSTEAD`` is.
+_CHANGE_CUES = frozenset((
+    "ahora", "ya", "cambio", "cambiado", "cambiada", "cambió", "finalmente",
+    "corrección", "correccion", "realidad", "maintenant", "désormais", "finalement",
+    "changement", "changé", "changée", "correction", "jetzt", "nun", "doch",
+    "eigentlich", "änderung", "geändert", "korrektur", "stattdessen", "inzwischen",
+    "ora", "adesso", "invece", "cambiato", "cambiata", "correzione", "realtà",
+    "agora", "afinal", "mudança", "mudou", "mudamos", "correção", "correcao",
+    "verdade", "nu", "toch", "eigenlijk", "wijziging", "gewijzigd", "veranderd",
+    "correctie", "inmiddels"))
+_MOVED = frozenset((
+    "cambiado", "cambiada", "cambiados", "cambiadas", "movido", "movida", "movidos",
+    "movidas", "trasladado", "trasladada", "aplazado",
+    "aplazada", "adelantado", "adelantada", "cambió", "cambiaron", "movió",
+    "movieron", "pasó", "pasaron", "aplazó", "aplazaron", "déplacé", "déplacée",
+    "déplacés", "reporté", "reportée", "reportés", "décalé", "décalée", "décalés",
+    "changé", "changée", "avancé", "avancée", "verschoben",
+    "verlegt", "geändert", "vorverlegt", "spostato", "spostata", "spostati",
+    "spostate", "rinviato", "rinviata", "anticipato", "anticipata", "cambiato",
+    "cambiata", "posticipato", "posticipata", "mudou",
+    "mudado", "mudada", "mudamos", "passou", "adiado", "adiada", "adiou",
+    "antecipado", "antecipada", "transferido", "transferida", "verplaatst",
+    "verschoven", "veranderd", "gewijzigd", "verzet"))
+
+
+def _as_split(words: frozenset[str]) -> frozenset[str]:
+    """``words`` as ``_words`` may give them: alone, or with the punctuation a
+    sentence puts before or after a word ("¡Cambio", "Cambio:", "verschoben.")."""
+    return frozenset(f"{before}{word}{after}" for word in words
+                     for before in ("", "¡", "¿", "(", "«", '"', "“")
+                     for after in ("", ".", ",", ":", ";", "!", "?", ")", "»", '"', "”"))
+
+
+# (Taking the punctuation off the words themselves cost twice as much as the split.)
+_INSTEAD, _NEGATION, _FROM, _CHANGE_CUES, _MOVED = map(
+    _as_split, (_INSTEAD, _NEGATION, _FROM, _CHANGE_CUES, _MOVED))
+_CHANGE_WORDS = _CHANGE_CUES | _MOVED
+_TRIGGERS = _INSTEAD | _NEGATION | _FROM | _CHANGE_WORDS
+
+
+# (A sentence is asked by ``value_swaps`` and ``updated_things`` in turn.)
+@lru_cache(maxsize=1024)
+def _words(sentence: str) -> frozenset[str]:
+    """The words of ``sentence`` in lower case, as split at white space."""
+    return frozenset(sentence.lower().split())
+
+
+def may_correct(sentence: str) -> bool:
+    """Whether ``sentence`` holds a word that ``foreign_value_swaps`` or
+    ``foreign_updates`` needs: asked first, most sentences (English above all) cost a
+    split and a set lookup."""
+    return not _TRIGGERS.isdisjoint(_words(sentence))
+
+
+# The days and months German writes with a capital, as it writes every noun: no names
+# (``salience.names_in``). "Mai" may be one, and the others' are written in lower case.
+CAPITALISED_CALENDAR_WORDS = frozenset((
+    "montag", "dienstag", "mittwoch", "donnerstag", "freitag", "samstag", "sonnabend",
+    "sonntag", "januar", "jänner", "februar", "märz", "juni", "juli", "oktober", "dezember"))
+
+
+def calendar_kind(word: str) -> str:
+    """``day`` for a weekday of these languages, ``month`` for a month, else ""."""
+    low = word.lower()
+    return "day" if low in OTHER_WEEKDAYS else "month" if low in OTHER_CALENDAR_WORDS else ""
+
+
+def foreign_values(text: str) -> list[str]:
+    """The days, months and numbers ``text`` names as these languages write them, as
+    written ("viernes", "18", "15h")."""
+    return [match.group() for match in _FOREIGN_VALUE_WORD.finditer(text)]
+
+
+def foreign_value_swaps(sentence: str) -> list[tuple[str, str]]:
+    """What a correction in one of these languages takes back and puts in its place:
+    (the value taken back, as written; the value said in its place, or ""), as
+    ``salience.value_swaps`` gives them in English. The new value is the nearest of the
+    same kind (a day, a month, a number) before the cue, or after "to"."""
+    words = _words(sentence)
+    instead = not _INSTEAD.isdisjoint(words)
+    changed = not _NEGATION.isdisjoint(words) and not _CHANGE_WORDS.isdisjoint(words)
+    moved = not _FROM.isdisjoint(words) and not _MOVED.isdisjoint(words)
+    if not (instead or changed or moved):
+        return []
+    found: list[tuple[str, str]] = []
+    for match in _FOREIGN_UNDONE.finditer(sentence):
+        written = match.group(1) or match.group(2) or match.group(3)
+        if (match.group(2) and not changed) or (match.group(3) and not moved):
+            continue
+        kind = _kind(written)
+        if match.group(3):
+            after = _FOREIGN_VALUE_WORD.search(sentence, match.end())
+            new = after.group() if after and _kind(after.group()) == kind else ""
+        else:
+            before = [value for value in foreign_values(sentence[:match.start()])
+                      if _kind(value) == kind and value.lower() != written.lower()]
+            new = before[-1] if before else ""
+        found.append((written, new))
+    return found
+
+
+def _kind(written: str) -> str:
+    return calendar_kind(written) or "number"
+
+
+# What a sentence says a thing is, costs or when it happens, in these languages, as
+# ``salience.stated_values`` reads English: "la cena es el jueves a las 20h", "das
+# Budget ist 400 Euro", "le dîner avec Marta est jeudi". A newer one with a word of
+# change ("Cambio: la cena ahora es el viernes.", "Das Budget ist jetzt 450 Euro.") says
+# the older value no longer holds. The thing is the noun after the determiner, before an
+# optional "of …"/"with …" and the verb.
+_DETERMINER = (r"(?:el|la|los|las|mi|mis|nuestra|nuestro|le|les|mon|ma|mes|notre|nos|der"
+               r"|die|das|den|mein|meine|unser|unsere|il|lo|gli|i|mio|mia|nostro|nostra|o"
+               r"|a|os|as|meu|minha|nosso|nossa|het|mijn|ons|onze)\s+|l['’]")
+_OF_SOMETHING = (r"(?:\s+(?:de|del|con|para|avec|pour|du|des|mit|für|von|vom|con|di|del"
+                 r"|della|per|com|do|da|dos|das|para|van|met|voor)"
+                 r"(?:\s+(?:el|la|los|las|le|les|der|die|das|den|dem|il|lo|o|a|de|het))?"
+                 r"\s+[^\W\d_]{2,})?")
+_BEING = (r"(?:es|será|son|serán|cuesta|cuestan|empieza|sale|llega|est|sera|sont|coûte"
+          r"|commence|part|arrive|ist|wird|sind|kostet|beginnt|kommt|findet|è|sarà|sono"
+          r"|costa|inizia|parte|arriva|é|custa|começa|sai|chega|is|wordt|zijn|kost|begint"
+          r"|vertrekt|komt)")
+_NOW = (r"(?:\s+(?:ahora|ya|maintenant|désormais|finalement|jetzt|nun|doch|inzwischen|ora"
+        r"|adesso|agora|afinal|nu|toch|inmiddels))?")
+_FOREIGN_STATED = re.compile(
+    rf"(?<!\w)(?:{_DETERMINER})([^\W\d_]{{3,}}){_OF_SOMETHING}{_NOW}\s+{_BEING}{_NOW}"
+    rf"\s+{_LEAD_IN}(?:ca\.\s+|unos\s+|environ\s+|etwa\s+|circa\s+|cerca de\s+|ongeveer\s+)?"
+    rf"([€$£]\s?)?({_FOREIGN_VALUE})(?![\w%])(?:\s*([^\W\d_]+))?",
+    re.IGNORECASE)
+# What ends the clause a thing's further values are read in ("… el jueves a las 20h,
+# y el sábado …").
+_FOREIGN_CLAUSE_END = re.compile(
+    r";|:\s|,?\s(?:y|et|und|e|pero|mais|aber|ma|mas|maar|sino|mientras)\s", re.IGNORECASE)
+_MORE_FOREIGN = re.compile(rf"(?<!\w)([€$£]\s?)?({_FOREIGN_VALUE})(?![\w%])(?:\s*([^\W\d_]+))?",
+                           re.IGNORECASE)
+# Before an hour: "a las 20h", "um 20 Uhr", "alle 20", "às 15h", "om 8 uur".
+_AT_HOUR = re.compile(r"(?:a las|a la|à|um|alle|às|om|vers|gegen|verso|por volta das)\s*$",
+                      re.IGNORECASE)
+_HOUR_WORDS = frozenset(("h", "uhr", "uur", "horas", "heures", "heure", "ore"))
+
+
+def foreign_statements(sentence: str) -> list[tuple[str, str, str | None, str, str | None]]:
+    """What ``sentence`` says things are in one of these languages (see above): (the
+    thing as written; its kind when the value tells it — ``day``, ``month``, ``date``
+    (a day's number: "el viernes 18", "18. Juni"), ``time`` — else ""; the currency
+    sign or None; the value as written; the word after it or None), the thing's first
+    value, then the others in the rest of its clause."""
+    found: list[tuple[str, str, str | None, str, str | None]] = []
+    matches = list(_FOREIGN_STATED.finditer(sentence))
+    for at, match in enumerate(matches):
+        thing, sign, written, after = match.groups()
+        end = matches[at + 1].start() if at + 1 < len(matches) else len(sentence)
+        clause = _FOREIGN_CLAUSE_END.search(sentence, match.end(), end)
+        stop = clause.start() if clause else end
+        values = [(match.start(3), sign, written, after)]
+        values += [(more.start(2), more[1], more[2], more[3])
+                   for more in _MORE_FOREIGN.finditer(sentence, match.end(), stop)]
+        previous = ""
+        for start, sign, written, after in values:
+            kind = calendar_kind(written)
+            if not kind and written[:1].isdigit():
+                if ":" in written or "h" in written.lower() or (
+                        after or "").lower() in _HOUR_WORDS or _AT_HOUR.search(
+                            sentence, max(0, start - 20), start):
+                    kind = "time"
+                elif calendar_kind(previous) == "day" or calendar_kind(
+                        (after or "").lower()) == "month" or _MONTH_AFTER.match(
+                            sentence, start + len(written)):
+                    kind = "date"
+            found.append((thing, kind, sign, written, after))
+            previous = written
+    return found
+
+
+# A day's number before its month: "13 de junio", "18. Juni", "12 juin".
+_MONTH_AFTER = re.compile(rf"\.?\s+(?:de\s+|di\s+)?(?:{_CALENDAR})(?!\w)", re.IGNORECASE)
+_WEEKDAY_BEFORE = re.compile(
+    rf"(?<!\w)(?:{'|'.join(sorted(map(re.escape, OTHER_WEEKDAYS), key=len, reverse=True))})"
+    r",?\s+$", re.IGNORECASE)
+
+
+def is_day_number(text: str, start: int, end: int) -> bool:
+    """Whether the number at ``text[start:end]`` is a day's in one of these languages:
+    before a month ("13 de junio") or after a weekday ("el viernes 18"). Written anew
+    beside a changed day, it would name a date nobody said."""
+    return bool(_MONTH_AFTER.match(text, end)
+                or _WEEKDAY_BEFORE.search(text, max(0, start - 24), start))
+
+
+def foreign_updates(sentence: str) -> list[str]:
+    """The things ``sentence`` says are something else now in one of these languages: a
+    word of change (``_CHANGE_WORDS``) beside what it says they are
+    (``foreign_statements``), as written. An older statement of another value of the
+    same kind no longer holds (``salience.updated_things``)."""
+    if _CHANGE_WORDS.isdisjoint(_words(sentence)):
+        return []
+    return list(dict.fromkeys(thing for thing, *_ in foreign_statements(sentence)))

@@ -38,23 +38,31 @@ from functools import lru_cache
 
 from mnemo.context.summary.dates import CALENDAR_WORDS, WEEKDAYS
 from mnemo.context.summary.other_languages import (
+    CAPITALISED_CALENDAR_WORDS,
     FOREIGN_DIET,
     FOREIGN_KNOWS_NOTHING,
     FOREIGN_LIMITATION,
+    calendar_kind,
+    foreign_statements,
+    foreign_updates,
+    foreign_value_swaps,
+    foreign_values,
     is_foreign_phatic,
     is_foreign_rule,
     may_be_foreign_phatic,
+    may_correct,
 )
 from mnemo.context.textscan import CJK_CLASS, STOPWORDS, sentences
 from mnemo.languages import FUNCTION_WORDS
 from mnemo.memory.grounding import NUMBER_WORDS
 
 __all__ = ["INTERCEPT", "PRONOUNS", "WEIGHTS", "cjk_runs", "clean", "condensed", "fact_key",
-           "is_dietary", "is_instruction", "is_limitation", "is_phatic", "is_standing_rule",
-           "kind", "knows_nothing", "named_after_not", "names_in", "replacements", "salience",
-           "same_kind", "sentence_features", "slot_keys", "stated_values", "subject_key",
-           "undone_in", "undone_names", "undone_values", "updated_things", "value_swaps",
-           "value_word", "values_in", "with_value", "without_phatic_clauses"]
+           "is_dietary", "is_foreign_correction", "is_instruction", "is_limitation",
+           "is_phatic", "is_standing_rule", "kind", "knows_nothing", "named_after_not",
+           "names_in", "replacements", "salience", "same_kind", "sentence_features",
+           "slot_keys", "stated_values", "subject_key", "undone_in", "undone_names",
+           "undone_values", "updated_things", "value_swaps", "value_word", "values_in",
+           "with_value", "without_phatic_clauses"]
 
 # Words that carry no fact in chit-chat: evaluation, feelings about the other person's
 # news, agreement, small talk. A sentence made only of these (and function words) is
@@ -906,6 +914,24 @@ def value_swaps(sentence: str) -> tuple[tuple[str, str, str], ...]:
     Thursday" ("tuesday", "Tuesday", "Thursday"), "now 3500 euros, not 4000" ("4000",
     "4000", "3500"): the new value is the nearest of the same kind (a number, a day, a
     month) before it, or after "to"."""
+    return _english_swaps(sentence) or _foreign_swaps(sentence)
+
+
+def is_foreign_correction(sentence: str) -> bool:
+    """Whether ``value_swaps`` reads ``sentence`` as a correction in one of the other
+    languages (``other_languages.foreign_value_swaps``), not in English."""
+    return not _english_swaps(sentence) and bool(_foreign_swaps(sentence))
+
+
+def _foreign_swaps(sentence: str) -> tuple[tuple[str, str, str], ...]:
+    """``value_swaps`` of a correction in Spanish, French, German, Italian, Portuguese
+    or Dutch (``other_languages.foreign_value_swaps``)."""
+    if not may_correct(sentence):
+        return ()
+    return tuple((value_word(old), old, new) for old, new in foreign_value_swaps(sentence))
+
+
+def _english_swaps(sentence: str) -> tuple[tuple[str, str, str], ...]:
     low = sentence.lower()
     if "instead" not in low and "rather" not in low and "from" not in low and (
             "not" not in low and "longer" not in low):
@@ -932,7 +958,7 @@ def value_swaps(sentence: str) -> tuple[tuple[str, str, str], ...]:
 
 def _value_kind(written: str) -> str:
     word = written.lower()
-    return "day" if word in WEEKDAYS else "number" if (
+    return "day" if word in WEEKDAYS or calendar_kind(word) == "day" else "number" if (
         word[:1].isdigit() or word in NUMBER_WORDS or word == "one") else "month"
 
 
@@ -1071,6 +1097,10 @@ def stated_values(sentence: str) -> tuple[tuple[str, str, str, str], ...]:
             thing, sign, written, after = label.groups()
             found.append((_thing(thing), _stated_kind(sign, written, after),
                           value_word(written), written))
+    if not found:  # in one of the other languages, perhaps
+        found = [(_thing(thing), kind or _stated_kind(sign, written, after),
+                  value_word(written), written)
+                 for thing, kind, sign, written, after in foreign_statements(sentence)]
     return tuple(found)
 
 
@@ -1106,13 +1136,18 @@ def updated_things(sentence: str) -> tuple[str, ...]:
     # Most sentences state nothing: the cheaper searches first.
     if not _VERB_VALUE.search(sentence) and not (":" in sentence
                                                  and _LABELLED.search(sentence)):
-        return ()
+        return _foreign_updated(sentence)
     if _UPDATE_CUE.search(sentence):
         return tuple(dict.fromkeys(thing for thing, _, _, _ in stated_values(sentence)))
     if "new " not in sentence.lower():
-        return ()
+        return _foreign_updated(sentence)
     return tuple(dict.fromkeys(_thing(match.group(2)) for match in _STATED.finditer(sentence)
                                if (match.group(1) or "").lower() == "new"))
+
+
+def _foreign_updated(sentence: str) -> tuple[str, ...]:
+    """``updated_things`` in one of the other languages (``foreign_updates``)."""
+    return tuple(map(_thing, foreign_updates(sentence))) if may_correct(sentence) else ()
 
 
 def same_kind(kind: str, other: str) -> bool:
@@ -1127,7 +1162,9 @@ def same_kind(kind: str, other: str) -> bool:
 def values_in(text: str) -> frozenset[str]:
     """The amounts, days and months ``text`` names (``value_word``), which a later
     correction can take back (``undone_values``)."""
-    return frozenset(value_word(m.group()) for m in _VALUE_WORD.finditer(text))
+    found = {value_word(m.group()) for m in _VALUE_WORD.finditer(text)}
+    found.update(value_word(word) for word in foreign_values(text) if not word[0].isdigit())
+    return frozenset(found)
 
 
 def with_value(text: str, old: str, new: str) -> str:
@@ -1148,7 +1185,8 @@ def names_in(text: str) -> frozenset[str]:
         before = text[:match.start()].rstrip()
         word = match.group().lower()
         if (not before or before[-1] in _OPENS_A_SENTENCE or word == "i"
-                or word.startswith(("i'", "i’")) or _VALUE_WORD.fullmatch(word)):
+                or word.startswith(("i'", "i’")) or _VALUE_WORD.fullmatch(word)
+                or word in CAPITALISED_CALENDAR_WORDS):
             continue
         found.add(word)
     return frozenset(found)
