@@ -1043,6 +1043,21 @@ def test_what_the_user_corrects_in_the_turns_kept_whole_is_revised_in_the_summar
     assert revised_by_later(summary, later[1:2]) == summary
 
 
+def test_a_thing_said_to_be_another_value_now_in_the_kept_turns_is_revised_too() -> None:
+    # By hand (Spanish, 3,072 tokens): "El presupuesto ahora es de 70 euros." stood after
+    # a summary that still said 50 euros; a correction that names no old value revised
+    # the notes of a compaction, not the summary beside it.
+    summary = ("## Critical Context\n- User: Our budget is about 18,000 euros. We fly on "
+               "Monday.\n- User: The movers come on Thursday the 14th at 8:00.\n")
+    later = chat("Correction: the budget is 21,000 euros now.", "Noted.",
+                 "The movers come on Friday the 15th now.", "Noted.")
+    assert revised_by_later(summary, later) == (
+        "## Critical Context\n- User: We fly on Monday.\n- User: The movers come on Friday "
+        "the 15th at 8:00. [Since changed: Friday, not Thursday; 15th, not 14th.]\n")
+    # The assistant's saying so corrects nothing.
+    assert revised_by_later(summary, chat("Hi.", "The budget is 21,000 euros now.")) == summary
+
+
 def test_an_ai_line_that_retold_the_plan_a_kept_correction_changes_is_revised_too() -> None:
     # By hand (3,072 tokens) the correction was among the turns kept whole; the user's
     # line went, the embedded model's retelling stayed, and it answered "Tuesday [8 Dec

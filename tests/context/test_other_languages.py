@@ -11,7 +11,11 @@ from datetime import date
 import pytest
 
 from mnemo.context.extract import extract_facts
-from mnemo.context.local_summary import parse_summary_sections, summarize_locally
+from mnemo.context.local_summary import (
+    parse_summary_sections,
+    revised_by_later,
+    summarize_locally,
+)
 from mnemo.context.summary.dates import resolve_relative
 from mnemo.context.summary.notes import content_words
 from mnemo.context.summary.other_languages import foreign_statements, foreign_value_swaps
@@ -412,9 +416,24 @@ def test_a_statement_without_a_word_of_change_takes_nothing_back() -> None:
     ("El vuelo sale el viernes a las 7:30 y el hotel cuesta 95 euros.",
      [("vuelo", "day", "viernes"), ("vuelo", "time", "7:30"), ("hotel", "", "95")]),
     ("Het diner is nu vrijdag om 8 uur.", [("diner", "day", "vrijdag"), ("diner", "time", "8")]),
+    # (The thing before what it is of: "el regalo de mi suegra".)
+    ("Mi presupuesto para el regalo de mi suegra es de 50 euros.",
+     [("presupuesto", "", "50")]),
     ("Mi hermano vive en Sevilla.", []),
 ])
 def test_what_a_foreign_sentence_says_things_are(
         sentence: str, kinds: list[tuple[str, str, str]]) -> None:
     assert [(thing, kind, written) for thing, kind, _, written, _ in
             foreign_statements(sentence)] == kinds
+
+
+def test_a_foreign_correction_in_the_kept_turns_revises_the_summary() -> None:
+    # By hand (3,072 tokens): "El presupuesto ahora es de 70 euros." was kept whole after
+    # a summary that still said "… es de 50 euros.", and the embedded model answered 50.
+    summary = ("## Critical Context\n- User: Mi presupuesto para el regalo de mi suegra es "
+               "de 50 euros. La cena con mis suegros es el jueves a las 21h.\n")
+    later = chat("El presupuesto ahora es de 70 euros.", "Vale.",
+                 "Cambio de planes: la cena ahora es el viernes, no el jueves.", "Vale.")
+    assert revised_by_later(summary, later) == (
+        "## Critical Context\n- User: La cena con mis suegros es el jueves a las 21h. "
+        "[Since changed: viernes, not jueves.]\n")

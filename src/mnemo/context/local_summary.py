@@ -72,10 +72,12 @@ from mnemo.context.summary.notes import (
     note_stems,
     plain_values,
     rare_words,
+    restated,
     retold_change,
     stems_of,
     text_stems,
     told_in,
+    updates_in,
     value_change,
     value_changes,
 )
@@ -825,7 +827,14 @@ def revised_by_later(summary: str, later: Sequence[Message]) -> str:
     for number, change in enumerate(changes):
         for old, _, _ in change.swaps:
             by_value.setdefault(("", old), []).append(replace(change, at=number))
-    if not names and not by_value:
+    # A thing said to be another value now ("the budget is 21,000 euros now"), the
+    # newest saying first: by hand "El presupuesto ahora es de 70 euros." stood after a
+    # summary that still said 50 euros.
+    updates: dict[tuple[str, str], tuple[int, str]] = {}
+    for number, text in enumerate(said):
+        for thing, _, _, _ in updates_in(text):
+            updates[("", thing)] = (-1 - number, text)
+    if not names and not by_value and not updates:
         return summary
     lines = summary.split("\n")
     # A correction's mark → the values of the lines (not the AI's) it changes.
@@ -843,12 +852,14 @@ def revised_by_later(summary: str, later: Sequence[Message]) -> str:
     def revise(sentence: str, ai: bool) -> str | None:
         if names and names & content_words(sentence) and not undone_names(sentence):
             return None
-        if not by_value:
-            return sentence
-        stems = text_stems(sentence)
-        found = value_change(sentence, stems, "", by_value)
-        if found is None and ai and linked:
-            found = retold_change(sentence, stems, "", by_value, linked)
+        found = None
+        if by_value:
+            stems = text_stems(sentence)
+            found = value_change(sentence, stems, "", by_value)
+            if found is None and ai and linked:
+                found = retold_change(sentence, stems, "", by_value, linked)
+        if found is None and updates:
+            found = restated(sentence, content_words(sentence), "", updates)
         return sentence if found is None else found[1] or None
 
     out: list[str] = []

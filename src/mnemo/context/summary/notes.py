@@ -66,7 +66,8 @@ from mnemo.textjson import json_objects
 
 __all__ = ["CHANGE_MARK", "TIMELINE_DAY", "Change", "Note", "answer_text", "asked_stems",
            "carried_notes", "change_of", "content_words", "echoes", "latest_notes",
-           "marked_sentences", "note_stems", "plain_values", "rare_words", "retold_change",
+           "marked_sentences", "note_stems", "plain_values", "rare_words", "restated",
+           "retold_change",
            "stems_of", "take_notes", "text_stems", "told_in", "updated_value", "updates_in",
            "value_change", "value_changes"]
 

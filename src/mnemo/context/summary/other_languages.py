@@ -505,15 +505,18 @@ def _kind(written: str) -> str:
 # ``salience.stated_values`` reads English: "la cena es el jueves a las 20h", "das
 # Budget ist 400 Euro", "le dîner avec Marta est jeudi". A newer one with a word of
 # change ("Cambio: la cena ahora es el viernes.", "Das Budget ist jetzt 450 Euro.") says
-# the older value no longer holds. The thing is the noun after the determiner, before an
-# optional "of …"/"with …" and the verb.
+# the older value no longer holds. The thing is the noun after the determiner, before
+# up to two "of …"/"with …" ("el regalo de mi suegra") and the verb.
 _DETERMINER = (r"(?:el|la|los|las|mi|mis|nuestra|nuestro|le|les|mon|ma|mes|notre|nos|der"
                r"|die|das|den|mein|meine|unser|unsere|il|lo|gli|i|mio|mia|nostro|nostra|o"
                r"|a|os|as|meu|minha|nosso|nossa|het|mijn|ons|onze)\s+|l['’]")
 _OF_SOMETHING = (r"(?:\s+(?:de|del|con|para|avec|pour|du|des|mit|für|von|vom|con|di|del"
                  r"|della|per|com|do|da|dos|das|para|van|met|voor)"
-                 r"(?:\s+(?:el|la|los|las|le|les|der|die|das|den|dem|il|lo|o|a|de|het))?"
-                 r"\s+[^\W\d_]{2,})?")
+                 r"(?:\s+(?:el|la|los|las|le|les|der|die|das|den|dem|il|lo|o|a|de|het|mi"
+                 r"|mis|tu|su|mon|ma|mes|ton|sa|ses|notre|meine?[mnrs]?|deine?[mnrs]?"
+                 r"|seine?[mnrs]?|ihre?[mnrs]?|unsere?[mnrs]?|mio|mia|miei|mie|tuo|tua|suo"
+                 r"|sua|meu|minha|meus|minhas|seu|mijn|je|zijn|haar|onze))?"
+                 r"\s+[^\W\d_]{2,}){0,2}")
 _BEING = (r"(?:es|será|son|serán|cuesta|cuestan|empieza|sale|llega|est|sera|sont|coûte"
           r"|commence|part|arrive|ist|wird|sind|kostet|beginnt|kommt|findet|è|sarà|sono"
           r"|costa|inizia|parte|arriva|é|custa|começa|sai|chega|is|wordt|zijn|kost|begint"
