@@ -611,6 +611,50 @@ def test_a_correction_of_a_saved_entry_asks_for_its_replace_until_it_is_done(
     assert all("Reminder" not in content_text(m) for m in agent.messages)  # requests only
 
 
+def test_a_correction_of_two_saved_entries_asks_for_the_second_after_the_first(
+        mnemo_home: Home, tmp_path: Path) -> None:
+    """By hand (German) two entries held the old budget, "My budget is 40 Euro." and
+    "Mein Budget für das Geschenk ist 40 Euro."; the model replaced the one the reminder
+    named, and answered "40 Euro" from the other. The reminder now names the next."""
+    first, second = "Our budget is about 4000 euros.", "Budget: 4000 euros for the trip."
+    client = ScriptedChatClient([
+        assistant_tool_call("memory", {"action": "replace", "target": "user",
+                                       "old_text": first,
+                                       "content": "Our budget is about 3500 euros."}),
+        assistant_tool_call("memory", {"action": "replace", "target": "user",
+                                       "old_text": second,
+                                       "content": "Budget: 3500 euros for the trip."},
+                            call_id="call_2"),
+        "Noted: 3500 euros."])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.memory.add("user", first)
+        agent.memory.add("user", "Our dog is called Biscuit.")
+        agent.memory.add("user", second)
+        agent.run_turn("Actually our budget is now 3500 euros, not 4000.")
+    asked = [_last_user_text(r.messages) for r in client.requests]
+    assert f'corrected a saved memory entry: "{first}"' in asked[0]
+    assert f'corrected a saved memory entry: "{second}"' in asked[1]
+    assert "corrected a saved memory entry" not in asked[2]
+    assert user_md(mnemo_home) == ("Our budget is about 3500 euros.\n§\nOur dog is called "
+                                   "Biscuit.\n§\nBudget: 3500 euros for the trip.")
+
+
+@pytest.mark.parametrize(("entry", "said"), [
+    ("Mein Budget für das Geschenk ist 40 Euro.", "Das Budget ist jetzt 60 Euro."),
+    ("La cena con mis suegros es el jueves a las 21h.",
+     "Cambio de planes: la cena ahora es el viernes, no el jueves."),
+])
+def test_a_correction_in_another_language_asks_for_the_replace(
+        entry: str, said: str, mnemo_home: Home, tmp_path: Path) -> None:
+    client = ScriptedChatClient(["Ok."])
+    with make_agent(mnemo_home, client, tmp_path) as agent:
+        agent.memory.add("user", entry)
+        agent.memory.add("user", "Ich heiße Jonas.")
+        agent.run_turn(said)
+    assert f'corrected a saved memory entry: "{entry}"' in _last_user_text(
+        client.requests[0].messages)
+
+
 def test_a_correction_that_names_the_new_value_gets_the_call_to_copy(
         mnemo_home: Home, tmp_path: Path) -> None:
     """By hand, asked for the replace in words, the embedded model wrote the new fact as

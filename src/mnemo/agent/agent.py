@@ -493,9 +493,7 @@ class Agent:
         if "memory" in self.tools:
             # A correction of a saved entry asks for its replace; the general reminder
             # would only say the same less precisely.
-            target, stale = next(iter(self.writes.stale_entries(text)), ("user", ""))
-            self._correction = correction_reminder(
-                stale, stale and self.writes.suggested_correction(text, stale), target)
+            self._correction = self._correction_of(text)
             nudge = self._correction or (NUDGE_TEXT if due else "")
         extra = "\n\n".join(part for part in (recall, nudge) if part)
         self._append({"role": "user", "content": text})
@@ -600,14 +598,25 @@ class Agent:
                 # A tool that says stop (the memory loop breaker) is not offered again.
                 repeating = repeating or _terminal(run)
             self._prepare()
-            if self._correction and result.memory_written and not self.writes.stale_entries(
-                    self._turn_text):
-                # Done: the reminder would go on asking for the replace of an entry
-                # that is gone.
-                extra, self._correction = extra.replace(self._correction, "").strip(), ""
+            if self._correction and result.memory_written:
+                # Done, or done with the entry it named: the reminder would go on asking
+                # for the replace of an entry that is gone. By hand (German) two entries
+                # held the old budget, one in each language; the model replaced the one
+                # named, the other stayed, and it answered the old budget from it.
+                reminder = self._correction_of(self._turn_text)
+                if reminder != self._correction:
+                    extra = extra.replace(self._correction, reminder).strip()
+                    self._correction = reminder
             if tools is None:  # it called tools it was not offered; do not loop forever
                 result.text = content_text(message)
                 return
+
+    def _correction_of(self, text: str) -> str:
+        """The reminder to replace the first saved entry the user's message ``text``
+        takes back (``MemoryWrites.stale_entries``), or "" when none is left."""
+        target, stale = next(iter(self.writes.stale_entries(text)), ("user", ""))
+        return correction_reminder(
+            stale, stale and self.writes.suggested_correction(text, stale), target)
 
     def _retry_hint(self, message: Message, tools: list[dict[str, Any]] | None) -> str:
         """What to tell the model when its reply is no answer, or "" when it is one: an
