@@ -827,9 +827,9 @@ def revised_by_later(summary: str, later: Sequence[Message]) -> str:
     for number, change in enumerate(changes):
         for old, _, _ in change.swaps:
             by_value.setdefault(("", old), []).append(replace(change, at=number))
-    # A thing said to be another value now ("the budget is 21,000 euros now"), the
-    # newest saying first: by hand "El presupuesto ahora es de 70 euros." stood after a
-    # summary that still said 50 euros.
+    # A thing said to be another value now ("the budget is 21,000 euros now"), by the
+    # newest message that says so: by hand "El presupuesto ahora es de 70 euros." stood
+    # after a summary that still said 50 euros. (Their marks are apart from the swaps'.)
     updates: dict[tuple[str, str], tuple[int, str]] = {}
     for number, text in enumerate(said):
         for thing, _, _, _ in updates_in(text):

@@ -67,9 +67,8 @@ from mnemo.textjson import json_objects
 __all__ = ["CHANGE_MARK", "TIMELINE_DAY", "Change", "Note", "answer_text", "asked_stems",
            "carried_notes", "change_of", "content_words", "echoes", "latest_notes",
            "marked_sentences", "note_stems", "plain_values", "rare_words", "restated",
-           "retold_change",
-           "stems_of", "take_notes", "text_stems", "told_in", "updated_value", "updates_in",
-           "value_change", "value_changes"]
+           "retold_change", "stems_of", "take_notes", "text_stems", "told_in",
+           "updated_value", "updates_in", "value_change", "value_changes"]
 
 # A word of any alphabet but CJK (whose text has no spaces: ``content_words``), so
 # "sábado" is one word and not "bado"; ASCII text has the same words by a pattern that
@@ -77,7 +76,8 @@ __all__ = ["CHANGE_MARK", "TIMELINE_DAY", "Change", "Note", "answer_text", "aske
 _LETTER = f"[^\\W\\d_{CJK_CLASS}]"
 _WORD = re.compile(f"{_LETTER}(?:{_LETTER}|['’]){{2,}}|\\d+")
 _ASCII_WORD = re.compile(r"[a-z][a-z'’]{2,}|\d+")
-# What French and Italian elide before a word ("l'examen", "dell'esame", "qu'il"); an
+_MIN_CHARS = 6  # shorter, a sentence tells nothing a reader needs ("Ok.", "Me too.")
+# What French and Italian elide before a word ("l'examen", "dell'esame", "qu'elle"); an
 # English contraction ("don't", "I'm") keeps its words. An apostrophe before a word of
 # three letters is searched for, and the word before it looked up: English text has
 # few such apostrophes, and a search of the elisions themselves costs ten times more.
@@ -99,7 +99,6 @@ def _without_elisions(low: str) -> str:
             kept.append(low[done:start])
             done = mark.end()
     return "".join(kept) + low[done:] if kept else low
-_MIN_CHARS = 6  # shorter, a sentence tells nothing a reader needs ("Ok.", "Me too.")
 
 
 @lru_cache(maxsize=65_536)
@@ -479,8 +478,9 @@ class Change:
     about: frozenset[str]  # its stems but its values and the words of the change
     told: frozenset[str]  # the values and names it holds
     swaps: tuple[tuple[str, str, str], ...]  # ``value_swaps``
-    # Its longer words, when it is in German or Dutch as ``value_swaps`` reads them,
-    # whose compounds are about the same thing: "die Prüfung" of "meine Fahrprüfung".
+    # Its longer words, when it is in one of the other languages
+    # (``is_foreign_correction``): a compound ending with one is about the same thing,
+    # "die Prüfung" of "meine Fahrprüfung", "het examen" of "mijn rijexamen".
     tails: frozenset[str] = frozenset()
 
 

@@ -408,14 +408,13 @@ _CHANGE_CUES = frozenset((
     "correctie", "inmiddels"))
 _MOVED = frozenset((
     "cambiado", "cambiada", "cambiados", "cambiadas", "movido", "movida", "movidos",
-    "movidas", "trasladado", "trasladada", "aplazado",
-    "aplazada", "adelantado", "adelantada", "cambió", "cambiaron", "movió",
-    "movieron", "pasó", "pasaron", "aplazó", "aplazaron", "déplacé", "déplacée",
-    "déplacés", "reporté", "reportée", "reportés", "décalé", "décalée", "décalés",
-    "changé", "changée", "avancé", "avancée", "verschoben",
-    "verlegt", "geändert", "vorverlegt", "spostato", "spostata", "spostati",
-    "spostate", "rinviato", "rinviata", "anticipato", "anticipata", "cambiato",
-    "cambiata", "posticipato", "posticipata", "mudou",
+    "movidas", "trasladado", "trasladada", "aplazado", "aplazada", "adelantado",
+    "adelantada", "cambió", "cambiaron", "movió", "movieron", "pasó", "pasaron",
+    "aplazó", "aplazaron", "déplacé", "déplacée", "déplacés", "reporté", "reportée",
+    "reportés", "décalé", "décalée", "décalés", "changé", "changée", "avancé",
+    "avancée", "verschoben", "verlegt", "geändert", "vorverlegt", "spostato",
+    "spostata", "spostati", "spostate", "rinviato", "rinviata", "anticipato",
+    "anticipata", "cambiato", "cambiata", "posticipato", "posticipata", "mudou",
     "mudado", "mudada", "mudamos", "passou", "adiado", "adiada", "adiou",
     "antecipado", "antecipada", "transferido", "transferida", "verplaatst",
     "verschoven", "veranderd", "gewijzigd", "verzet"))
@@ -510,8 +509,8 @@ def _kind(written: str) -> str:
 _DETERMINER = (r"(?:el|la|los|las|mi|mis|nuestra|nuestro|le|les|mon|ma|mes|notre|nos|der"
                r"|die|das|den|mein|meine|unser|unsere|il|lo|gli|i|mio|mia|nostro|nostra|o"
                r"|a|os|as|meu|minha|nosso|nossa|het|mijn|ons|onze)\s+|l['’]")
-_OF_SOMETHING = (r"(?:\s+(?:de|del|con|para|avec|pour|du|des|mit|für|von|vom|con|di|del"
-                 r"|della|per|com|do|da|dos|das|para|van|met|voor)"
+_OF_SOMETHING = (r"(?:\s+(?:de|del|con|para|avec|pour|du|des|mit|für|von|vom|di|della"
+                 r"|per|com|do|da|dos|das|van|met|voor)"
                  r"(?:\s+(?:el|la|los|las|le|les|der|die|das|den|dem|il|lo|o|a|de|het|mi"
                  r"|mis|tu|su|mon|ma|mes|ton|sa|ses|notre|meine?[mnrs]?|deine?[mnrs]?"
                  r"|seine?[mnrs]?|ihre?[mnrs]?|unsere?[mnrs]?|mio|mia|miei|mie|tuo|tua|suo"

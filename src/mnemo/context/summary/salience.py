@@ -1163,7 +1163,7 @@ def values_in(text: str) -> frozenset[str]:
     """The amounts, days and months ``text`` names (``value_word``), which a later
     correction can take back (``undone_values``)."""
     found = {value_word(m.group()) for m in _VALUE_WORD.finditer(text)}
-    # (Their days and months, and an hour as they write it: "21h".)
+    # (The other languages' days and months, and an hour as they write it: "21h".)
     found.update(value_word(word) for word in foreign_values(text)
                  if not word[0].isdigit() or "h" in word.lower())
     return frozenset(found)
