@@ -40,7 +40,7 @@ from mnemo.context.summary.notes import (
     told_in,
     value_change,
 )
-from mnemo.context.summary.reading import CACHE
+from mnemo.context.summary.reading import CACHE, read_values
 from mnemo.context.summary.salience import (
     is_dietary,
     is_limitation,
@@ -2935,6 +2935,20 @@ def test_sample_code_the_ai_wrote_in_a_chat_about_work_sets_no_config() -> None:
     assert CONFIG.findall("if result.returncode == 0:") == []
     assert CONFIG.findall("DATABASE_URL=postgres://h/db?sslmode=require") == [
         ("DATABASE_URL", "postgres://h/db?sslmode=require")]
+
+
+def test_a_name_in_capitals_labelling_what_someone_says_is_no_config() -> None:
+    # By hand (Spanish, 3,072 tokens) the embedded model answered "LUCIA: Hola, Lucy!
+    # …", and "Config: LUCIA=Hola" stood in every later summary.
+    turns = chat("Hola, soy Lucía y vivo en Sevilla.",
+                 "LUCIA: Hola, Lucy! Estoy aquí para ayudarte.",
+                 "La cena con mis suegros es el jueves a las 21h.", "Vale.")
+    assert "Config: LUCIA" not in summarize_locally(turns, budget_tokens=400)
+    # Settings in capitals stay settings.
+    assert read_values("PORT: 8080, HOST: localhost").config == ("PORT=8080",
+                                                                 "HOST=localhost")
+    assert read_values("ENV: Staging\nLOG_LEVEL: Info, as agreed").config == (
+        "ENV=Staging", "LOG_LEVEL=Info")
 
 
 def test_a_carried_correction_keeps_its_rank_when_what_it_corrected_is_gone() -> None:
