@@ -44,8 +44,8 @@ from datetime import date, timedelta
 from mnemo.messages import Message, content_text
 
 __all__ = ["CALENDAR_WORDS", "OTHER_CALENDAR_WORDS", "OTHER_WEEKDAYS", "RESOLVED_DATE",
-           "conversation_started", "day_ahead", "find_date", "format_date", "header_date",
-           "middle_date", "resolve_relative"]
+           "alternation", "conversation_started", "day_ahead", "find_date", "format_date",
+           "header_date", "middle_date", "resolve_relative"]
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
            "september", "october", "november", "december")
@@ -518,23 +518,23 @@ _THIS = ("este", "esta", "ce", "cette", "diese", "diesen", "dieses", "dieser", "
          "questa", "quest'", "quest’", "deze", "dit")
 
 
-def _words(names: Iterable[str]) -> str:
+def alternation(names: Iterable[str]) -> str:
     """An alternation of ``names``, the longest first (at one place the first that
     matches wins: "pasado mañana" over "mañana")."""
     return "|".join(sorted(map(re.escape, names), key=len, reverse=True))
 
 
-_OTHER_DAY = _words(_OTHER_DAYS)
-_OTHER_UNIT = _words(k for k, v in _OTHER_UNITS.items() if v != "day")
-_OTHER_WEEKDAY = _words(_OTHER_WEEKDAYS)
-_OTHER_COUNT = _words(_OTHER_COUNTS) + r"|\d{1,2}"
-_ANY_UNIT = _words(_OTHER_UNITS)
+_OTHER_DAY = alternation(_OTHER_DAYS)
+_OTHER_UNIT = alternation(k for k, v in _OTHER_UNITS.items() if v != "day")
+_OTHER_WEEKDAY = alternation(_OTHER_WEEKDAYS)
+_OTHER_COUNT = alternation(_OTHER_COUNTS) + r"|\d{1,2}"
+_ANY_UNIT = alternation(_OTHER_UNITS)
 _OTHER_RELATIVE = re.compile(
     # "esta mañana" is this morning, "guten Morgen" good morning, "hier" German for here.
     rf"(?<!\w)(?:(?<!la )(?<!esta )(?<!una )(?<!cada )(?<!guten )(?<!heute )(?<!am )"
     rf"(?<!jeden )(?<!de )({_OTHER_DAY})"
-    rf"|({_words(_LAST + _NEXT + _THIS)})(?: |(?<=['’]))({_OTHER_UNIT}|{_OTHER_WEEKDAY})"
-    rf"|({_OTHER_UNIT}|{_OTHER_WEEKDAY}) ({_words(_LAST + _NEXT)})"
+    rf"|({alternation(_LAST + _NEXT + _THIS)})(?: |(?<=['’]))({_OTHER_UNIT}|{_OTHER_WEEKDAY})"
+    rf"|({_OTHER_UNIT}|{_OTHER_WEEKDAY}) ({alternation(_LAST + _NEXT)})"
     # ("ha" without its accent is Italian "has": "mia figlia ha 3 anni" is her age.)
     rf"|(?:hace|il y a|vor|há) ({_OTHER_COUNT}) ({_ANY_UNIT})"
     rf"|({_OTHER_COUNT}) ({_ANY_UNIT}) (?:fa|atrás|atras|geleden)"

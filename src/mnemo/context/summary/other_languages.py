@@ -33,8 +33,8 @@ often written to an assistant after English.
   amount ("… ahora es el viernes, no el jueves", "von Donnerstag auf Freitag
   verschoben", "Das Budget ist jetzt 450 Euro."), which marks or takes back the older
   line as an English one does (``salience.value_swaps``, ``salience.updated_things``);
-  ``foreign_statements`` reads what a sentence says a thing is, and ``may_correct``
-  lets an English sentence pass at the cost of a split and a set lookup.
+  ``foreign_statements`` reads what a sentence says a thing is. An English sentence
+  passes both at the cost of a split and a set lookup.
 """
 
 from __future__ import annotations
@@ -43,14 +43,14 @@ import re
 from collections.abc import Set as AbstractSet
 from functools import lru_cache
 
-from mnemo.context.summary.dates import OTHER_CALENDAR_WORDS, OTHER_WEEKDAYS
+from mnemo.context.summary.dates import OTHER_CALENDAR_WORDS, OTHER_WEEKDAYS, alternation
 from mnemo.languages import ENGLISH_HOMOGRAPHS, FUNCTION_WORDS, LOWER_CASE_FUNCTION_WORDS
 
 __all__ = ["CAPITALISED_CALENDAR_WORDS", "FOREIGN_DIET", "FOREIGN_KNOWS_NOTHING",
            "FOREIGN_LIMITATION", "FOREIGN_STANDING_RULE", "calendar_kind",
            "foreign_statements", "foreign_updates", "foreign_value_swaps", "foreign_values",
            "is_day_number", "is_foreign_phatic", "is_foreign_rule",
-           "may_be_foreign_phatic", "may_correct"]
+           "may_be_foreign_phatic"]
 
 _WORD_CHARS = r"[^\W\d_]+"
 # Whole phrases, taken out before the words are looked at: their words also carry facts
@@ -368,7 +368,7 @@ FOREIGN_KNOWS_NOTHING = re.compile(
 # before ``value_swaps``. A bare "no", "pas" or "nicht" needs a word that says something
 # changed ("no el jueves" alone may answer a question); "instead of" is a cue itself, and
 # "from … to" needs a verb of moving.
-_CALENDAR = "|".join(sorted(map(re.escape, OTHER_CALENDAR_WORDS), key=len, reverse=True))
+_CALENDAR = alternation(OTHER_CALENDAR_WORDS)
 _FOREIGN_VALUE = rf"\d+(?:[,.:]\d+)*(?:h\d{{0,2}})?|{_CALENDAR}"
 # The articles and prepositions that may stand between the cue and the value.
 _LEAD_IN = (r"(?:(?:el|la|los|las|lo|del|al|a|de|en|para|por|le|les|du|au|aux|à|pour|am"
@@ -435,18 +435,12 @@ _CHANGE_WORDS = _CHANGE_CUES | _MOVED
 _TRIGGERS = _INSTEAD | _NEGATION | _FROM | _CHANGE_WORDS
 
 
-# (A sentence is asked by ``value_swaps`` and ``updated_things`` in turn.)
+# (A sentence is asked by ``foreign_value_swaps`` and ``foreign_updates`` in turn.)
 @lru_cache(maxsize=1024)
 def _words(sentence: str) -> frozenset[str]:
     """The words of ``sentence`` in lower case, as split at white space."""
     return frozenset(sentence.lower().split())
 
-
-def may_correct(sentence: str) -> bool:
-    """Whether ``sentence`` holds a word that ``foreign_value_swaps`` or
-    ``foreign_updates`` needs: asked first, most sentences (English above all) cost a
-    split and a set lookup."""
-    return not _TRIGGERS.isdisjoint(_words(sentence))
 
 
 # The days and months German writes with a capital, as it writes every noun: no names
@@ -474,6 +468,8 @@ def foreign_value_swaps(sentence: str) -> list[tuple[str, str]]:
     ``salience.value_swaps`` gives them in English. The new value is the nearest of the
     same kind (a day, a month, a number) before the cue, or after "to"."""
     words = _words(sentence)
+    if _TRIGGERS.isdisjoint(words):  # most sentences, English ones above all
+        return []
     instead = not _INSTEAD.isdisjoint(words)
     changed = not _NEGATION.isdisjoint(words) and not _CHANGE_WORDS.isdisjoint(words)
     moved = not _FROM.isdisjoint(words) and not _MOVED.isdisjoint(words)
@@ -575,7 +571,7 @@ def foreign_statements(sentence: str) -> list[tuple[str, str, str | None, str, s
 # A day's number before its month: "13 de junio", "18. Juni", "12 juin".
 _MONTH_AFTER = re.compile(rf"\.?\s+(?:de\s+|di\s+)?(?:{_CALENDAR})(?!\w)", re.IGNORECASE)
 _WEEKDAY_BEFORE = re.compile(
-    rf"(?<!\w)(?:{'|'.join(sorted(map(re.escape, OTHER_WEEKDAYS), key=len, reverse=True))})"
+    rf"(?<!\w)(?:{alternation(OTHER_WEEKDAYS)})"
     r",?\s+$", re.IGNORECASE)
 
 

@@ -137,17 +137,6 @@ def _says_done(text: str, kept: Sequence[str]) -> bool:
 # locked" is an error's message, not the value "database" (by hand, a summary line).
 _RAISED = ("Error", "Exception", "Warning", "Exit", "Interrupt")
 _FILE_KEYS = frozenset({"path", "file_path", "filepath", "file", "filename"})
-
-
-def _speaker_label(prose: str, match: re.Match[str]) -> bool:
-    """Whether ``match`` (of ``CONFIG``) is a name in capitals labelling what someone
-    says, not a setting: "LUCIA: Hola, Lucy! …" — a word after the colon, then a comma,
-    "!" or "?". By hand the embedded model wrote its answer so, and "Config: LUCIA=Hola"
-    stood in a Spanish chat's summary for every later compaction."""
-    key, value = match[1], match[2]
-    return (key.isalpha() and prose[match.end(1):match.start(2)].strip() == ":"
-            and value[:1].isupper() and value[1:].isalpha() and value[1:].islower()
-            and prose[match.end(2):match.end(2) + 1] in (",", "!", "?"))
 _PATH_LIKE = re.compile(r"[/\\]|^~|\.\w{1,8}$")
 # What marks a text as part of work on code or systems rather than talk between people:
 # a code fence, an indented or brace-ended line, a call ``name(…)``, a dotted call, a
@@ -567,11 +556,10 @@ def read_values(text: str) -> Values:
         if "/" not in path or "." in path.rsplit("/", 1)[-1] or path.startswith(
                 ("/", "~/", "./", "../")) or path.count("/") >= 2:
             paths.append(path)
-    config = [f"{key}={value}" for match in (
+    config = [f"{match[1]}={match[2]}" for match in (
         CONFIG.finditer(prose) if "=" in prose or ":" in prose else ())
-              if (key := match[1]) not in NOT_CONFIG_KEYS and not FILE_NAME.fullmatch(key)
-              and not key.endswith(_RAISED) and not _speaker_label(prose, match)
-              for value in (match[2],)]
+              if match[1] not in NOT_CONFIG_KEYS and not FILE_NAME.fullmatch(match[1])
+              and not match[1].endswith(_RAISED) and not _speaker_label(prose, match)]
     commands: list[str] = []
     if "`" in prose:
         for span in BACKTICK.findall(prose):
@@ -584,6 +572,17 @@ def read_values(text: str) -> Values:
             if stripped.startswith("$ ") and len(stripped) > 3:
                 commands.append(stripped[2:])
     return Values(urls, tuple(paths), tuple(config), tuple(commands))
+
+
+def _speaker_label(prose: str, match: re.Match[str]) -> bool:
+    """Whether ``match`` (of ``CONFIG``) is a name in capitals labelling what someone
+    says, not a setting: "LUCIA: Hola, Lucy! …" — a word after the colon, then a comma,
+    "!" or "?". By hand the embedded model wrote its answer so, and "Config: LUCIA=Hola"
+    stood in a Spanish chat's summary for every later compaction."""
+    key, value = match[1], match[2]
+    return (key.isalpha() and prose[match.end(1):match.start(2)].strip() == ":"
+            and value[:1].isupper() and value[1:].isalpha() and value[1:].islower()
+            and prose[match.end(2):match.end(2) + 1] in (",", "!", "?"))
 
 
 def _read_result(text: str, kind: str) -> Result:

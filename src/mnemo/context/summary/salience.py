@@ -50,7 +50,6 @@ from mnemo.context.summary.other_languages import (
     is_foreign_phatic,
     is_foreign_rule,
     may_be_foreign_phatic,
-    may_correct,
 )
 from mnemo.context.textscan import CJK_CLASS, STOPWORDS, sentences
 from mnemo.languages import FUNCTION_WORDS
@@ -926,8 +925,6 @@ def is_foreign_correction(sentence: str) -> bool:
 def _foreign_swaps(sentence: str) -> tuple[tuple[str, str, str], ...]:
     """``value_swaps`` of a correction in Spanish, French, German, Italian, Portuguese
     or Dutch (``other_languages.foreign_value_swaps``)."""
-    if not may_correct(sentence):
-        return ()
     return tuple((value_word(old), old, new) for old, new in foreign_value_swaps(sentence))
 
 
@@ -1147,7 +1144,7 @@ def updated_things(sentence: str) -> tuple[str, ...]:
 
 def _foreign_updated(sentence: str) -> tuple[str, ...]:
     """``updated_things`` in one of the other languages (``foreign_updates``)."""
-    return tuple(map(_thing, foreign_updates(sentence))) if may_correct(sentence) else ()
+    return tuple(map(_thing, foreign_updates(sentence)))
 
 
 def same_kind(kind: str, other: str) -> bool:
